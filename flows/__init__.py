@@ -1,0 +1,1 @@
+"""Prefect flows: wiring of pipeline stages into tasks, nothing else."""

@@ -1,0 +1,177 @@
+"""Composes stages 1-5 over a batch of sections: explicit fast path, embed, retrieve,
+rerank, decide. Pure over its inputs apart from the models it holds."""
+
+from __future__ import annotations
+
+import time
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+
+from pipeline.config import LinkerSettings
+from pipeline.decide import RunContext, decide, decide_explicit
+from pipeline.explicit import find_references
+from pipeline.hub import Hub, load_hub
+from pipeline.models import CrossEncoderScorer, Embedder, PairScorer, SentenceTransformerEmbedder
+from pipeline.rerank import rerank_scores
+from pipeline.retrieve import HubIndex, build_index, retrieve
+from schemas.envelopes import Candidate, Envelope
+from schemas.records import RejectCode, Rejection, Section
+
+
+@dataclass
+class BatchResult:
+    envelopes: list[Envelope]
+    explicit: int
+    truncated: int
+    timings_s: dict[str, float] = field(default_factory=dict)
+
+
+def query_text(section: Section) -> str:
+    """What the models read: the title hint first when the text does not already carry it."""
+    title = section.title_hint
+    if title and title.strip() and title.strip() not in section.text:
+        return f"{title.strip()}\n{section.text}"
+    return section.text
+
+
+class Linker:
+    def __init__(
+        self,
+        hub: Hub,
+        embedder: Embedder,
+        index: HubIndex,
+        scorer: PairScorer | None,
+        settings: LinkerSettings,
+    ) -> None:
+        if index.ids != hub.ids:
+            raise ValueError("hub index was built for a different hub")
+        self.hub = hub
+        self.embedder = embedder
+        self.index = index
+        self.scorer = scorer
+        self.settings = settings
+        rerank = f"cross-encoder:{scorer.name}" if scorer else "none (no reranker configured)"
+        self.retriever = (
+            f"dense:{embedder.name} cosine mean(name,path) top{settings.top_k}; rerank:{rerank}"
+        )
+
+    @classmethod
+    def from_settings(cls, settings: LinkerSettings) -> Linker:
+        hub = load_hub(settings.hub_path)
+        embedder = SentenceTransformerEmbedder(settings.embedding_model)
+        index = build_index(hub, embedder, settings.cache_dir)
+        scorer = CrossEncoderScorer(settings.reranker_model) if settings.reranker_model else None
+        return cls(hub, embedder, index, scorer, settings)
+
+    @property
+    def model_ids(self) -> dict[str, str | None]:
+        return {
+            "embedding": self.embedder.name,
+            "embedding_fingerprint": self.embedder.fingerprint[:16],
+            "reranker": self.scorer.name if self.scorer else None,
+        }
+
+    def link(
+        self, sections: Sequence[Section], run_id: str, now: datetime | None = None
+    ) -> BatchResult:
+        ctx = RunContext(
+            run_id=run_id, threshold=self.settings.threshold, now=now or datetime.now(UTC)
+        )
+        timings: dict[str, float] = defaultdict(float)
+        out: dict[int, Envelope] = {}
+
+        started = time.perf_counter()
+        to_model: list[tuple[int, Section]] = []
+        for pos, section in enumerate(sections):
+            ref = find_references(f"{section.title_hint or ''}\n{section.text}", self.hub.by_id)
+            if ref is not None:
+                out[pos] = decide_explicit(section, ref, self.hub, ctx)
+            else:
+                to_model.append((pos, section))
+        timings["explicit"] += time.perf_counter() - started
+
+        truncated = 0
+        if to_model:
+            queries = [query_text(s) for _, s in to_model]
+            started = time.perf_counter()
+            truncated = self.embedder.count_truncated(queries)
+            vectors = self.embedder.encode(queries)
+            timings["embed"] += time.perf_counter() - started
+
+            started = time.perf_counter()
+            hits = retrieve(vectors, self.index, self.settings.top_k, self.settings.min_score)
+            timings["retrieve"] += time.perf_counter() - started
+
+            rerank: list[list[float]] | None = None
+            if self.scorer is not None:
+                started = time.perf_counter()
+                rerank = rerank_scores(queries, hits, self.hub, self.scorer)
+                timings["rerank"] += time.perf_counter() - started
+
+            started = time.perf_counter()
+            for row, (pos, section) in enumerate(to_model):
+                candidates = [
+                    Candidate(
+                        cre_id=h.cre_id,
+                        cre_name=self.hub.by_id[h.cre_id].name,
+                        score_vector=round(h.score, 6),
+                        score_rerank=round(rerank[row][j], 6) if rerank is not None else None,
+                    )
+                    for j, h in enumerate(hits[row])
+                ]
+                reranked: list[Candidate] = []
+                if rerank is not None:
+                    reranked = sorted(
+                        candidates, key=lambda c: (-(c.score_rerank or 0.0), c.cre_id)
+                    )[: self.settings.top_n]
+                out[pos] = decide(
+                    section, candidates, reranked, self.retriever, self.settings.top_n, ctx
+                )
+            timings["decide"] += time.perf_counter() - started
+
+        return BatchResult(
+            envelopes=[out[i] for i in range(len(sections))],
+            explicit=len(sections) - len(to_model),
+            truncated=truncated,
+            timings_s=dict(timings),
+        )
+
+
+def link_resilient(
+    linker: Linker, sections: Sequence[Section], run_id: str
+) -> tuple[BatchResult, list[Rejection]]:
+    """Link a batch; if the batch fails, retry row by row so one bad row cannot sink the rest.
+
+    When every row fails on its own too, the fault is not in the rows (a broken model,
+    say): the original error is raised and the run fails loudly.
+    """
+    try:
+        return linker.link(sections, run_id), []
+    except Exception as batch_error:
+        first_error = batch_error
+    envelopes: list[Envelope] = []
+    rejections: list[Rejection] = []
+    merged = BatchResult(envelopes=envelopes, explicit=0, truncated=0)
+    for section in sections:
+        try:
+            one = linker.link([section], run_id)
+        except Exception as exc:
+            rejections.append(
+                Rejection(
+                    line=section.line,
+                    chunk_id=section.chunk_id,
+                    reason=RejectCode.PROCESSING_ERROR,
+                    message=f"line {section.line}: linking failed: {type(exc).__name__}: {exc}",
+                )
+            )
+            continue
+        envelopes.extend(one.envelopes)
+        merged.explicit += one.explicit
+        merged.truncated += one.truncated
+        for stage, seconds in one.timings_s.items():
+            merged.timings_s[stage] = merged.timings_s.get(stage, 0.0) + seconds
+    if not envelopes:
+        raise first_error
+    return merged, rejections

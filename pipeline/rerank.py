@@ -1,0 +1,32 @@
+"""Stage 4: rerank the retrieved candidates with a cross-encoder over (section, hub text)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from pipeline.hub import Hub, path_text
+from pipeline.models import PairScorer
+from pipeline.retrieve import ScoredHub
+
+
+def rerank_scores(
+    queries: Sequence[str],
+    candidates: Sequence[Sequence[ScoredHub]],
+    hub: Hub,
+    scorer: PairScorer,
+) -> list[list[float]]:
+    """Cross-encoder scores aligned with `candidates`, batched across all sections at once."""
+    pairs = [
+        (query, path_text(hub.by_id[c.cre_id]))
+        for query, cands in zip(queries, candidates, strict=True)
+        for c in cands
+    ]
+    flat = scorer.predict(pairs).tolist()
+    if len(flat) != len(pairs):
+        raise ValueError(f"reranker returned {len(flat)} scores for {len(pairs)} pairs")
+    out: list[list[float]] = []
+    start = 0
+    for cands in candidates:
+        out.append([float(s) for s in flat[start : start + len(cands)]])
+        start += len(cands)
+    return out

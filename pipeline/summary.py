@@ -1,0 +1,54 @@
+"""Run accounting: every non-blank input line lands in exactly one outcome."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from schemas.envelopes import Envelope, LinkProposal
+from schemas.records import Outcome, Rejection, RunSummary, Skip
+
+
+class AccountingError(RuntimeError):
+    """read != linked + review + rejected + skipped: some row went missing or was doubled."""
+
+
+def _bump(summary: RunSummary, outcome: Outcome, reason: str) -> None:
+    bucket = summary.by_reason.setdefault(outcome.value, {})
+    bucket[reason] = bucket.get(reason, 0) + 1
+
+
+def count_envelopes(summary: RunSummary, envelopes: Iterable[Envelope]) -> None:
+    for envelope in envelopes:
+        if isinstance(envelope, LinkProposal):
+            summary.linked += 1
+            _bump(summary, Outcome.LINKED, envelope.links[0].link_type)
+        else:
+            summary.review += 1
+            _bump(summary, Outcome.REVIEW, envelope.reason_code.value)
+
+
+def count_rejections(summary: RunSummary, rejections: Iterable[Rejection]) -> None:
+    for rejection in rejections:
+        summary.rejected += 1
+        _bump(summary, Outcome.REJECTED, rejection.reason.value)
+
+
+def count_skips(summary: RunSummary, skips: Iterable[Skip]) -> None:
+    for skip in skips:
+        summary.skipped += 1
+        _bump(summary, Outcome.SKIPPED, skip.reason.value)
+
+
+def check_accounting(summary: RunSummary) -> None:
+    decided = summary.linked + summary.review + summary.rejected + summary.skipped
+    if decided != summary.read:
+        raise AccountingError(
+            f"read {summary.read} lines but accounted for {decided} "
+            f"(linked {summary.linked} + review {summary.review} + "
+            f"rejected {summary.rejected} + skipped {summary.skipped})"
+        )
+    if summary.lines_total != summary.read + summary.blank_lines:
+        raise AccountingError(
+            f"{summary.lines_total} lines in the input but {summary.read} read "
+            f"+ {summary.blank_lines} blank"
+        )

@@ -1,0 +1,157 @@
+"""The two input shapes of the knowledge queue."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic_core import PydanticCustomError
+
+ACCEPTED_LABELS = frozenset({"KNOWLEDGE", "UNCERTAIN"})
+
+# Error types that ingest maps to their own rejection codes.
+EMPTY_TEXT_ERROR = "empty_text"
+MISSING_PROVENANCE_ERROR = "missing_provenance"
+
+
+def _not_blank(value: str) -> str:
+    if not value.strip():
+        raise PydanticCustomError(EMPTY_TEXT_ERROR, "text is empty or whitespace only")
+    return value
+
+
+def _require_provenance(model: BaseModel, fields: tuple[str, ...], what: str) -> None:
+    missing = [f for f in fields if not getattr(model, f)]
+    if missing:
+        raise PydanticCustomError(
+            MISSING_PROVENANCE_ERROR,
+            "{what} needs {missing}",
+            {"what": what, "missing": ", ".join(missing)},
+        )
+
+
+class QueueRow(BaseModel):
+    """A row as the upstream noise filter writes it; extra columns are tolerated."""
+
+    model_config = ConfigDict(extra="allow", str_strip_whitespace=False)
+
+    id: str | int | None = None
+    content_hash: str | None = None
+    chunk_id: str = Field(min_length=1)
+    artifact_id: str = Field(min_length=1)
+    pipeline_run_id: str | None = None
+    schema_version: str | None = None
+    source_type: Literal["github", "rss"]
+    source_repo: str | None = None
+    source_commit_sha: str | None = None
+    source_committed_at: datetime | None = None
+    feed_url: str | None = None
+    post_guid: str | None = None
+    locator_kind: str | None = None
+    locator_path: str | None = None
+    span_index: int | None = Field(default=None, ge=0)
+    span_total: int | None = Field(default=None, ge=0)
+    span_heading_path: str | None = None
+    text: str
+    llm_label: str
+    confidence: float | None = Field(default=None, ge=0.0, le=1.0)
+    llm_reasoning: str | None = None
+    created_at: datetime | None = None
+    consumed_at: datetime | None = None
+
+    @field_validator("text")
+    @classmethod
+    def _text_not_blank(cls, value: str) -> str:
+        return _not_blank(value)
+
+    @model_validator(mode="after")
+    def _provenance_for_source_type(self) -> QueueRow:
+        need: tuple[str, ...] = ("source_repo", "source_commit_sha", "locator_path")
+        if self.source_type == "rss":
+            need = ("feed_url", "post_guid")
+        _require_provenance(self, need, f"{self.source_type} row")
+        return self
+
+
+class FilterStage(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+    name: str
+    passed: bool
+
+
+class KnowledgeSource(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+    type: Literal["github", "url", "rss"]
+    repo: str | None = None
+    url: str | None = None
+    commit_sha: str | None = Field(default=None, min_length=7)
+    commit_message: str | None = None
+    committed_at: datetime | None = None
+    author_login: str | None = None
+
+    @model_validator(mode="after")
+    def _github_needs_repo_and_sha(self) -> KnowledgeSource:
+        if self.type == "github":
+            _require_provenance(self, ("repo", "commit_sha"), "github source")
+        return self
+
+
+class KnowledgeLocator(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+    kind: Literal["repo_path", "url", "feed_item"]
+    id: str | None = None
+    path: str | None = None
+    url: str | None = None
+    title: str | None = None
+
+    @model_validator(mode="after")
+    def _kind_needs_its_address(self) -> KnowledgeLocator:
+        address = ("path",) if self.kind == "repo_path" else ("url",)
+        _require_provenance(self, address, f"{self.kind} locator")
+        return self
+
+
+class KnowledgeContent(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+    text: str
+
+    @field_validator("text")
+    @classmethod
+    def _text_not_blank(cls, value: str) -> str:
+        return _not_blank(value)
+
+    title_hint: str | None = None
+    keywords: list[str] = Field(default_factory=list)
+    language: str | None = None
+
+
+class KnowledgeFilter(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+    stages: list[FilterStage] = Field(default_factory=list)
+    is_security_knowledge: bool | None = None
+    security_summary: str | None = None
+    confidence: float | None = Field(default=None, ge=0.0, le=1.0)
+
+
+class KnowledgeItem(BaseModel):
+    """The upstream filter's envelope for one chunk; a tolerant reader ignores unknown fields."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    schema_version: str = Field(pattern=r"^0\.\d+\.\d+$")
+    chunk_id: str = Field(min_length=1)
+    artifact_id: str = Field(min_length=1)
+    event_id: str | None = None
+    pipeline_run_id: str | None = None
+    filtered_at: datetime
+    status: Literal["accepted", "rejected", "deferred"]
+    source: KnowledgeSource
+    locator: KnowledgeLocator
+    content: KnowledgeContent
+    filter: KnowledgeFilter | None = None

@@ -1,0 +1,126 @@
+"""The real Prefect flow with the real MiniLM model over a queue of both shapes
+mixed with every class of bad row (data/samples/queue_with_bad_rows.jsonl)."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import pytest
+
+from pipeline.config import LinkerSettings
+from pipeline.emit import read_jsonl
+from schemas.export import PACKAGED_SCHEMA_DIR
+
+pytestmark = pytest.mark.integration
+
+ROOT = Path(__file__).resolve().parents[2]
+MIXED = ROOT / "data" / "samples" / "queue_with_bad_rows.jsonl"
+EXPECTED = json.loads((ROOT / "data" / "samples" / "queue_with_bad_rows.expected.json").read_text())
+
+
+@pytest.fixture(scope="module")
+def run(prefect_server: None, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    from flows.link_flow import link_queue
+
+    out = tmp_path_factory.mktemp("run")
+    cache = tmp_path_factory.mktemp("cache")
+    # A small batch size so the run spans several Prefect tasks and batch boundaries.
+    settings = LinkerSettings(batch_size=7, cache_dir=cache)
+    summary = link_queue(MIXED, out, settings, "it-run")
+    return {"summary": summary, "out": out}
+
+
+def test_every_line_is_accounted_for(run: dict[str, Any]) -> None:
+    summary = run["summary"]
+    by_line = EXPECTED["by_line"]
+    assert summary.lines_total == EXPECTED["lines_total"]
+    assert summary.read == len(by_line)
+    assert summary.read == summary.linked + summary.review + summary.rejected + summary.skipped
+    assert summary.batches == -(-summary.read // 7)
+    want = Counter(v["outcome"] for v in by_line.values())
+    assert summary.rejected == want["rejected"]
+    assert summary.skipped == want["skipped"]
+    assert summary.linked + summary.review == want["decided"] + want["linked"] + want["review"]
+
+
+def test_bad_rows_get_their_typed_reason_on_their_line(run: dict[str, Any]) -> None:
+    out: Path = run["out"]
+    got = {
+        r["line"]: r for r in read_jsonl(out / "rejected.jsonl") + read_jsonl(out / "skipped.jsonl")
+    }
+    for line, exp in EXPECTED["by_line"].items():
+        if exp["outcome"] in ("rejected", "skipped"):
+            assert got[int(line)]["reason"] == exp["reason"], line
+            assert got[int(line)]["message"]
+    assert len(got) == sum(
+        1 for e in EXPECTED["by_line"].values() if e["outcome"] in ("rejected", "skipped")
+    )
+
+
+def test_every_good_row_comes_out_exactly_once_and_valid(run: dict[str, Any]) -> None:
+    out: Path = run["out"]
+    proposals = read_jsonl(out / "proposals.jsonl")
+    reviews = read_jsonl(out / "reviews.jsonl")
+    good = [
+        json.loads(line)
+        for line in (ROOT / "data/samples/queue_sample.jsonl").read_text().splitlines()
+    ]
+    emitted = Counter(e["chunk_id"] for e in proposals + reviews)
+    assert emitted == Counter(r["chunk_id"] for r in good)
+    for name, docs in (("LinkProposal", proposals), ("ReviewItem", reviews)):
+        schema = json.loads((PACKAGED_SCHEMA_DIR / f"{name}.schema.json").read_text())
+        for doc in docs:
+            jsonschema.validate(doc, schema)
+            assert doc["pipeline_run_id"] == "it-run"
+
+
+def test_explicit_rows_decide_without_models(run: dict[str, Any]) -> None:
+    out: Path = run["out"]
+    envs = {
+        e["chunk_id"]: e
+        for e in read_jsonl(out / "proposals.jsonl") + read_jsonl(out / "reviews.jsonl")
+    }
+    assert envs["chunk-q040"]["links"] == [
+        {"cre_id": "002-630", "link_type": "LinkedTo", "confidence": 1.0,
+         "rationale": envs["chunk-q040"]["links"][0]["rationale"]}
+    ]  # fmt: skip
+    assert envs["chunk-q041"]["update_detection"]["adversarial_flags"] == ["UNKNOWN_CRE_REFERENCE"]
+    assert envs["chunk-q042"]["update_detection"]["adversarial_flags"] == [
+        "CONFLICTING_CRE_REFERENCES"
+    ]
+    # phone number, date and version: no citation, so the models decided it
+    assert envs["chunk-q043"]["retrieval"]["retriever"].startswith("dense:all-MiniLM-L6-v2")
+    assert run["summary"].explicit_fast_path == 3
+
+
+def test_long_texts_are_kept_whole_and_counted(run: dict[str, Any]) -> None:
+    out: Path = run["out"]
+    envs = read_jsonl(out / "proposals.jsonl") + read_jsonl(out / "reviews.jsonl")
+    longest = max(len(e["knowledge"]["text"]) for e in envs)
+    assert longest > 40_000
+    assert run["summary"].truncated_for_model >= 1
+
+
+def test_model_decisions_use_real_retrieval(run: dict[str, Any]) -> None:
+    out: Path = run["out"]
+    for env in read_jsonl(out / "reviews.jsonl"):
+        if env["reason_code"] == "BELOW_THRESHOLD":
+            cands = env["retrieval"]["candidates"]
+            assert len(cands) == 20
+            scores = [c["score_vector"] for c in cands]
+            assert scores == sorted(scores, reverse=True)
+            assert env["suggested_links"][0]["cre_id"] == cands[0]["cre_id"]
+
+
+def test_summary_is_written_last_and_complete(run: dict[str, Any]) -> None:
+    out: Path = run["out"]
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["read"] == run["summary"].read
+    assert summary["hub"]["nodes"] == 522
+    assert summary["models"]["embedding"] == "all-MiniLM-L6-v2"
+    assert {"embed", "retrieve", "load_models"} <= set(summary["timings_s"])
+    assert not list(out.glob("*.part"))

@@ -1,0 +1,70 @@
+"""The real MiniLM model through the stages, without Prefect."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from pipeline.cli import app
+from pipeline.config import LinkerSettings
+from pipeline.explain import explain_text
+from pipeline.linker import Linker
+from pipeline.retrieve import cache_file
+
+pytestmark = pytest.mark.integration
+
+
+@pytest.fixture(scope="module")
+def linker(tmp_path_factory: pytest.TempPathFactory) -> Linker:
+    return Linker.from_settings(LinkerSettings(cache_dir=tmp_path_factory.mktemp("cache")))
+
+
+def test_minilm_finds_the_obvious_hub(linker: Linker) -> None:
+    env = explain_text(
+        linker, "Use parameterized queries so user input cannot change SQL statements"
+    )
+    assert (
+        env.retrieval.candidates[0].cre_id == "732-873"
+    )  # Lock/precompile queries (parameterization)
+    assert linker.index.dimension == 384
+
+
+def test_hub_embeddings_are_cached_on_disk(linker: Linker) -> None:
+    assert linker.settings.cache_dir is not None
+    assert cache_file(linker.settings.cache_dir, linker.embedder, linker.hub).is_file()
+
+
+def test_explain_command_prints_candidates_and_decision(tmp_path: Path) -> None:
+    result = CliRunner().invoke(
+        app, ["explain", "Rotate the session token after login", "--cache-dir", str(tmp_path)]
+    )
+    assert result.exit_code == 0, result.output
+    assert "decision: REVIEW (BELOW_THRESHOLD)" in result.output
+    assert "002-630" in result.output
+
+
+def test_explain_explicit_citation() -> None:
+    result = CliRunner().invoke(app, ["explain", "see CRE 002-630", "--json"])
+    assert result.exit_code == 0
+    assert '"link_type": "LinkedTo"' in result.output
+
+
+def test_librarian_run_end_to_end(tmp_path: Path) -> None:
+    """The console script as a newcomer runs it: its own temporary Prefect server, real files."""
+    import json
+    import subprocess
+
+    root = Path(__file__).resolve().parents[2]
+    out = tmp_path / "out"
+    proc = subprocess.run(
+        ["librarian", "run", str(root / "data/samples/queue_sample.jsonl"), "--out", str(out),
+         "--run-id", "cli-run", "--cache-dir", str(tmp_path / "cache")],
+        capture_output=True, text=True, timeout=600, check=False,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["read"] == 29 and summary["rejected"] == 0
+    assert summary["linked"] + summary["review"] == 29
+    assert f"outputs: {out}/" in proc.stdout

@@ -1,0 +1,109 @@
+"""Unit-test seams: a tiny hub and deterministic stand-ins for the models."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Sequence
+
+import numpy as np
+from numpy.typing import NDArray
+
+from pipeline.config import LinkerSettings
+from pipeline.hub import Hub, build_hub
+from pipeline.linker import Linker
+from pipeline.retrieve import build_index
+from schemas.records import HubNode
+
+
+def node(cre_id: str, name: str, parent: str | None, path: list[str], leaf: bool) -> HubNode:
+    return HubNode(
+        cre_id=cre_id,
+        name=name,
+        parent_id=parent,
+        hierarchy_path=tuple(path),
+        depth=len(path) - 1,
+        is_leaf=leaf,
+    )
+
+
+def small_hub() -> Hub:
+    root = ["Technical application security controls"]
+    return build_hub(
+        [
+            node("100-000", root[0], None, root, False),
+            node("200-000", "Session management", "100-000", [*root, "Session management"], False),
+            node(
+                "200-001",
+                "Rotate session token after login",
+                "200-000",
+                [*root, "Session management", "Rotate session token after login"],
+                True,
+            ),
+            node(
+                "300-000", "Injection protection", "100-000", [*root, "Injection protection"], False
+            ),
+            node(
+                "300-001",
+                "Use parameterized queries against SQL injection",
+                "300-000",
+                [*root, "Injection protection", "Use parameterized queries against SQL injection"],
+                True,
+            ),
+            node("400-000", "Cryptography", "100-000", [*root, "Cryptography"], True),
+        ]
+    )
+
+
+class StubEmbedder:
+    """Bag of hashed words: texts sharing words are close, as with a real encoder."""
+
+    name = "stub-bow"
+    fingerprint = "stub" * 16
+
+    def __init__(self, dimension: int = 1024) -> None:
+        self.dimension = dimension
+        self.calls = 0
+
+    def encode(self, texts: Sequence[str]) -> NDArray[np.float32]:
+        self.calls += 1
+        out = np.zeros((len(texts), self.dimension), dtype=np.float32)
+        for row, text in enumerate(texts):
+            for word in re.findall(r"[a-z]+", text.lower()):
+                h = int(hashlib.md5(word.encode()).hexdigest(), 16)
+                out[row, h % self.dimension] += 1.0
+            norm = np.linalg.norm(out[row])
+            if norm:
+                out[row] /= norm
+        return out
+
+    def count_truncated(self, texts: Sequence[str]) -> int:
+        return sum(1 for t in texts if len(t) > 1000)
+
+
+class StubScorer:
+    """Scores a pair by word overlap, in [0, 1]; can be told to fail on a word."""
+
+    name = "stub-overlap"
+
+    def __init__(self, fail_on: str | None = None) -> None:
+        self.fail_on = fail_on
+
+    def predict(self, pairs: Sequence[tuple[str, str]]) -> NDArray[np.float32]:
+        scores = []
+        for query, cand in pairs:
+            if self.fail_on and self.fail_on in query:
+                raise RuntimeError(f"scorer cannot handle {self.fail_on!r}")
+            q = set(re.findall(r"[a-z]+", query.lower()))
+            c = set(re.findall(r"[a-z]+", cand.lower()))
+            scores.append(len(q & c) / max(1, len(q | c)))
+        return np.asarray(scores, dtype=np.float32)
+
+
+def stub_linker(
+    threshold: float = 0.8, scorer: StubScorer | None = None, top_k: int = 4, top_n: int = 2
+) -> Linker:
+    hub = small_hub()
+    embedder = StubEmbedder()
+    settings = LinkerSettings(threshold=threshold, top_k=top_k, top_n=top_n, cache_dir=None)
+    return Linker(hub, embedder, build_index(hub, embedder, None), scorer, settings)

@@ -1,0 +1,61 @@
+"""CLI usage errors: all caught before any model or Prefect server starts."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from pipeline.cli import app
+from schemas.export import CONTRACTS
+
+runner = CliRunner()
+
+
+def test_commit_mode_is_not_available_yet(tmp_path: Path) -> None:
+    queue = tmp_path / "q.jsonl"
+    queue.write_text("{}\n")
+    result = runner.invoke(app, ["run", str(queue), "--commit"])
+    assert result.exit_code == 2
+    assert "--commit is not available yet" in result.output
+
+
+def test_missing_input_is_a_usage_error(tmp_path: Path) -> None:
+    result = runner.invoke(app, ["run", str(tmp_path / "nope.jsonl")])
+    assert result.exit_code == 2 and "does not exist" in result.output
+
+
+def test_bad_hub_is_refused_naming_the_node(tmp_path: Path) -> None:
+    queue = tmp_path / "q.jsonl"
+    queue.write_text("{}\n")
+    hub = tmp_path / "hubs.jsonl"
+    hub.write_text(
+        json.dumps(
+            {"cre_id": "100-001", "name": "x", "parent_id": "999-999", "hierarchy_path": ["x"],
+             "depth": 1, "is_leaf": True}
+        ) + "\n"
+    )  # fmt: skip
+    result = runner.invoke(app, ["run", str(queue), "--hub", str(hub)])
+    assert result.exit_code == 2
+    assert "100-001" in result.output and "999-999" in result.output
+
+
+def test_bad_model_path_is_a_usage_error(tmp_path: Path) -> None:
+    queue = tmp_path / "q.jsonl"
+    queue.write_text("{}\n")
+    result = runner.invoke(app, ["run", str(queue), "--reranker", str(tmp_path)])
+    assert result.exit_code == 2 and "not a model directory" in result.output
+
+
+def test_out_of_range_threshold_is_a_usage_error(tmp_path: Path) -> None:
+    queue = tmp_path / "q.jsonl"
+    queue.write_text("{}\n")
+    assert runner.invoke(app, ["run", str(queue), "--threshold", "1.5"]).exit_code == 2
+
+
+def test_schema_export_writes_every_contract(tmp_path: Path) -> None:
+    result = runner.invoke(app, ["schema", "export", str(tmp_path / "s")])
+    assert result.exit_code == 0
+    names = sorted(p.name for p in (tmp_path / "s").iterdir())
+    assert names == sorted(f"{n}.schema.json" for n in CONTRACTS)

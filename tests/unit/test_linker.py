@@ -1,0 +1,113 @@
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from pipeline.decide import EXPLICIT_RETRIEVER
+from pipeline.explain import section_from_text
+from pipeline.linker import link_resilient
+from schemas.envelopes import AdversarialFlag, LinkProposal, ReasonCode, ReviewItem
+from schemas.records import RejectCode
+from tests.stubs import StubScorer, stub_linker
+
+NOW = datetime(2026, 11, 30, tzinfo=UTC)
+
+
+def one(text: str, threshold: float = 0.8, scorer: StubScorer | None = None):  # type: ignore[no-untyped-def]
+    linker = stub_linker(threshold=threshold, scorer=scorer)
+    return linker.link([section_from_text(text)], "run-1", NOW).envelopes[0]
+
+
+def test_below_threshold_goes_to_review_with_top_n_suggestions() -> None:
+    env = one("rotate session token", threshold=0.99)
+    assert isinstance(env, ReviewItem)
+    assert env.reason_code == ReasonCode.BELOW_THRESHOLD
+    assert env.suggested_links is not None and len(env.suggested_links) == 2
+    assert env.suggested_links[0].cre_id == "200-001"
+    assert "rerank:none" in env.retrieval.retriever
+    assert env.retrieval.reranked == []
+
+
+def test_at_threshold_links_automatically() -> None:
+    probe = one("rotate session token", threshold=0.99)
+    assert isinstance(probe, ReviewItem) and probe.suggested_links
+    top = probe.suggested_links[0].confidence
+    env = one("rotate session token", threshold=top)
+    assert isinstance(env, LinkProposal)
+    assert env.links[0].cre_id == "200-001"
+    assert env.links[0].link_type == "AutomaticallyLinkedTo"
+    assert env.links[0].confidence == top
+
+
+def test_nothing_retrieved_is_no_candidates() -> None:
+    env = one("zzzz qqqq")
+    assert isinstance(env, ReviewItem) and env.reason_code == ReasonCode.NO_CANDIDATES
+    assert env.retrieval.candidates == []
+
+
+def test_reranker_reorders_and_drives_confidence() -> None:
+    env = one("Cryptography session", threshold=0.99, scorer=StubScorer())
+    assert isinstance(env, ReviewItem)
+    assert "cross-encoder:stub-overlap" in env.retrieval.retriever
+    reranked = env.retrieval.reranked
+    assert len(reranked) == 2
+    assert all(c.score_rerank is not None for c in env.retrieval.candidates)
+    assert [c.score_rerank for c in reranked] == sorted(
+        (c.score_rerank or 0.0 for c in reranked), reverse=True
+    )
+    assert env.suggested_links is not None
+    assert env.suggested_links[0].confidence == reranked[0].score_rerank
+
+
+def test_explicit_single_known_links_without_models() -> None:
+    linker = stub_linker()
+    result = linker.link([section_from_text("Rotate it, see CRE 200-001.")], "r", NOW)
+    env = result.envelopes[0]
+    assert isinstance(env, LinkProposal)
+    assert env.links[0].link_type == "LinkedTo" and env.links[0].confidence == 1.0
+    assert env.retrieval.retriever == EXPLICIT_RETRIEVER
+    assert result.explicit == 1
+    assert linker.embedder.calls == 2  # only the hub index build: no query was embedded  # type: ignore[attr-defined]
+
+
+def test_explicit_unknown_and_conflicting_go_to_review() -> None:
+    unknown = one("see CRE 999-999")
+    assert isinstance(unknown, ReviewItem) and unknown.reason_code == ReasonCode.ADVERSARIAL_FLAG
+    assert unknown.update_detection.adversarial_flags == [AdversarialFlag.UNKNOWN_CRE_REFERENCE]
+    both = one("see CRE 200-001 and CRE 300-001")
+    assert isinstance(both, ReviewItem)
+    assert both.update_detection.adversarial_flags == [AdversarialFlag.CONFLICTING_CRE_REFERENCES]
+    assert both.suggested_links is not None
+    assert {s.cre_id for s in both.suggested_links} == {"200-001", "300-001"}
+
+
+def test_order_of_envelopes_follows_input() -> None:
+    linker = stub_linker()
+    texts = ["see CRE 200-001", "rotate session token", "CRE 300-001 here", "cryptography"]
+    sections = [
+        section_from_text(t).model_copy(update={"chunk_id": f"c{i}"}) for i, t in enumerate(texts)
+    ]
+    result = linker.link(sections, "r", NOW)
+    assert [e.chunk_id for e in result.envelopes] == ["c0", "c1", "c2", "c3"]
+
+
+def test_one_failing_row_does_not_sink_the_batch() -> None:
+    linker = stub_linker(scorer=StubScorer(fail_on="poison"))
+    sections = [
+        section_from_text("rotate session token").model_copy(update={"chunk_id": "good"}),
+        section_from_text("poison session token").model_copy(update={"chunk_id": "bad", "line": 2}),
+    ]
+    result, rejected = link_resilient(linker, sections, "r")
+    assert [e.chunk_id for e in result.envelopes] == ["good"]
+    assert len(rejected) == 1 and rejected[0].reason == RejectCode.PROCESSING_ERROR
+    assert rejected[0].chunk_id == "bad" and "poison" in rejected[0].message
+
+
+def test_a_broken_model_fails_the_batch_loudly() -> None:
+    linker = stub_linker(scorer=StubScorer(fail_on="e"))
+    sections = [section_from_text("rotate session token"), section_from_text("use queries")]
+    try:
+        link_resilient(linker, sections, "r")
+    except RuntimeError as exc:
+        assert "cannot handle" in str(exc)
+    else:
+        raise AssertionError("a batch where every row fails must raise")
