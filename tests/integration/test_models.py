@@ -55,12 +55,15 @@ def test_librarian_run_end_to_end(tmp_path: Path) -> None:
     """The console script as a newcomer runs it: its own temporary Prefect server, real files."""
     import json
     import subprocess
+    import sys
 
     root = Path(__file__).resolve().parents[2]
     out = tmp_path / "out"
+    librarian = str(Path(sys.executable).with_name("librarian"))
+    queue = str(root / "data/samples/queue_sample.jsonl")
     proc = subprocess.run(
-        ["librarian", "run", str(root / "data/samples/queue_sample.jsonl"), "--out", str(out),
-         "--run-id", "cli-run", "--cache-dir", str(tmp_path / "cache")],
+        [librarian, "run", queue, "--out", str(out), "--run-id", "cli-run",
+         "--cache-dir", str(tmp_path / "cache")],
         capture_output=True, text=True, timeout=600, check=False,
     )  # fmt: skip
     assert proc.returncode == 0, proc.stderr[-3000:]
