@@ -17,6 +17,7 @@ from rich.table import Table
 from pipeline.config import DEFAULT_CACHE_DIR, LinkerSettings
 from pipeline.hub import DEFAULT_HUB_PATH, HubError, load_hub
 from pipeline.models import ModelError
+from schemas.envelopes import Envelope, LinkProposal
 
 app = typer.Typer(
     add_completion=False,
@@ -120,6 +121,8 @@ def run(
     )
     run_id = run_id or _new_run_id()
     target = out_dir or Path("out") / run_id
+    if target.exists() and not target.is_dir():
+        raise _usage_error(f"--out {target} exists and is not a directory")
     _prefect_environment()
     from flows.link_flow import link_queue, on_progress
 
@@ -169,7 +172,9 @@ def run(
 
 @app.command()
 def explain(
-    text: Annotated[str, typer.Argument(help="the section text")],
+    text: Annotated[
+        str, typer.Argument(help="the section text, or - for one text a line on stdin")
+    ],
     title: Annotated[str | None, typer.Option(help="title hint")] = None,
     hub: HubOpt = DEFAULT_HUB_PATH,
     threshold: ThresholdOpt = 0.80,
@@ -180,8 +185,15 @@ def explain(
     cache_dir: Annotated[Path, typer.Option(help="hub embedding cache")] = DEFAULT_CACHE_DIR,
     as_json: Annotated[bool, typer.Option("--json", help="print the envelope as JSON")] = False,
 ) -> None:
-    """Show the candidates, scores and decision for one text (no Prefect)."""
-    if not text.strip():
+    """Show the candidates, scores and decision for one text (no Prefect).
+
+    Most of a cold start is importing torch and sentence-transformers; `-` explains
+    many texts (one a line on stdin) in one process, each in milliseconds.
+    """
+    texts = (
+        [line for line in sys.stdin.read().splitlines() if line.strip()] if text == "-" else [text]
+    )
+    if not texts or not all(t.strip() for t in texts):
         raise _usage_error("TEXT is empty")
     settings = _settings(
         hub_path=hub,
@@ -194,17 +206,22 @@ def explain(
     )
     from pipeline.explain import explain_text
     from pipeline.linker import Linker
-    from schemas.envelopes import LinkProposal, dump_envelope
+    from schemas.envelopes import dump_envelope
 
     try:
         linker = Linker.from_settings(settings)
     except ModelError as exc:
         raise _usage_error(str(exc)) from exc
-    envelope = explain_text(linker, text, title)
-    if as_json:
-        out.print_json(json.dumps(dump_envelope(envelope)))
-        return
-    table = Table(title=f"candidates ({linker.retriever})")
+    for one in texts:
+        envelope = explain_text(linker, one, title)
+        if as_json:
+            out.print(json.dumps(dump_envelope(envelope)), soft_wrap=True, highlight=False)
+        else:
+            _print_explanation(envelope, linker.retriever, threshold)
+
+
+def _print_explanation(envelope: Envelope, retriever: str, threshold: float) -> None:
+    table = Table(title=f"candidates ({retriever})")
     for column in ("rank", "cre_id", "name", "vector", "rerank"):
         table.add_column(
             column, justify="right" if column in ("rank", "vector", "rerank") else "left"

@@ -74,15 +74,7 @@ def decide(
             confidence=confidence,
             rationale=f"top candidate '{best.cre_name}' at {confidence:.3f} >= {ctx.threshold}",
         )
-        return LinkProposal(
-            chunk_id=section.chunk_id,
-            artifact_id=section.artifact_id,
-            pipeline_run_id=ctx.run_id,
-            classified_at=ctx.now,
-            knowledge=knowledge_of(section),
-            retrieval=retrieval,
-            links=[link],
-        )
+        return _proposal(section, retrieval, link, ctx)
     suggestions = [
         Link(cre_id=c.cre_id, link_type="AutomaticallyLinkedTo", confidence=confidence_of(c))
         for c in ranked[:top_n]
@@ -99,22 +91,13 @@ def decide_explicit(
     )
     if ref.is_single_known:
         cre_id = ref.known[0]
-        return LinkProposal(
-            chunk_id=section.chunk_id,
-            artifact_id=section.artifact_id,
-            pipeline_run_id=ctx.run_id,
-            classified_at=ctx.now,
-            knowledge=knowledge_of(section),
-            retrieval=retrieval,
-            links=[
-                Link(
-                    cre_id=cre_id,
-                    link_type="LinkedTo",
-                    confidence=1.0,
-                    rationale=f"the text cites CRE {cre_id} ({hub.by_id[cre_id].name})",
-                )
-            ],
+        link = Link(
+            cre_id=cre_id,
+            link_type="LinkedTo",
+            confidence=1.0,
+            rationale=f"the text cites CRE {cre_id} ({hub.by_id[cre_id].name})",
         )
+        return _proposal(section, retrieval, link, ctx)
     flags: list[AdversarialFlag] = []
     if ref.unknown:
         flags.append(AdversarialFlag.UNKNOWN_CRE_REFERENCE)
@@ -136,6 +119,18 @@ def decide_explicit(
         suggestions or None,
         ctx,
         UpdateDetection(adversarial_flags=flags),
+    )
+
+
+def _proposal(section: Section, retrieval: Retrieval, link: Link, ctx: RunContext) -> LinkProposal:
+    return LinkProposal(
+        chunk_id=section.chunk_id,
+        artifact_id=section.artifact_id,
+        pipeline_run_id=ctx.run_id,
+        classified_at=ctx.now,
+        knowledge=knowledge_of(section),
+        retrieval=retrieval,
+        links=[link],
     )
 
 

@@ -71,3 +71,16 @@ def test_librarian_run_end_to_end(tmp_path: Path) -> None:
     assert summary["read"] == 29 and summary["rejected"] == 0
     assert summary["linked"] + summary["review"] == 29
     assert f"outputs: {out}/" in proc.stdout
+
+
+def test_explain_many_texts_from_stdin_in_one_process() -> None:
+    import json
+
+    result = CliRunner().invoke(
+        app,
+        ["explain", "-", "--json"],
+        input="Rotate session tokens after login\nsee CRE 002-630\n",
+    )
+    assert result.exit_code == 0, result.output
+    envelopes = [json.loads(line) for line in result.output.splitlines() if line.strip()]
+    assert [e["status"] for e in envelopes] == ["review_required", "linked"]

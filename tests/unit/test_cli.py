@@ -48,6 +48,13 @@ def test_bad_model_path_is_a_usage_error(tmp_path: Path) -> None:
     assert result.exit_code == 2 and "not a model directory" in result.output
 
 
+def test_out_must_be_a_directory(tmp_path: Path) -> None:
+    queue = tmp_path / "q.jsonl"
+    queue.write_text("{}\n")
+    result = runner.invoke(app, ["run", str(queue), "--out", str(queue)])
+    assert result.exit_code == 2 and "not a directory" in result.output
+
+
 def test_out_of_range_threshold_is_a_usage_error(tmp_path: Path) -> None:
     queue = tmp_path / "q.jsonl"
     queue.write_text("{}\n")
