@@ -20,7 +20,8 @@ EXAMPLES = Path(__file__).parent / "examples"
 
 
 def schema(name: str) -> dict[str, Any]:
-    return json.loads((PACKAGED_SCHEMA_DIR / f"{name}.schema.json").read_text())
+    loaded: dict[str, Any] = json.loads((PACKAGED_SCHEMA_DIR / f"{name}.schema.json").read_text())
+    return loaded
 
 
 def validator(name: str) -> jsonschema.Draft202012Validator:

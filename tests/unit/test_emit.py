@@ -8,11 +8,12 @@ import pytest
 from pipeline.emit import OUTPUT_FILES, OutputWriter, read_jsonl
 from pipeline.explain import section_from_text
 from pipeline.summary import AccountingError, check_accounting
+from schemas.envelopes import Envelope
 from schemas.records import RejectCode, Rejection, RunSummary
 from tests.stubs import stub_linker
 
 
-def envelopes():  # type: ignore[no-untyped-def]
+def envelopes() -> list[Envelope]:
     sections = [
         section_from_text(t).model_copy(update={"chunk_id": f"c{i}"})
         for i, t in enumerate(["see CRE 200-001", "rotate session token"])
@@ -58,7 +59,7 @@ def test_failed_batch_write_rolls_back_so_a_retry_does_not_double(tmp_path: Path
     writer.write_batch(envelopes())
 
     class Exploding(Rejection):
-        def model_dump(self, **kwargs):  # type: ignore[no-untyped-def, override]
+        def model_dump(self, **kwargs):  # type: ignore[no-untyped-def]
             raise OSError("disk full")
 
     batch = envelopes()
