@@ -14,12 +14,7 @@ from pipeline.config import LinkerSettings
 from pipeline.emit import OutputWriter
 from pipeline.ingest import ChunkRegistry, RawBatch, parse_line, read_batch
 from pipeline.linker import BatchResult, Linker, link_resilient
-from pipeline.summary import (
-    check_accounting,
-    count_envelopes,
-    count_rejections,
-    count_skips,
-)
+from pipeline.summary import add_timings, check_accounting, record_batch
 from schemas.records import Rejection, RunSummary, Section, Skip
 
 # Progress callbacks by run id: a callable is no flow parameter (parameters are stored by the API).
@@ -77,10 +72,9 @@ def link_queue(
         top_n=settings.top_n,
         batch_size=settings.batch_size,
     )
-    timings: dict[str, float] = {}
 
     def timed(stage: str, started: float) -> None:
-        timings[stage] = timings.get(stage, 0.0) + time.perf_counter() - started
+        add_timings(summary, {stage: time.perf_counter() - started})
 
     started = time.perf_counter()
     linker = load_linker(settings)
@@ -107,22 +101,12 @@ def link_queue(
 
             result, failed = link_batch(linker, sections, run_id)
             rejections.extend(failed)
-            for stage, seconds in result.timings_s.items():
-                timings[stage] = timings.get(stage, 0.0) + seconds
 
             started = time.perf_counter()
             write_batch(writer, result, rejections, skips)
             timed("write", started)
 
-            summary.batches += 1
-            summary.lines_total += len(raw.lines) + raw.blank_lines
-            summary.blank_lines += raw.blank_lines
-            summary.read += len(raw.lines)
-            summary.explicit_fast_path += result.explicit
-            summary.truncated_for_model += result.truncated
-            count_envelopes(summary, result.envelopes)
-            count_rejections(summary, rejections)
-            count_skips(summary, skips)
+            record_batch(summary, raw, result, rejections, skips)
             offset, next_line, eof = raw.next_offset, raw.next_line, raw.eof
             logger.info(
                 "batch %d: %d lines (linked %d, review %d, rejected %d, skipped %d so far)",
@@ -133,7 +117,7 @@ def link_queue(
             if callback is not None:
                 callback(len(raw.lines) + raw.blank_lines)
         summary.finished_at = datetime.now(UTC).isoformat()
-        summary.timings_s = {k: round(v, 4) for k, v in timings.items()}
+        summary.timings_s = {k: round(v, 4) for k, v in summary.timings_s.items()}
         check_accounting(summary)
         writer.commit(summary)
     logger.info(

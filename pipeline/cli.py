@@ -76,6 +76,9 @@ def _prefect_environment() -> None:
     os.environ.setdefault("DO_NOT_TRACK", "1")
     os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
     os.environ.setdefault("PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS", "120")
+    # One "Finished in state Completed()" line per task buries the per-batch flow log;
+    # task states still reach the API. Set the variable to INFO to see them.
+    os.environ.setdefault("PREFECT_LOGGING_LOGGERS_PREFECT_TASK_RUNS_LEVEL", "WARNING")
 
 
 def _count_lines(path: Path) -> int:
@@ -161,13 +164,13 @@ def run(
         table.add_row(outcome, str(getattr(summary, outcome)), detail)
     table.add_row("read", str(summary.read), f"{summary.blank_lines} blank lines tolerated")
     out.print(table)
-    out.print(f"retriever: {summary.retriever}", highlight=False)
+    out.print(f"retriever: {summary.retriever}", highlight=False, soft_wrap=True)
     out.print(
         f"explicit fast path: {summary.explicit_fast_path}; "
         f"cut to fit a model: {summary.truncated_for_model}",
         highlight=False,
     )
-    out.print(f"outputs: {target}/", highlight=False)
+    out.print(f"outputs: {target}/", highlight=False, soft_wrap=True)
 
 
 @app.command()

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 
+from pipeline.ingest import RawBatch
+from pipeline.linker import BatchResult
 from schemas.envelopes import Envelope, LinkProposal
 from schemas.records import Outcome, Rejection, RunSummary, Skip
 
@@ -52,3 +54,28 @@ def check_accounting(summary: RunSummary) -> None:
             f"{summary.lines_total} lines in the input but {summary.read} read "
             f"+ {summary.blank_lines} blank"
         )
+
+
+def add_timings(summary: RunSummary, timings: Mapping[str, float]) -> None:
+    for stage, seconds in timings.items():
+        summary.timings_s[stage] = summary.timings_s.get(stage, 0.0) + seconds
+
+
+def record_batch(
+    summary: RunSummary,
+    raw: RawBatch,
+    result: BatchResult,
+    rejections: list[Rejection],
+    skips: list[Skip],
+) -> None:
+    """Count one batch: its lines, and the outcome of every one of them."""
+    summary.batches += 1
+    summary.lines_total += len(raw.lines) + raw.blank_lines
+    summary.blank_lines += raw.blank_lines
+    summary.read += len(raw.lines)
+    summary.explicit_fast_path += result.explicit
+    summary.truncated_for_model += result.truncated
+    count_envelopes(summary, result.envelopes)
+    count_rejections(summary, rejections)
+    count_skips(summary, skips)
+    add_timings(summary, result.timings_s)
