@@ -1,0 +1,69 @@
+"""The console script under faults: a run killed mid-way, and a run that fails."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.integration
+
+ROOT = Path(__file__).resolve().parents[2]
+LIBRARIAN = str(Path(sys.executable).with_name("librarian"))
+
+
+def big_queue(path: Path, rows: int) -> Path:
+    sample = (ROOT / "data/samples/queue_sample.jsonl").read_text().splitlines()
+    with path.open("w") as handle:
+        for i in range(rows):
+            row = json.loads(sample[i % len(sample)])
+            row["chunk_id"] = f"kill-{i}"
+            handle.write(json.dumps(row) + "\n")
+    return path
+
+
+def test_a_killed_run_leaves_no_output_that_looks_whole(tmp_path: Path) -> None:
+    queue = big_queue(tmp_path / "q.jsonl", 3000)
+    out = tmp_path / "out"
+    proc = subprocess.Popen(
+        [LIBRARIAN, "run", str(queue), "--out", str(out), "--batch-size", "20",
+         "--cache-dir", str(tmp_path / "cache")],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
+    )  # fmt: skip
+    part = out / "reviews.jsonl.part"
+    deadline = time.monotonic() + 300
+    try:
+        while time.monotonic() < deadline and proc.poll() is None:
+            if part.is_file() and part.stat().st_size > 0:
+                break
+            time.sleep(0.2)
+        assert proc.poll() is None, "the run ended before it could be killed"
+        assert part.is_file() and part.stat().st_size > 0, "no batch was written in time"
+    finally:
+        os.killpg(proc.pid, signal.SIGKILL)  # the run and its temporary Prefect server
+        proc.wait()
+    names = {p.name for p in out.iterdir()}
+    assert "summary.json" not in names
+    assert not names & {"proposals.jsonl", "reviews.jsonl", "rejected.jsonl", "skipped.jsonl"}
+    assert "reviews.jsonl.part" in names
+
+
+def test_a_run_that_fails_exits_1_and_says_why(tmp_path: Path) -> None:
+    broken = tmp_path / "broken-model"
+    broken.mkdir()
+    (broken / "config.json").write_text("{}")
+    queue = big_queue(tmp_path / "q.jsonl", 3)
+    out = tmp_path / "out"
+    proc = subprocess.run(
+        [LIBRARIAN, "run", str(queue), "--out", str(out), "--embedding-model", str(broken)],
+        capture_output=True, text=True, timeout=600, check=False,
+    )  # fmt: skip
+    assert proc.returncode == 1, proc.stderr[-2000:]
+    assert "failed:" in proc.stderr
+    assert not (out / "summary.json").exists()
