@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import secrets
 import sys
 from datetime import UTC, datetime
@@ -12,6 +13,7 @@ from typing import Annotated, Any
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from pipeline.config import DEFAULT_CACHE_DIR, LinkerSettings
@@ -47,7 +49,7 @@ EmbeddingOpt = Annotated[
 
 
 def _usage_error(message: str) -> typer.Exit:
-    err.print(f"[red]error:[/red] {message}", highlight=False)
+    err.print(f"[red]error:[/red] {escape(message)}", highlight=False)
     return typer.Exit(EXIT_USAGE)
 
 
@@ -122,6 +124,8 @@ def run(
         embedding_model=embedding_model,
         cache_dir=cache_dir,
     )
+    if run_id is not None and not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}", run_id):
+        raise _usage_error(f"--run-id {run_id!r}: use letters, digits, '.', '_' and '-'")
     run_id = run_id or _new_run_id()
     target = out_dir or Path("out") / run_id
     if target.exists() and not target.is_dir():
@@ -147,7 +151,8 @@ def run(
     try:
         summary = link_queue(input, target, settings, run_id)
     except Exception as exc:
-        err.print(f"[red]run {run_id} failed:[/red] {type(exc).__name__}: {exc}", highlight=False)
+        reason = escape(f"{type(exc).__name__}: {exc}")
+        err.print(f"[red]run {run_id} failed:[/red] {reason}", highlight=False)
         raise typer.Exit(EXIT_FAILED) from exc
     finally:
         if progress is not None:

@@ -55,6 +55,18 @@ def test_out_must_be_a_directory(tmp_path: Path) -> None:
     assert result.exit_code == 2 and "not a directory" in result.output
 
 
+def test_run_id_cannot_escape_the_output_folder(tmp_path: Path) -> None:
+    queue = tmp_path / "q.jsonl"
+    queue.write_text("{}\n")
+    result = runner.invoke(app, ["run", str(queue), "--run-id", "../../etc"])
+    assert result.exit_code == 2 and "--run-id" in result.output
+
+
+def test_error_text_is_not_read_as_markup(tmp_path: Path) -> None:
+    result = runner.invoke(app, ["run", str(tmp_path / "[red]x[/red].jsonl")])
+    assert result.exit_code == 2 and "[red]x[/red].jsonl" in result.output
+
+
 def test_out_of_range_threshold_is_a_usage_error(tmp_path: Path) -> None:
     queue = tmp_path / "q.jsonl"
     queue.write_text("{}\n")
