@@ -9,7 +9,7 @@ export PREFECT_SERVER_ANALYTICS_ENABLED := false
 export PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS := 120
 export HF_HUB_OFFLINE := 1
 
-.PHONY: setup demo test lint unit integration bench schemas samples clean
+.PHONY: setup demo train dev-eval golden test lint unit integration bench schemas samples clean
 
 setup: $(STAMP)
 
@@ -22,8 +22,25 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
 	touch $(STAMP)
 
-demo: setup
+# Trains once (seconds) when models/ is missing or its inputs changed; reused after.
+models/card.json: $(STAMP) data/opencre/links.jsonl data/opencre/hubs.jsonl \
+		pipeline/retrieve.py pipeline/calibrate.py pipeline/train.py
+	$(BIN)/librarian train --out models
+
+demo: setup models/card.json
 	$(BIN)/librarian run data/samples/queue_sample.jsonl --out out/demo --run-id demo
+
+train: setup
+	$(BIN)/librarian train --out models
+
+# Leave-one-framework-out dev: models trained without the dev frameworks score them.
+dev-eval: setup
+	$(BIN)/librarian train --out models-dev --holdout-dev
+	$(BIN)/librarian eval data/golden/dev.json --models models-dev \
+		--json docs/dev-eval.json --plot docs/reliability-dev.png
+
+golden: setup
+	$(BIN)/python scripts/make_golden.py
 
 test: setup lint
 	$(BIN)/python -m pytest -q
@@ -49,4 +66,4 @@ samples: setup
 	$(BIN)/python scripts/make_samples.py
 
 clean:
-	rm -rf out .cache .pytest_cache .mypy_cache .ruff_cache
+	rm -rf out .cache .pytest_cache .mypy_cache .ruff_cache models models-dev

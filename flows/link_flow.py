@@ -67,7 +67,6 @@ def link_queue(
         input=str(input_path),
         out_dir=str(out_dir),
         started_at=datetime.now(UTC).isoformat(),
-        threshold=settings.threshold,
         top_k=settings.top_k,
         top_n=settings.top_n,
         batch_size=settings.batch_size,
@@ -79,6 +78,7 @@ def link_queue(
     started = time.perf_counter()
     linker = load_linker(settings)
     timed("load_models", started)
+    summary.threshold = linker.threshold
     summary.models = linker.model_ids
     summary.retriever = linker.retriever
     summary.hub = {

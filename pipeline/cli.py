@@ -7,19 +7,27 @@ import os
 import re
 import secrets
 import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from pipeline.artifacts import DEFAULT_MODELS_DIR, ArtifactError, load_trained
 from pipeline.config import DEFAULT_CACHE_DIR, LinkerSettings
 from pipeline.hub import DEFAULT_HUB_PATH, HubError, load_hub
+from pipeline.links import DEFAULT_LINKS_PATH, DEV_FRAMEWORKS
 from pipeline.models import ModelError
 from schemas.envelopes import Envelope, LinkProposal
+from schemas.golden import EvalReport
+
+if TYPE_CHECKING:
+    from pipeline.linker import Linker
 
 app = typer.Typer(
     add_completion=False,
@@ -36,7 +44,18 @@ EXIT_FAILED = 1
 EXIT_USAGE = 2
 
 HubOpt = Annotated[Path, typer.Option("--hub", help="hub catalogue (hubs.jsonl format)")]
-ThresholdOpt = Annotated[float, typer.Option(min=0.0, max=1.0, help="auto-link threshold τ")]
+ThresholdOpt = Annotated[
+    float | None,
+    typer.Option(
+        min=0.0, max=1.0, help="auto-link threshold τ (default: the trained models' own, else 0.80)"
+    ),
+]
+ModelsOpt = Annotated[
+    Path,
+    typer.Option(
+        "--models", help="trained model directory (`librarian train`); missing = uncalibrated"
+    ),
+]
 TopKOpt = Annotated[int, typer.Option("--top-k", min=1, help="candidates retrieved")]
 TopNOpt = Annotated[int, typer.Option("--top-n", min=1, help="reranked / suggested kept")]
 RerankerOpt = Annotated[
@@ -67,6 +86,31 @@ def _settings(**kwargs: Any) -> LinkerSettings:
         if path is not None and not (path / "config.json").is_file():
             raise _usage_error(f"{what} {path} is not a model directory (no config.json)")
     return settings
+
+
+def _load_linker(settings: LinkerSettings) -> Linker:
+    """The linker `explain` and `eval` use; a model problem is a one-line usage error."""
+    from pipeline.linker import Linker
+
+    _check_models(settings)
+    try:
+        return Linker.from_settings(settings)
+    except (ModelError, ArtifactError) as exc:
+        raise _usage_error(str(exc)) from exc
+
+
+def _check_models(settings: LinkerSettings) -> None:
+    """Refuse a damaged or stale model directory before Prefect or any model starts."""
+    models = settings.models_dir
+    if models is None or not models.exists():
+        return
+    if not models.is_dir():
+        raise _usage_error(f"--models {models} is not a directory")
+    if any(models.iterdir()):
+        try:
+            load_trained(models)
+        except ArtifactError as exc:
+            raise _usage_error(f"--models refused: {exc}") from exc
 
 
 def _new_run_id() -> str:
@@ -100,7 +144,7 @@ def run(
         bool, typer.Option("--dry-run/--commit", help="write files only / write the database")
     ] = True,
     hub: HubOpt = DEFAULT_HUB_PATH,
-    threshold: ThresholdOpt = 0.80,
+    threshold: ThresholdOpt = None,
     top_k: TopKOpt = 20,
     top_n: TopNOpt = 5,
     batch_size: Annotated[int, typer.Option(min=1, help="lines per Prefect task")] = 256,
@@ -108,6 +152,7 @@ def run(
     reranker: RerankerOpt = None,
     embedding_model: EmbeddingOpt = None,
     cache_dir: Annotated[Path, typer.Option(help="hub embedding cache")] = DEFAULT_CACHE_DIR,
+    models: ModelsOpt = DEFAULT_MODELS_DIR,
 ) -> None:
     """Run the linking flow over INPUT and write envelopes (dry-run: files, nothing changed)."""
     if not dry_run:
@@ -123,6 +168,7 @@ def run(
         reranker_model=reranker,
         embedding_model=embedding_model,
         cache_dir=cache_dir,
+        models_dir=models,
     )
     if run_id is not None and not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}", run_id):
         raise _usage_error(f"--run-id {run_id!r}: use letters, digits, '.', '_' and '-'")
@@ -130,6 +176,7 @@ def run(
     target = out_dir or Path("out") / run_id
     if target.exists() and not target.is_dir():
         raise _usage_error(f"--out {target} exists and is not a directory")
+    _check_models(settings)
     _prefect_environment()
     from flows.link_flow import link_queue, on_progress
 
@@ -185,12 +232,13 @@ def explain(
     ],
     title: Annotated[str | None, typer.Option(help="title hint")] = None,
     hub: HubOpt = DEFAULT_HUB_PATH,
-    threshold: ThresholdOpt = 0.80,
+    threshold: ThresholdOpt = None,
     top_k: TopKOpt = 20,
     top_n: TopNOpt = 5,
     reranker: RerankerOpt = None,
     embedding_model: EmbeddingOpt = None,
     cache_dir: Annotated[Path, typer.Option(help="hub embedding cache")] = DEFAULT_CACHE_DIR,
+    models: ModelsOpt = DEFAULT_MODELS_DIR,
     as_json: Annotated[bool, typer.Option("--json", help="print the envelope as JSON")] = False,
 ) -> None:
     """Show the candidates, scores and decision for one text (no Prefect).
@@ -211,21 +259,18 @@ def explain(
         reranker_model=reranker,
         embedding_model=embedding_model,
         cache_dir=cache_dir,
+        models_dir=models,
     )
     from pipeline.explain import explain_text
-    from pipeline.linker import Linker
     from schemas.envelopes import dump_envelope
 
-    try:
-        linker = Linker.from_settings(settings)
-    except ModelError as exc:
-        raise _usage_error(str(exc)) from exc
+    linker = _load_linker(settings)
     for one in texts:
         envelope = explain_text(linker, one, title)
         if as_json:
             out.print(json.dumps(dump_envelope(envelope)), soft_wrap=True, highlight=False)
         else:
-            _print_explanation(envelope, linker.retriever, threshold)
+            _print_explanation(envelope, linker.retriever, linker.threshold)
 
 
 def _print_explanation(envelope: Envelope, retriever: str, threshold: float) -> None:
@@ -253,6 +298,220 @@ def _print_explanation(envelope: Envelope, retriever: str, threshold: float) -> 
         )
         for link in envelope.suggested_links or []:
             out.print(f"  suggest {link.cre_id} confidence {link.confidence:.3f}", highlight=False)
+
+
+@app.command()
+def train(
+    links: Annotated[Path, typer.Option(help="section→CRE links (links.jsonl format)")] = (
+        DEFAULT_LINKS_PATH
+    ),
+    hub: HubOpt = DEFAULT_HUB_PATH,
+    exclude_framework: Annotated[
+        list[str] | None,
+        typer.Option("--exclude-framework", help="leave this framework out (repeatable)"),
+    ] = None,
+    holdout_dev: Annotated[
+        bool,
+        typer.Option(
+            "--holdout-dev",
+            help="also leave out the dev frameworks data/golden/dev.json scores "
+            f"({', '.join(DEV_FRAMEWORKS)})",
+        ),
+    ] = False,
+    out_dir: Annotated[Path, typer.Option("--out", help="model directory to write")] = (
+        DEFAULT_MODELS_DIR
+    ),
+    embedding_model: EmbeddingOpt = None,
+    cache_dir: Annotated[Path, typer.Option(help="hub embedding cache")] = DEFAULT_CACHE_DIR,
+    seed: Annotated[int, typer.Option(help="random seed")] = 13,
+) -> None:
+    """Build the model directory `run`, `explain` and `eval` read, from link data."""
+    if not links.is_file():
+        raise _usage_error(f"--links {links} does not exist")
+    if out_dir.exists() and not out_dir.is_dir():
+        raise _usage_error(f"--out {out_dir} exists and is not a directory")
+    settings = _settings(hub_path=hub, embedding_model=embedding_model, cache_dir=cache_dir)
+    from pipeline.links import LinksError
+    from pipeline.models import SentenceTransformerEmbedder
+    from pipeline.retrieve import build_index
+    from pipeline.train import TrainingError, TrainOptions, save
+    from pipeline.train import train as train_models
+
+    excluded = [*(exclude_framework or ()), *(DEV_FRAMEWORKS if holdout_dev else ())]
+    options = TrainOptions(
+        links_path=links, exclude_frameworks=tuple(dict.fromkeys(excluded)), seed=seed
+    )
+    with _progress_bar() as progress:
+        try:
+            hub_nodes = load_hub(settings.hub_path)
+            embedder = SentenceTransformerEmbedder(settings.embedding_model)
+            index = build_index(hub_nodes, embedder, settings.cache_dir)
+            result = train_models(options, hub_nodes, embedder, index, progress)
+        except (LinksError, TrainingError, ModelError) as exc:
+            err.print(f"[red]training failed:[/red] {escape(str(exc))}", highlight=False)
+            raise typer.Exit(EXIT_FAILED) from exc
+    save(result, out_dir)
+    card: dict[str, Any] = result.card
+    oof = card["out_of_fold"]
+    data = card["data"]
+    table = Table(title=f"trained {out_dir}/ in {card['seconds']} s")
+    table.add_column("what")
+    table.add_column("value", overflow="fold")
+    table.add_row("sections (curated, with text)", str(data["sections"]))
+    table.add_row("frameworks seen", ", ".join(data["frameworks_seen"]))
+    table.add_row("frameworks excluded", ", ".join(data["frameworks_excluded"]) or "none")
+    table.add_row("out-of-fold top-1", f"{oof['top1']:.3f}")
+    table.add_row("out-of-fold ECE", f"{oof['ece']:.3f}")
+    table.add_row(
+        "threshold",
+        f"{card['threshold']:.3f} (auto-links {oof['auto_linked']} of {oof['rows']} "
+        f"out of fold, {oof['auto_link_wrong']} wrong)",
+    )
+    out.print(table)
+
+
+@app.command("eval")
+def eval_golden(
+    dataset: Annotated[Path, typer.Argument(help="golden set (JSON list of rows)")],
+    json_out: Annotated[Path | None, typer.Option("--json", help="write the report here")] = None,
+    top_k: TopKOpt = 20,
+    threshold: ThresholdOpt = None,
+    models: ModelsOpt = DEFAULT_MODELS_DIR,
+    hub: HubOpt = DEFAULT_HUB_PATH,
+    embedding_model: EmbeddingOpt = None,
+    reranker: RerankerOpt = None,
+    cache_dir: Annotated[Path, typer.Option(help="hub embedding cache")] = DEFAULT_CACHE_DIR,
+    plot: Annotated[
+        Path | None, typer.Option(help="draw the reliability diagram into this PNG")
+    ] = None,
+) -> None:
+    """Score the pipeline on a golden set with the trained models as they are (fits nothing).
+
+    Exits 1 when a gate fails: the explicit fast path below 100%, or ECE >= 0.10.
+    """
+    from pipeline.golden import GoldenError, load_golden
+
+    try:
+        rows = load_golden(dataset)
+    except GoldenError as exc:
+        raise _usage_error(str(exc)) from exc
+    settings = _settings(
+        hub_path=hub,
+        threshold=threshold,
+        top_k=top_k,
+        reranker_model=reranker,
+        embedding_model=embedding_model,
+        cache_dir=cache_dir,
+        models_dir=models,
+    )
+    from pipeline.evaluate import calibration_bins, gate_failures, per_source, run_golden, score
+
+    linker = _load_linker(settings)
+    if linker.calibrator is None:
+        err.print(f"[yellow]warning:[/yellow] {escape(linker.retriever)}", highlight=False)
+    with _progress_bar() as progress:
+        step = (lambda n: progress("scoring", n, -1)) if progress else None
+        try:
+            outcomes = run_golden(linker, rows, progress=step)
+        except GoldenError as exc:
+            raise _usage_error(str(exc)) from exc
+    report = score(outcomes, linker.threshold, top_k)
+    if json_out is not None:
+        json_out.parent.mkdir(parents=True, exist_ok=True)
+        json_out.write_text(json.dumps(report.model_dump(mode="json"), indent=2) + "\n")
+    ece, bins = calibration_bins(outcomes)
+    _print_report(report, per_source(outcomes), linker.retriever)
+    if plot is not None:
+        from pipeline.plot import reliability_diagram
+
+        reliability_diagram(bins, ece, plot, title=f"{dataset.name}: reliability")
+        out.print(f"reliability diagram: {plot}", highlight=False)
+    failures = gate_failures(report)
+    for failure in failures:
+        err.print(f"[red]gate failed:[/red] {escape(failure)}", highlight=False)
+    if failures:
+        raise typer.Exit(EXIT_FAILED)
+
+
+def _pct(part: int, whole: int) -> str:
+    return f"{part}/{whole} ({100.0 * part / whole:.1f}%)" if whole else "0/0"
+
+
+def _print_report(report: EvalReport, sources: dict[str, dict[str, int]], retriever: str) -> None:
+    table = Table(title=f"eval: {report.rows} rows")
+    table.add_column("metric")
+    table.add_column("value", justify="right")
+    table.add_row("explicit fast path", _pct(report.explicit.correct, report.explicit.total))
+    r = report.recall_at_k
+    table.add_row(f"recall@{r.k} (any / all)", f"{_pct(r.any_hit, r.total)} / {r.all_hit}")
+    table.add_row(
+        "top-1 retriever", _pct(report.top1.retriever.correct, report.top1.retriever.total)
+    )
+    table.add_row("top-1 final", _pct(report.top1.final.correct, report.top1.final.total))
+    table.add_row("ECE", f"{report.calibration.ece:.4f} ({report.calibration.bins} bins)")
+    d = report.decision
+    table.add_row("threshold", f"{d.threshold:.3f}")
+    auto = d.auto_link.correct + d.auto_link.wrong
+    table.add_row("auto-linked right", _pct(d.auto_link.correct, d.auto_link.expected_linked))
+    table.add_row("auto-links wrong", _pct(d.auto_link.wrong, auto))
+    table.add_row("expected review routed", _pct(d.review.routed, d.review.expected_review))
+    out.print(table)
+
+    slices = Table(title="per slice")
+    for column in ("slice", "rows", "top-1", "auto-linked", "reviewed"):
+        slices.add_column(column, justify="left" if column == "slice" else "right")
+    for name, entry in report.per_slice.items():
+        slices.add_row(
+            name,
+            str(entry.total),
+            str(entry.top1_correct),
+            str(entry.auto_linked),
+            str(entry.reviewed),
+        )
+    out.print(slices)
+
+    by_source = Table(title="per source standard (linkable rows)")
+    for column in ("source", "rows", "top-1", "recall", "auto-linked", "wrong"):
+        by_source.add_column(column, justify="left" if column == "source" else "right")
+    for name, counts in sources.items():
+        by_source.add_row(
+            name,
+            str(counts["total"]),
+            _pct(counts["top1"], counts["total"]),
+            _pct(counts["recall"], counts["total"]),
+            str(counts["auto"]),
+            str(counts["wrong"]),
+        )
+    out.print(by_source)
+    out.print(f"pipeline: {retriever}", highlight=False, soft_wrap=True)
+
+
+@contextmanager
+def _progress_bar() -> Iterator[Callable[[str, int, int], None] | None]:
+    """A progress bar on stderr when it is a terminal; (stage, done, total), total -1 = add."""
+    if not sys.stderr.isatty():
+        yield None
+        return
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
+
+    bars: dict[str, Any] = {}
+    with Progress(
+        "[progress.description]{task.description}",
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=err,
+    ) as progress:
+
+        def update(stage: str, done: int, total: int) -> None:
+            if stage not in bars:
+                bars[stage] = progress.add_task(stage, total=None if total < 0 else total)
+            if total < 0:
+                progress.advance(bars[stage], done)
+            else:
+                progress.update(bars[stage], completed=done, total=total)
+
+        yield update
 
 
 @schema_app.command("export")

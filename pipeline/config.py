@@ -6,7 +6,11 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from pipeline.artifacts import DEFAULT_MODELS_DIR
 from pipeline.hub import DEFAULT_HUB_PATH
+
+# Used only when no trained model directory supplies a threshold.
+UNCALIBRATED_THRESHOLD = 0.80
 
 DEFAULT_CACHE_DIR = Path(".cache") / "librarian"
 
@@ -21,8 +25,14 @@ class LinkerSettings(BaseModel):
     reranker_model: Path | None = Field(
         default=None, description="local CrossEncoder directory; None = no rerank (declared)"
     )
+    models_dir: Path | None = Field(
+        default=DEFAULT_MODELS_DIR,
+        description="what `librarian train` wrote; None or missing = uncalibrated (declared)",
+    )
     cache_dir: Path | None = DEFAULT_CACHE_DIR
-    threshold: float = Field(default=0.80, ge=0.0, le=1.0)
+    threshold: float | None = Field(
+        default=None, ge=0.0, le=1.0, description="None = the trained models' threshold"
+    )
     top_k: int = Field(default=20, ge=1, le=1000)
     top_n: int = Field(default=5, ge=1, le=100)
     min_score: float = Field(default=0.0, ge=-1.0, le=1.0)

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
 
 from pipeline.explicit import ExplicitReference
 from pipeline.hub import Hub
+from pipeline.negation import negation_mismatch
 from schemas.envelopes import (
     AdversarialFlag,
     Candidate,
@@ -45,8 +47,8 @@ def review_id(run_id: str, chunk_id: str) -> str:
     return "rev-" + hashlib.sha256(f"{run_id}\x00{chunk_id}".encode()).hexdigest()[:20]
 
 
-def confidence_of(candidate: Candidate) -> float:
-    """The reranker's score when it ran, else the (uncalibrated) cosine, clipped to [0, 1]."""
+def raw_confidence(candidate: Candidate) -> float:
+    """Without a calibrator: the reranker's score when it ran, else the cosine, in [0, 1]."""
     raw = candidate.score_rerank if candidate.score_rerank is not None else candidate.score_vector
     return min(1.0, max(0.0, raw))
 
@@ -58,27 +60,49 @@ def decide(
     retriever: str,
     top_n: int,
     ctx: RunContext,
+    confidence: Mapping[str, float] | None = None,
 ) -> Envelope:
+    """Link the first-ranked candidate when its confidence reaches the threshold.
+
+    `confidence` maps cre_id to a calibrated probability; without it, raw scores stand in.
+    """
     retrieval = Retrieval(
         retriever=retriever, candidates=candidates, reranked=reranked, threshold=ctx.threshold
     )
     ranked = reranked or candidates
     if not ranked:
         return _review(section, retrieval, ReasonCode.NO_CANDIDATES, None, ctx)
+
+    def confidence_of(candidate: Candidate) -> float:
+        if confidence is None:
+            return raw_confidence(candidate)
+        return min(1.0, max(0.0, confidence[candidate.cre_id]))
+
     best = ranked[0]
-    confidence = confidence_of(best)
-    if confidence >= ctx.threshold:
-        link = Link(
-            cre_id=best.cre_id,
-            link_type="AutomaticallyLinkedTo",
-            confidence=confidence,
-            rationale=f"top candidate '{best.cre_name}' at {confidence:.3f} >= {ctx.threshold}",
-        )
-        return _proposal(section, retrieval, link, ctx)
+    best_confidence = confidence_of(best)
     suggestions = [
         Link(cre_id=c.cre_id, link_type="AutomaticallyLinkedTo", confidence=confidence_of(c))
         for c in ranked[:top_n]
     ]
+    if best_confidence >= ctx.threshold and negation_mismatch(section.text, best.cre_name):
+        return _review(
+            section,
+            retrieval,
+            ReasonCode.ADVERSARIAL_FLAG,
+            suggestions,
+            ctx,
+            UpdateDetection(adversarial_flags=[AdversarialFlag.NEGATION_MISMATCH]),
+        )
+    if best_confidence >= ctx.threshold:
+        link = Link(
+            cre_id=best.cre_id,
+            link_type="AutomaticallyLinkedTo",
+            confidence=best_confidence,
+            rationale=(
+                f"top candidate '{best.cre_name}' at {best_confidence:.3f} >= {ctx.threshold}"
+            ),
+        )
+        return _proposal(section, retrieval, link, ctx)
     return _review(section, retrieval, ReasonCode.BELOW_THRESHOLD, suggestions, ctx)
 
 

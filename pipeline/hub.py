@@ -51,6 +51,21 @@ class Hub:
     def path_texts(self) -> list[str]:
         return [path_text(n) for n in self.nodes]
 
+    def children_texts(self) -> list[str]:
+        """A node's name followed by its children's names: what a broad CRE is about.
+
+        Broad CREs ("Configuration Management") are named in a word or two; their
+        children say what they cover. A leaf's text is its name.
+        """
+        children: dict[str, list[str]] = {}
+        for node in self.nodes:
+            if node.parent_id is not None:
+                children.setdefault(node.parent_id, []).append(node.name)
+        return [
+            f"{n.name}: {'; '.join(sorted(children[n.cre_id]))}" if n.cre_id in children else n.name
+            for n in self.nodes
+        ]
+
 
 def path_text(node: HubNode) -> str:
     return " > ".join(node.hierarchy_path)

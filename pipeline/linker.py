@@ -9,7 +9,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
-from pipeline.config import LinkerSettings
+from pipeline.artifacts import TrainedModels, has_models, load_trained
+from pipeline.config import UNCALIBRATED_THRESHOLD, LinkerSettings
 from pipeline.decide import RunContext, decide, decide_explicit
 from pipeline.explicit import find_references
 from pipeline.hub import Hub, load_hub
@@ -44,6 +45,7 @@ class Linker:
         index: HubIndex,
         scorer: PairScorer | None,
         settings: LinkerSettings,
+        trained: TrainedModels | None = None,
     ) -> None:
         if index.ids != hub.ids:
             raise ValueError("hub index was built for a different hub")
@@ -52,9 +54,25 @@ class Linker:
         self.index = index
         self.scorer = scorer
         self.settings = settings
+        # The calibrator was fitted on retrieval scores; a reranker's scores are another scale.
+        self.calibrator = trained.calibrator if trained is not None and scorer is None else None
+        self.trained = trained
+        if settings.threshold is not None:
+            self.threshold = settings.threshold
+        elif self.calibrator is not None and trained is not None:
+            self.threshold = trained.threshold
+        else:
+            self.threshold = UNCALIBRATED_THRESHOLD
         rerank = f"cross-encoder:{scorer.name}" if scorer else "none (no reranker configured)"
+        if self.calibrator is not None and trained is not None:
+            confidence = f"calibrated logistic(score, margin) from {trained.description}"
+        elif trained is not None:
+            confidence = "uncalibrated reranker score (the calibrator fits retrieval scores only)"
+        else:
+            confidence = "uncalibrated cosine (no trained models; run `librarian train`)"
         self.retriever = (
-            f"dense:{embedder.name} cosine mean(name,path) top{settings.top_k}; rerank:{rerank}"
+            f"dense:{embedder.name} cosine mean(name,path,children) top{settings.top_k}; "
+            f"rerank:{rerank}; confidence:{confidence}"
         )
 
     @classmethod
@@ -63,7 +81,10 @@ class Linker:
         embedder = SentenceTransformerEmbedder(settings.embedding_model)
         index = build_index(hub, embedder, settings.cache_dir)
         scorer = CrossEncoderScorer(settings.reranker_model) if settings.reranker_model else None
-        return cls(hub, embedder, index, scorer, settings)
+        trained = None
+        if settings.models_dir is not None and has_models(settings.models_dir):
+            trained = load_trained(settings.models_dir, hub.content_hash)
+        return cls(hub, embedder, index, scorer, settings, trained)
 
     @property
     def model_ids(self) -> dict[str, str | None]:
@@ -71,14 +92,13 @@ class Linker:
             "embedding": self.embedder.name,
             "embedding_fingerprint": self.embedder.fingerprint[:16],
             "reranker": self.scorer.name if self.scorer else None,
+            "calibrator": str(self.trained.directory) if self.calibrator and self.trained else None,
         }
 
     def link(
         self, sections: Sequence[Section], run_id: str, now: datetime | None = None
     ) -> BatchResult:
-        ctx = RunContext(
-            run_id=run_id, threshold=self.settings.threshold, now=now or datetime.now(UTC)
-        )
+        ctx = RunContext(run_id=run_id, threshold=self.threshold, now=now or datetime.now(UTC))
         timings: dict[str, float] = defaultdict(float)
         out: dict[int, Envelope] = {}
 
@@ -126,8 +146,20 @@ class Linker:
                     reranked = sorted(
                         candidates, key=lambda c: (-(c.score_rerank or 0.0), c.cre_id)
                     )[: self.settings.top_n]
+                confidence = None
+                if self.calibrator is not None:
+                    ranked = reranked or candidates
+                    probabilities = self.calibrator.probabilities([h.score for h in hits[row]])
+                    by_id = dict(zip((h.cre_id for h in hits[row]), probabilities, strict=True))
+                    confidence = {c.cre_id: by_id[c.cre_id] for c in ranked}
                 out[pos] = decide(
-                    section, candidates, reranked, self.retriever, self.settings.top_n, ctx
+                    section,
+                    candidates,
+                    reranked,
+                    self.retriever,
+                    self.settings.top_n,
+                    ctx,
+                    confidence,
                 )
             timings["decide"] += time.perf_counter() - started
 

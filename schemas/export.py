@@ -8,6 +8,7 @@ from pathlib import Path
 from pydantic import BaseModel
 
 from schemas.envelopes import LinkProposal, ReviewItem
+from schemas.golden import EvalReport, GoldenRow
 from schemas.inputs import KnowledgeItem, QueueRow
 
 CONTRACTS: dict[str, type[BaseModel]] = {
@@ -15,6 +16,8 @@ CONTRACTS: dict[str, type[BaseModel]] = {
     "ReviewItem": ReviewItem,
     "KnowledgeItem": KnowledgeItem,
     "QueueRow": QueueRow,
+    "GoldenRow": GoldenRow,
+    "EvalReport": EvalReport,
 }
 
 PACKAGED_SCHEMA_DIR = Path(__file__).resolve().parent / "json"

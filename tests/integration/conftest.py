@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
@@ -17,3 +18,16 @@ def prefect_server() -> Iterator[None]:
 
     with prefect_test_harness(server_startup_timeout=120):
         yield
+
+
+@pytest.fixture(scope="session")
+def dev_models(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Models trained by the real CLI on the shipped links, without the dev frameworks."""
+    from typer.testing import CliRunner
+
+    from pipeline.cli import app
+
+    out = tmp_path_factory.mktemp("models-dev")
+    result = CliRunner().invoke(app, ["train", "--out", str(out), "--holdout-dev"])
+    assert result.exit_code == 0, result.output
+    return out

@@ -33,7 +33,7 @@ def test_a_killed_run_leaves_no_output_that_looks_whole(tmp_path: Path) -> None:
     out = tmp_path / "out"
     proc = subprocess.Popen(
         [LIBRARIAN, "run", str(queue), "--out", str(out), "--batch-size", "20",
-         "--cache-dir", str(tmp_path / "cache")],
+         "--cache-dir", str(tmp_path / "cache"), "--models", str(tmp_path / "no-models")],
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
     )  # fmt: skip
     part = out / "reviews.jsonl.part"

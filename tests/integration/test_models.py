@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -18,7 +19,8 @@ pytestmark = pytest.mark.integration
 
 @pytest.fixture(scope="module")
 def linker(tmp_path_factory: pytest.TempPathFactory) -> Linker:
-    return Linker.from_settings(LinkerSettings(cache_dir=tmp_path_factory.mktemp("cache")))
+    settings = LinkerSettings(cache_dir=tmp_path_factory.mktemp("cache"), models_dir=None)
+    return Linker.from_settings(settings)
 
 
 def test_minilm_finds_the_obvious_hub(linker: Linker) -> None:
@@ -37,12 +39,23 @@ def test_hub_embeddings_are_cached_on_disk(linker: Linker) -> None:
 
 
 def test_explain_command_prints_candidates_and_decision(tmp_path: Path) -> None:
-    result = CliRunner().invoke(
-        app, ["explain", "Rotate the session token after login", "--cache-dir", str(tmp_path)]
-    )
+    text = "Rotate the session token after login"
+    args = ["explain", text, "--cache-dir", str(tmp_path), "--models", str(tmp_path / "none")]
+    result = CliRunner().invoke(app, args)
     assert result.exit_code == 0, result.output
     assert "decision: REVIEW (BELOW_THRESHOLD)" in result.output
     assert "002-630" in result.output
+    assert "uncalibrated cosine (no trained models" in " ".join(result.output.split())
+
+
+def test_explain_with_trained_models_says_so(dev_models: Path) -> None:
+    text = "Rotate the session token after login"
+    result = CliRunner().invoke(app, ["explain", text, "--models", str(dev_models), "--json"])
+    assert result.exit_code == 0, result.output
+    envelope = json.loads(result.output)
+    assert "confidence:calibrated" in envelope["retrieval"]["retriever"]
+    card = json.loads((dev_models / "card.json").read_text())
+    assert envelope["retrieval"]["threshold"] == card["threshold"]
 
 
 def test_explain_explicit_citation() -> None:
@@ -51,7 +64,7 @@ def test_explain_explicit_citation() -> None:
     assert '"link_type": "LinkedTo"' in result.output
 
 
-def test_librarian_run_end_to_end(tmp_path: Path) -> None:
+def test_librarian_run_end_to_end(tmp_path: Path, dev_models: Path) -> None:
     """The console script as a newcomer runs it: its own temporary Prefect server, real files."""
     import json
     import subprocess
@@ -63,7 +76,7 @@ def test_librarian_run_end_to_end(tmp_path: Path) -> None:
     queue = str(root / "data/samples/queue_sample.jsonl")
     proc = subprocess.run(
         [librarian, "run", queue, "--out", str(out), "--run-id", "cli-run",
-         "--cache-dir", str(tmp_path / "cache")],
+         "--cache-dir", str(tmp_path / "cache"), "--models", str(dev_models)],
         capture_output=True, text=True, timeout=600, check=False,
     )  # fmt: skip
     assert proc.returncode == 0, proc.stderr[-3000:]
@@ -71,6 +84,8 @@ def test_librarian_run_end_to_end(tmp_path: Path) -> None:
     assert summary["read"] == 29 and summary["rejected"] == 0
     assert summary["linked"] + summary["review"] == 29
     assert f"outputs: {out}/" in proc.stdout
+    assert summary["models"]["calibrator"] == str(dev_models)
+    assert summary["threshold"] == json.loads((dev_models / "card.json").read_text())["threshold"]
 
 
 def test_explain_many_texts_from_stdin_in_one_process() -> None:

@@ -66,8 +66,8 @@ def test_explicit_single_known_links_without_models() -> None:
     assert env.links[0].link_type == "LinkedTo" and env.links[0].confidence == 1.0
     assert env.retrieval.retriever == EXPLICIT_RETRIEVER
     assert result.explicit == 1
-    # only the hub index build (names, paths): no query was embedded
-    assert getattr(linker.embedder, "calls", None) == 2
+    # only the hub index build (names, paths, children): no query was embedded
+    assert getattr(linker.embedder, "calls", None) == 3
 
 
 def test_explicit_unknown_and_conflicting_go_to_review() -> None:

@@ -1,0 +1,75 @@
+"""Reads the model directory `librarian train` writes (JSON only: nothing executes on load)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pipeline.calibrate import CalibrationError, Calibrator
+from pipeline.retrieve import RETRIEVER_ID
+
+DEFAULT_MODELS_DIR = Path("models")
+CARD_NAME = "card.json"
+CALIBRATOR_NAME = "calibrator.json"
+
+
+class ArtifactError(RuntimeError):
+    """The model directory is incomplete, damaged or was built for other inputs."""
+
+
+@dataclass(frozen=True)
+class TrainedModels:
+    directory: Path
+    card: dict[str, Any]
+    calibrator: Calibrator
+    threshold: float
+    same_hub: bool = True
+
+    @property
+    def description(self) -> str:
+        seen = self.card.get("data", {}).get("frameworks_seen", {})
+        # The calibrator reads scores, not hub ids, so another hub still works; say so.
+        caveat = "" if self.same_hub else ", trained on another hub catalogue"
+        return f"{self.directory} ({len(seen)} frameworks{caveat})"
+
+
+def has_models(directory: Path) -> bool:
+    return (directory / CARD_NAME).is_file()
+
+
+def load_trained(directory: Path, hub_hash: str | None = None) -> TrainedModels:
+    """Load and verify a trained model directory; every file must match its card."""
+    card_path = directory / CARD_NAME
+    if not card_path.is_file():
+        raise ArtifactError(
+            f"{directory} holds no trained models (no {CARD_NAME}); run `librarian train`"
+        )
+    try:
+        card = json.loads(card_path.read_text())
+        files: dict[str, str] = card["files"]
+        threshold = float(card["threshold"])
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise ArtifactError(f"{card_path} is damaged: {exc}") from exc
+    for name, digest in files.items():
+        path = directory / name
+        if not path.is_file():
+            raise ArtifactError(f"{directory}: {name} is listed in the card but missing")
+        if hashlib.sha256(path.read_bytes()).hexdigest() != digest:
+            raise ArtifactError(f"{directory}: {name} does not match its card (changed since)")
+    trained_for = card.get("models", {}).get("retriever")
+    if trained_for != RETRIEVER_ID:
+        # The calibrator reads retrieval scores: another retriever means another scale.
+        raise ArtifactError(
+            f"{directory} was calibrated for retriever {trained_for!r}, this build scores "
+            f"with {RETRIEVER_ID!r}: run `librarian train` again"
+        )
+    trained_hub = card.get("data", {}).get("hub_sha256")
+    try:
+        calibrator = Calibrator.load(directory / CALIBRATOR_NAME)
+    except CalibrationError as exc:
+        raise ArtifactError(str(exc)) from exc
+    same_hub = hub_hash is None or trained_hub == hub_hash
+    return TrainedModels(directory, card, calibrator, threshold, same_hub)

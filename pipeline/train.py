@@ -1,0 +1,197 @@
+"""`librarian train`: builds the model directory the pipeline reads, from link data.
+
+What ships is what beat zero-shot on leave-one-framework-out dev (docs/quality.md):
+today that is the confidence calibrator and the auto-link threshold chosen from
+out-of-fold confidences. The retriever stays zero-shot: every trained ranker tried
+(exemplar kNN, learned score combinations, a cross-encoder from the MiniLM weights)
+lost to it on dev.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import platform
+import time
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+
+from pipeline.artifacts import CALIBRATOR_NAME, CARD_NAME
+from pipeline.calibrate import (
+    CalibrationError,
+    Calibrator,
+    choose_threshold,
+    fit_calibrator,
+    reliability,
+    top_features,
+)
+from pipeline.hub import Hub
+from pipeline.links import LinkedSection, curated_sections, links_hash, load_links
+from pipeline.models import Embedder
+from pipeline.retrieve import RETRIEVER_ID, HubIndex, retrieve
+
+# At most this share of auto-links may be wrong at the shipped threshold.
+MAX_WRONG_RATE = 0.03
+
+Progress = Callable[[str, int, int], None]
+
+
+class TrainingError(RuntimeError):
+    """Training cannot go on (no data left, one class only); the message says why."""
+
+
+@dataclass(frozen=True)
+class TrainOptions:
+    links_path: Path
+    exclude_frameworks: tuple[str, ...] = ()
+    top_k: int = 20
+    max_wrong_rate: float = MAX_WRONG_RATE
+    seed: int = 13
+
+
+@dataclass(frozen=True)
+class ScoredSection:
+    section: LinkedSection
+    scores: tuple[float, ...]  # retriever scores, best first
+    ids: tuple[str, ...]
+
+    @property
+    def top_correct(self) -> bool:
+        return bool(self.ids) and self.ids[0] in self.section.cre_ids
+
+
+@dataclass
+class TrainResult:
+    calibrator: Calibrator
+    threshold: float
+    card: dict[str, object] = field(default_factory=dict)
+
+
+def score_sections(
+    sections: Sequence[LinkedSection], embedder: Embedder, index: HubIndex, top_k: int
+) -> list[ScoredSection]:
+    vectors = embedder.encode([s.text for s in sections])
+    hits = retrieve(vectors, index, top_k)
+    return [
+        ScoredSection(s, tuple(h.score for h in row), tuple(h.cre_id for h in row))
+        for s, row in zip(sections, hits, strict=True)
+    ]
+
+
+def out_of_fold_confidence(
+    scored: Sequence[ScoredSection], progress: Progress | None = None
+) -> list[float]:
+    """Each framework's confidences from a calibrator fitted without that framework."""
+    frameworks = sorted({s.section.framework_id for s in scored})
+    confidence = [0.0] * len(scored)
+    for done, held in enumerate(frameworks, start=1):
+        fit_rows = [s for s in scored if s.section.framework_id != held]
+        calibrator = fit_calibrator(
+            [top_features(s.scores) for s in fit_rows],
+            [s.top_correct for s in fit_rows],
+            "retrieval",
+        )
+        for i, s in enumerate(scored):
+            if s.section.framework_id == held:
+                confidence[i] = calibrator.probability(*top_features(s.scores))
+        if progress:
+            progress("calibration folds", done, len(frameworks))
+    return confidence
+
+
+def train(
+    options: TrainOptions,
+    hub: Hub,
+    embedder: Embedder,
+    index: HubIndex,
+    progress: Progress | None = None,
+) -> TrainResult:
+    started = time.perf_counter()
+    links = load_links(options.links_path)
+    excluded = set(options.exclude_frameworks)
+    unknown = excluded - {link.framework_id for link in links}
+    if unknown:
+        raise TrainingError(
+            f"--exclude-framework names frameworks not in {options.links_path}: "
+            + ", ".join(sorted(unknown))
+        )
+    sections = [
+        s for s in curated_sections(links, known_cres=hub.by_id) if s.framework_id not in excluded
+    ]
+    frameworks = Counter(s.framework_id for s in sections)
+    if len(frameworks) < 2:
+        raise TrainingError(
+            "calibration is fitted on framework-held-out folds and needs curated links with "
+            f"text from at least two frameworks; {len(frameworks)} left after exclusions"
+        )
+    if progress:
+        progress("embedding sections", 0, len(sections))
+    scored = score_sections(sections, embedder, index, options.top_k)
+    if progress:
+        progress("embedding sections", len(sections), len(sections))
+
+    correct = [s.top_correct for s in scored]
+    try:
+        oof = out_of_fold_confidence(scored, progress)
+        calibrator = fit_calibrator([top_features(s.scores) for s in scored], correct, "retrieval")
+    except CalibrationError as exc:
+        raise TrainingError(f"cannot calibrate on these links: {exc}") from exc
+    threshold = choose_threshold(oof, correct, options.max_wrong_rate)
+    oof_ece, _ = reliability(oof, correct)
+    auto = [c for c, conf in zip(correct, oof, strict=True) if conf >= threshold]
+    card: dict[str, object] = {
+        "trained_at": datetime.now(UTC).isoformat(timespec="seconds"),
+        "seconds": round(time.perf_counter() - started, 1),
+        "data": {
+            "links_file": str(options.links_path),
+            "links_sha256": links_hash(options.links_path),
+            "hub_sha256": hub.content_hash,
+            "hub_nodes": len(hub.ids),
+            "sections": len(sections),
+            "frameworks_seen": dict(sorted(frameworks.items())),
+            "frameworks_excluded": sorted(excluded),
+        },
+        "models": {
+            "embedding": embedder.name,
+            "embedding_fingerprint": embedder.fingerprint,
+            "retriever": RETRIEVER_ID,
+            "reranker": None,
+            "calibrator": "logistic(top score, margin over the runner-up)",
+        },
+        "parameters": {
+            "top_k": options.top_k,
+            "max_wrong_rate": options.max_wrong_rate,
+            "seed": options.seed,
+        },
+        "threshold": threshold,
+        "out_of_fold": {
+            "how": "leave-one-framework-out over the training frameworks",
+            "top1": round(sum(correct) / len(correct), 4),
+            "ece": round(oof_ece, 4),
+            "auto_linked": len(auto),
+            "auto_link_wrong": len(auto) - sum(auto),
+            "rows": len(correct),
+        },
+        "environment": {"python": platform.python_version()},
+    }
+    return TrainResult(calibrator=calibrator, threshold=threshold, card=card)
+
+
+def save(result: TrainResult, out_dir: Path) -> None:
+    """Write the calibrator, then the card last: a directory with a card is complete."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    card_path = out_dir / CARD_NAME
+    card_path.unlink(missing_ok=True)
+    result.calibrator.save(out_dir / CALIBRATOR_NAME)
+    card = dict(result.card)
+    card["files"] = {CALIBRATOR_NAME: _sha256(out_dir / CALIBRATOR_NAME)}
+    tmp = out_dir / (CARD_NAME + ".part")
+    tmp.write_text(json.dumps(card, indent=2) + "\n")
+    tmp.replace(card_path)
+
+
+def _sha256(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()

@@ -1,0 +1,99 @@
+"""Eval scoring over the stub linker: exact counts, the exact JSON keys, the gates."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pipeline.evaluate import gate_failures, per_source, run_golden, score
+from schemas.golden import GoldenRow
+from tests.stubs import stub_linker
+
+SPEC_KEYS = {
+    "rows": None,
+    "slices": None,
+    "explicit": {"correct", "total"},
+    "recall_at_k": {"k", "any_hit", "all_hit", "total"},
+    "top1": {"retriever", "final"},
+    "calibration": {"ece", "bins"},
+    "decision": {"threshold", "auto_link", "review"},
+    "per_slice": None,
+}
+
+
+def golden(rid: str, slice_: str, text: str, decision: str, *cres: str) -> GoldenRow:
+    expected: dict[str, Any] = {"decision": decision}
+    if cres:
+        expected["cre_ids"] = list(cres)
+    return GoldenRow.model_validate(
+        {"id": rid, "slice": slice_, "input": {"text": text, "source_standard": "std"},
+         "expected": expected}
+    )  # fmt: skip
+
+
+ROWS = [
+    golden("p1", "positive", "Rotate session token after login", "linked", "200-001"),
+    golden("p2", "positive", "parameterized queries against SQL injection", "linked", "300-001"),
+    golden("p3", "positive", "Rotate session token after login", "linked", "400-000"),
+    golden("e1", "explicit", "see CRE 200-001", "linked", "200-001"),
+    golden("e2", "explicit", "see CRE 999-999", "review"),
+    golden("a1", "ambiguous", "the weather is lovely today", "review"),
+]
+
+
+def test_counts_are_exact() -> None:
+    outcomes = run_golden(stub_linker(threshold=0.5, top_k=3), ROWS, batch_size=4)
+    report = score(outcomes, threshold=0.5, k=3)
+    assert report.rows == 6
+    assert report.slices == {"positive": 3, "explicit": 2, "ambiguous": 1}
+    assert (report.explicit.correct, report.explicit.total) == (2, 2)
+    assert report.top1.final.total == 3 and report.top1.final.correct == 2
+    assert report.recall_at_k.any_hit == 2  # 400-000 is not in p3's top 3
+    assert report.decision.auto_link.correct == 2
+    assert report.decision.auto_link.wrong == 1  # p3 linked, to the wrong CRE
+    assert report.decision.auto_link.expected_linked == 3
+    assert (report.decision.review.routed, report.decision.review.expected_review) == (1, 1)
+    assert report.per_slice["ambiguous"].reviewed == 1
+    assert per_source(outcomes)["std"] == {
+        "total": 3, "top1": 2, "recall": 2, "auto": 3, "wrong": 1
+    }  # fmt: skip
+
+
+def test_report_has_exactly_the_specified_keys() -> None:
+    outcomes = run_golden(stub_linker(threshold=0.5), ROWS)
+    dumped = score(outcomes, 0.5, 20).model_dump(mode="json")
+    assert set(dumped) == set(SPEC_KEYS)
+    for key, inner in SPEC_KEYS.items():
+        if inner is not None:
+            assert set(dumped[key]) == inner, key
+    assert set(dumped["decision"]["auto_link"]) == {"correct", "wrong", "expected_linked"}
+    assert set(dumped["decision"]["review"]) == {"routed", "expected_review"}
+    assert set(dumped["per_slice"]["positive"]) == {
+        "top1_correct", "total", "auto_linked", "reviewed"
+    }  # fmt: skip
+    assert isinstance(dumped["calibration"]["bins"], int)
+
+
+def test_gates() -> None:
+    outcomes = run_golden(stub_linker(threshold=0.5), ROWS)
+    report = score(outcomes, 0.5, 20)
+    wrong_explicit = [*ROWS[:3], golden("e9", "explicit", "see CRE 200-001", "review")]
+    bad = score(run_golden(stub_linker(threshold=0.5), wrong_explicit), 0.5, 20)
+    assert any("explicit" in f for f in gate_failures(bad))
+    assert all("explicit" not in f for f in gate_failures(report))
+    assert any("ECE" in f for f in gate_failures(report, max_ece=0.0))
+
+
+def test_a_review_for_the_wrong_reason_is_not_right() -> None:
+    rows = [
+        GoldenRow.model_validate(
+            {
+                "id": rid,
+                "slice": "explicit",
+                "input": {"text": "see CRE 999-999"},
+                "expected": {"decision": "review", "reason_code": reason},
+            }
+        )
+        for rid, reason in (("right", "ADVERSARIAL_FLAG"), ("wrong", "BELOW_THRESHOLD"))
+    ]
+    report = score(run_golden(stub_linker(), rows), 0.8, 20)
+    assert (report.explicit.correct, report.explicit.total) == (1, 2)

@@ -1,0 +1,134 @@
+"""Training over the stub embedder: the card, the files, verification on load."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from pipeline.artifacts import ArtifactError, has_models, load_trained
+from pipeline.config import LinkerSettings
+from pipeline.linker import Linker
+from pipeline.retrieve import build_index
+from pipeline.train import TrainingError, TrainOptions, save, train
+from schemas.envelopes import AdversarialFlag, LinkProposal, ReviewItem
+from schemas.records import Section
+from tests.stubs import StubEmbedder, small_hub
+
+TEXTS = {
+    "200-001": ["rotate session token after login", "session token rotation at login"],
+    "300-001": ["parameterized queries against sql injection", "sql injection queries"],
+    "400-000": ["cryptography", "strong cryptography everywhere"],
+}
+
+
+def links_file(tmp_path: Path) -> Path:
+    rows = []
+    for fw in ("alpha", "beta", "gamma", "delta"):
+        for n, (cre, texts) in enumerate(TEXTS.items()):
+            for m, text in enumerate(texts):
+                text = f"{text} {fw}"
+                rows.append({"framework_id": fw, "section_id": f"{n}.{m}", "text": text,
+                             "cre_id": cre, "link_type": "LinkedTo"})  # fmt: skip
+        # A link the retriever gets wrong, so every fold has both outcomes.
+        rows.append({"framework_id": fw, "section_id": "w", "text": f"session management {fw}",
+                     "cre_id": "400-000", "link_type": "LinkedTo"})  # fmt: skip
+    tmp_path.mkdir(parents=True, exist_ok=True)
+    path = tmp_path / "links.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return path
+
+
+def trained(tmp_path: Path, exclude: tuple[str, ...] = ()) -> Path:
+    hub, embedder = small_hub(), StubEmbedder()
+    result = train(
+        TrainOptions(links_file(tmp_path), exclude), hub, embedder, build_index(hub, embedder, None)
+    )
+    save(result, tmp_path / "models")
+    return tmp_path / "models"
+
+
+def test_card_says_what_data_was_seen(tmp_path: Path) -> None:
+    models = trained(tmp_path, exclude=("gamma",))
+    card = json.loads((models / "card.json").read_text())
+    assert card["data"]["frameworks_seen"] == {"alpha": 7, "beta": 7, "delta": 7}
+    assert card["data"]["frameworks_excluded"] == ["gamma"]
+    assert len(card["data"]["links_sha256"]) == 64
+    assert 0.0 <= card["threshold"] <= 1.0
+    assert card["out_of_fold"]["rows"] == 21
+    assert card["files"].keys() == {"calibrator.json"}
+
+
+def test_training_is_reproducible(tmp_path: Path) -> None:
+    first = (trained(tmp_path / "a") / "calibrator.json").read_text()
+    second = (trained(tmp_path / "b") / "calibrator.json").read_text()
+    assert first == second
+
+
+def test_unknown_excluded_framework_is_refused(tmp_path: Path) -> None:
+    with pytest.raises(TrainingError, match="nist_800_999"):
+        trained(tmp_path, exclude=("nist_800_999",))
+
+
+def test_one_framework_left_cannot_be_calibrated_out_of_fold(tmp_path: Path) -> None:
+    with pytest.raises(TrainingError, match="at least two frameworks"):
+        trained(tmp_path, exclude=("alpha", "beta", "gamma"))
+
+
+def test_too_little_data_is_a_training_error(tmp_path: Path) -> None:
+    with pytest.raises(TrainingError, match="right and wrong"):
+        trained(tmp_path, exclude=("alpha", "beta"))
+
+
+def test_changed_file_is_refused_on_load(tmp_path: Path) -> None:
+    models = trained(tmp_path)
+    assert load_trained(models).calibrator.fitted_on == 28
+    (models / "calibrator.json").write_text((models / "calibrator.json").read_text() + " ")
+    with pytest.raises(ArtifactError, match="does not match its card"):
+        load_trained(models)
+
+
+def test_directory_without_card_holds_no_models(tmp_path: Path) -> None:
+    assert not has_models(tmp_path)
+    with pytest.raises(ArtifactError, match="librarian train"):
+        load_trained(tmp_path)
+
+
+def section(text: str) -> Section:
+    from pipeline.explain import section_from_text
+
+    return section_from_text(text)
+
+
+def test_linker_uses_the_calibrator_and_its_threshold(tmp_path: Path) -> None:
+    hub, embedder = small_hub(), StubEmbedder()
+    models = load_trained(trained(tmp_path), hub.content_hash)
+    linker = Linker(
+        hub, embedder, build_index(hub, embedder, None), None,
+        LinkerSettings(cache_dir=None, top_k=4), models,
+    )  # fmt: skip
+    assert linker.threshold == models.threshold
+    assert "calibrated" in linker.retriever
+    env = linker.link([section("rotate session token after login")], "r").envelopes[0]
+    confidence = (
+        env.links[0].confidence
+        if isinstance(env, LinkProposal)
+        else (env.suggested_links or [])[0].confidence
+    )
+    scores = [c.score_vector for c in env.retrieval.candidates]
+    assert confidence == pytest.approx(models.calibrator.probabilities(scores)[0], abs=1e-6)
+
+
+def test_negated_section_above_threshold_goes_to_review() -> None:
+    hub, embedder = small_hub(), StubEmbedder()
+    settings = LinkerSettings(cache_dir=None, threshold=0.1, top_k=4)
+    linker = Linker(hub, embedder, build_index(hub, embedder, None), None, settings)
+    plain, negated = linker.link(
+        [section("rotate session token after login"),
+         section("never rotate session token after login")], "r"
+    ).envelopes  # fmt: skip
+    assert isinstance(plain, LinkProposal)
+    assert isinstance(negated, ReviewItem)
+    assert negated.update_detection.adversarial_flags == [AdversarialFlag.NEGATION_MISMATCH]
+    assert negated.suggested_links and negated.suggested_links[0].cre_id == "200-001"
