@@ -1,4 +1,8 @@
-"""The dry-run linking flow: a task per batch of lines (Prefect costs ~30 ms a task)."""
+"""The linking flow: a task per batch of lines (Prefect costs ~30 ms a task).
+
+Dry-run writes files only. Commit mode stores each batch's decisions in one transaction;
+from the queue table, that transaction also stamps the rows consumed.
+"""
 
 from __future__ import annotations
 
@@ -9,13 +13,23 @@ from pathlib import Path
 
 from prefect import flow, get_run_logger, task
 from prefect.cache_policies import NONE
+from sqlalchemy import Engine
+from sqlalchemy.exc import SQLAlchemyError
+from sqlalchemy.orm import Session
 
 from pipeline.config import LinkerSettings
+from pipeline.decide import RunContext
 from pipeline.emit import OutputWriter
 from pipeline.ingest import ChunkRegistry, RawBatch, parse_line, read_batch
 from pipeline.linker import BatchResult, Linker, link_resilient
 from pipeline.summary import add_timings, check_accounting, record_batch
+from pipeline.update import PriorDecision, apply_updates
+from schemas.envelopes import Envelope
 from schemas.records import Rejection, RunSummary, Section, Skip
+from store.db import StoreError, make_engine, reason, redacted, upgrade
+from store.decisions import WriteResult, priors, unchanged, write
+from store.queue import QUEUE_SOURCE, ClaimedBatch, claim, stamp_consumed
+from store.vectors import retriever_factory
 
 # Progress callbacks by run id: a callable is no flow parameter (parameters are stored by the API).
 _PROGRESS: dict[str, Callable[[int], None]] = {}
@@ -30,7 +44,9 @@ def on_progress(run_id: str, callback: Callable[[int], None] | None) -> None:
 
 @task(name="load-models", cache_policy=NONE)
 def load_linker(settings: LinkerSettings) -> Linker:
-    return Linker.from_settings(settings)
+    return Linker.from_settings(
+        settings, retriever_factory(settings.vector_backend, settings.vector_db)
+    )
 
 
 @task(name="read-batch", retries=2, retry_delay_seconds=1, cache_policy=NONE)
@@ -57,14 +73,63 @@ def write_batch(
     writer.write_batch(result.envelopes, rejections, skips)
 
 
+@task(name="claim-queue-batch", cache_policy=NONE)
+def claim_batch(engine: Engine, limit: int) -> ClaimedBatch:
+    return claim(engine, limit)
+
+
+@task(name="look-up-prior-decisions", cache_policy=NONE)
+def look_up_priors(
+    session: Session, sections: list[Section]
+) -> tuple[list[Skip], dict[str, PriorDecision]]:
+    return unchanged(session, sections), priors(session, sections)
+
+
+@task(name="commit-batch", cache_policy=NONE)
+def commit_batch(
+    session: Session,
+    run_id: str,
+    envelopes: list[Envelope],
+    sections: dict[str, Section],
+    rejections: list[Rejection],
+    raw_lines: dict[int, bytes],
+    source: str,
+    claimed_ids: list[int],
+) -> WriteResult:
+    """Decisions, rejections and (from the queue table) consumed_at: one transaction."""
+    queue_ids = {s.chunk_id: s.line for s in sections.values()} if claimed_ids else None
+    try:
+        result = write(
+            session, run_id, envelopes, sections, rejections, raw_lines, source, queue_ids
+        )
+        stamp_consumed(session, claimed_ids)
+        session.commit()
+    except SQLAlchemyError as exc:
+        session.rollback()
+        raise StoreError(f"the database refused the batch: {reason(exc)}") from exc
+    return result
+
+
 @flow(name="librarian-link", validate_parameters=False)
 def link_queue(
-    input_path: Path, out_dir: Path, settings: LinkerSettings, run_id: str
+    input_path: Path | None,
+    out_dir: Path,
+    settings: LinkerSettings,
+    run_id: str,
+    database: str | None = None,
 ) -> RunSummary:
+    """Dry-run (`database` None): files only. Commit: decisions into `database`, and the
+    same files as a record. `input_path` None: drain the database's knowledge_queue."""
     logger = get_run_logger()
+    engine = make_engine(database) if database else None
+    if engine is not None:
+        upgrade(engine)
+    source = str(input_path) if input_path is not None else QUEUE_SOURCE
     summary = RunSummary(
         run_id=run_id,
-        input=str(input_path),
+        mode="commit" if engine is not None else "dry-run",
+        input=source,
+        database=redacted(database) if database else None,
         out_dir=str(out_dir),
         started_at=datetime.now(UTC).isoformat(),
         top_k=settings.top_k,
@@ -87,27 +152,72 @@ def link_queue(
         "nodes": len(linker.hub.nodes),
     }
     registry = ChunkRegistry()
+    stored = WriteResult()
     with OutputWriter(out_dir) as writer:
         summary.outputs = writer.paths()
         offset, next_line, eof = 0, 1, False
         while not eof:
             started = time.perf_counter()
-            raw = read_batch_task(input_path, offset, next_line, settings.batch_size)
-            parsed = validate_batch(raw, registry)
-            timed("read_validate", started)
-            sections = [p for p in parsed if isinstance(p, Section)]
-            rejections = [p for p in parsed if isinstance(p, Rejection)]
-            skips = [p for p in parsed if isinstance(p, Skip)]
+            session: Session | None = None
+            claimed_ids: list[int] = []
+            if input_path is None:
+                assert engine is not None
+                claimed = claim_batch(engine, settings.batch_size)
+                session, claimed_ids = claimed.session, claimed.ids
+                raw = RawBatch(claimed.lines, 0, 0, 0, eof=len(claimed.lines) < settings.batch_size)
+            else:
+                raw = read_batch_task(input_path, offset, next_line, settings.batch_size)
+                session = Session(engine) if engine is not None else None
+            try:
+                parsed = validate_batch(raw, registry)
+                timed("read_validate", started)
+                sections = [p for p in parsed if isinstance(p, Section)]
+                rejections = [p for p in parsed if isinstance(p, Rejection)]
+                skips = [p for p in parsed if isinstance(p, Skip)]
 
-            result, failed = link_batch(linker, sections, run_id)
-            rejections.extend(failed)
+                prior_by_span: dict[str, PriorDecision] = {}
+                if session is not None:
+                    started = time.perf_counter()
+                    already, prior_by_span = look_up_priors(session, sections)
+                    done = {skip.line for skip in already}
+                    sections = [s for s in sections if s.line not in done]
+                    skips.extend(already)
+                    timed("store_read", started)
+
+                result, failed = link_batch(linker, sections, run_id)
+                rejections.extend(failed)
+
+                if session is not None:
+                    started = time.perf_counter()
+                    by_chunk = {s.chunk_id: s for s in sections}
+                    ctx = RunContext(run_id, linker.threshold, datetime.now(UTC))
+                    result.envelopes = apply_updates(
+                        result.envelopes,
+                        {c: s.span_key for c, s in by_chunk.items()},
+                        prior_by_span,
+                        ctx,
+                    )
+                    written = commit_batch(
+                        session, run_id, result.envelopes, by_chunk, rejections,
+                        dict(raw.lines), source, claimed_ids,
+                    )  # fmt: skip
+                    stored.decisions += written.decisions
+                    stored.rejections += written.rejections
+                    stored.already_there += written.already_there
+                    timed("store_write", started)
+            finally:
+                if session is not None:
+                    session.close()
 
             started = time.perf_counter()
             write_batch(writer, result, rejections, skips)
             timed("write", started)
 
             record_batch(summary, raw, result, rejections, skips)
-            offset, next_line, eof = raw.next_offset, raw.next_line, raw.eof
+            if input_path is not None:
+                offset, next_line, eof = raw.next_offset, raw.next_line, raw.eof
+            else:
+                eof = raw.eof
             logger.info(
                 "batch %d: %d lines (linked %d, review %d, rejected %d, skipped %d so far)",
                 summary.batches, len(raw.lines), summary.linked, summary.review,
@@ -118,8 +228,16 @@ def link_queue(
                 callback(len(raw.lines) + raw.blank_lines)
         summary.finished_at = datetime.now(UTC).isoformat()
         summary.timings_s = {k: round(v, 4) for k, v in summary.timings_s.items()}
+        if engine is not None:
+            summary.stored = {
+                "decisions": stored.decisions,
+                "rejections": stored.rejections,
+                "already_stored": stored.already_there,
+            }
         check_accounting(summary)
         writer.commit(summary)
+    if engine is not None:
+        engine.dispose()
     logger.info(
         "run %s: read %d, linked %d, review %d, rejected %d, skipped %d -> %s",
         run_id, summary.read, summary.linked, summary.review, summary.rejected,

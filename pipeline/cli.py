@@ -17,10 +17,11 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
+from sqlalchemy.exc import SQLAlchemyError
 
 from pipeline.artifacts import DEFAULT_MODELS_DIR, ArtifactError, load_trained
 from pipeline.config import DEFAULT_CACHE_DIR, LinkerSettings
-from pipeline.hub import DEFAULT_HUB_PATH, HubError, load_hub
+from pipeline.hub import DEFAULT_HUB_PATH, Hub, HubError, load_hub
 from pipeline.links import DEFAULT_LINKS_PATH, DEV_FRAMEWORKS
 from pipeline.models import ModelError
 from schemas.envelopes import Envelope, LinkProposal
@@ -28,6 +29,7 @@ from schemas.golden import EvalReport
 
 if TYPE_CHECKING:
     from pipeline.linker import Linker
+    from pipeline.links import Link
 
 app = typer.Typer(
     add_completion=False,
@@ -36,6 +38,10 @@ app = typer.Typer(
 )
 schema_app = typer.Typer(no_args_is_help=True, help="JSON Schemas of the contracts.")
 app.add_typer(schema_app, name="schema")
+review_app = typer.Typer(no_args_is_help=True, help="The reviewers' queue.")
+app.add_typer(review_app, name="review")
+queue_app = typer.Typer(no_args_is_help=True, help="The database's knowledge_queue table.")
+app.add_typer(queue_app, name="queue")
 
 out = Console()
 err = Console(stderr=True, soft_wrap=True)  # a usage error stays one line
@@ -60,6 +66,17 @@ TopKOpt = Annotated[int, typer.Option("--top-k", min=1, help="candidates retriev
 TopNOpt = Annotated[int, typer.Option("--top-n", min=1, help="reranked / suggested kept")]
 RerankerOpt = Annotated[
     Path | None, typer.Option(help="local CrossEncoder directory (default: no rerank, declared)")
+]
+VectorOpt = Annotated[
+    str,
+    typer.Option(
+        "--vector-backend",
+        help="memory, or pgvector (hub vectors in the PostgreSQL --db, HNSW top-K)",
+    ),
+]
+DbOpt = Annotated[
+    str | None,
+    typer.Option("--db", help="database URL (default: LIBRARIAN_DB, else sqlite:///librarian.db)"),
 ]
 EmbeddingOpt = Annotated[
     Path | None,
@@ -91,11 +108,14 @@ def _settings(**kwargs: Any) -> LinkerSettings:
 def _load_linker(settings: LinkerSettings) -> Linker:
     """The linker `explain` and `eval` use; a model problem is a one-line usage error."""
     from pipeline.linker import Linker
+    from store.db import StoreError
+    from store.vectors import retriever_factory
 
     _check_models(settings)
     try:
-        return Linker.from_settings(settings)
-    except (ModelError, ArtifactError) as exc:
+        factory = retriever_factory(settings.vector_backend, settings.vector_db)
+        return Linker.from_settings(settings, factory)
+    except (ModelError, ArtifactError, StoreError) as exc:
         raise _usage_error(str(exc)) from exc
 
 
@@ -111,6 +131,47 @@ def _check_models(settings: LinkerSettings) -> None:
             load_trained(models)
         except ArtifactError as exc:
             raise _usage_error(f"--models refused: {exc}") from exc
+
+
+def _database(explicit: str | None) -> str:
+    """The database URL, checked and migrated before any model or Prefect starts."""
+    from store.db import StoreError, database_url, make_engine, upgrade
+
+    url = database_url(explicit)
+    try:
+        engine = make_engine(url)
+        upgrade(engine)
+        engine.dispose()
+    except StoreError as exc:
+        raise _usage_error(str(exc)) from exc
+    return url
+
+
+def _pending(database: str | None) -> int | None:
+    from store.db import make_engine
+    from store.queue import pending
+
+    if database is None:
+        return None
+    engine = make_engine(database)
+    try:
+        return pending(engine)
+    finally:
+        engine.dispose()
+
+
+def _vectors(backend: str, db: str | None) -> dict[str, Any]:
+    """Settings for the vector search; pgvector needs a PostgreSQL database."""
+    if backend == "memory":
+        return {}
+    if backend != "pgvector":
+        raise _usage_error(f"--vector-backend {backend!r}: use memory or pgvector")
+    from store.db import database_url
+
+    url = database_url(db)
+    if not url.startswith("postgresql"):
+        raise _usage_error("--vector-backend pgvector needs a PostgreSQL --db (or LIBRARIAN_DB)")
+    return {"vector_backend": "pgvector", "vector_db": url}
 
 
 def _new_run_id() -> str:
@@ -138,11 +199,19 @@ def _count_lines(path: Path) -> int:
 
 @app.command()
 def run(
-    input: Annotated[Path, typer.Argument(help="knowledge-queue JSONL")],
+    input: Annotated[
+        Path | None, typer.Argument(help="knowledge-queue JSONL (omit with --from-db)")
+    ] = None,
     out_dir: Annotated[Path | None, typer.Option("--out", help="default out/<run-id>/")] = None,
     dry_run: Annotated[
         bool, typer.Option("--dry-run/--commit", help="write files only / write the database")
     ] = True,
+    db: DbOpt = None,
+    vector_backend: VectorOpt = "memory",
+    from_db: Annotated[
+        bool,
+        typer.Option("--from-db", help="drain the database's knowledge_queue (implies --commit)"),
+    ] = False,
     hub: HubOpt = DEFAULT_HUB_PATH,
     threshold: ThresholdOpt = None,
     top_k: TopKOpt = 20,
@@ -154,11 +223,22 @@ def run(
     cache_dir: Annotated[Path, typer.Option(help="hub embedding cache")] = DEFAULT_CACHE_DIR,
     models: ModelsOpt = DEFAULT_MODELS_DIR,
 ) -> None:
-    """Run the linking flow over INPUT and write envelopes (dry-run: files, nothing changed)."""
-    if not dry_run:
-        raise _usage_error("--commit is not available yet (it arrives with the storage issue)")
-    if not input.is_file():
+    """Run the linking flow over INPUT and write envelopes (dry-run: files, nothing changed).
+
+    --commit stores every decision in the database (--db, LIBRARIAN_DB, default
+    sqlite:///librarian.db); --from-db drains its knowledge_queue table instead of a file.
+    """
+    if from_db and input is not None:
+        raise _usage_error("give INPUT or --from-db, not both")
+    if from_db:
+        dry_run = False
+    if input is None and not from_db:
+        raise _usage_error("INPUT is missing (or use --from-db)")
+    if input is not None and not input.is_file():
         raise _usage_error(f"input {input} does not exist")
+    if dry_run and db is not None and vector_backend == "memory":
+        raise _usage_error("--db needs --commit or --from-db: a dry run never touches the database")
+    database = None if dry_run else _database(db)
     settings = _settings(
         hub_path=hub,
         threshold=threshold,
@@ -169,6 +249,7 @@ def run(
         embedding_model=embedding_model,
         cache_dir=cache_dir,
         models_dir=models,
+        **_vectors(vector_backend, database or db),
     )
     if run_id is not None and not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}", run_id):
         raise _usage_error(f"--run-id {run_id!r}: use letters, digits, '.', '_' and '-'")
@@ -192,11 +273,12 @@ def run(
             console=err,
         )
         bar_owner = progress
-        bar = progress.add_task("linking", total=_count_lines(input))
+        total = _count_lines(input) if input is not None else _pending(database)
+        bar = progress.add_task("linking", total=total)
         on_progress(run_id, lambda n: bar_owner.advance(bar, n))
         progress.start()
     try:
-        summary = link_queue(input, target, settings, run_id)
+        summary = link_queue(input, target, settings, run_id, database)
     except Exception as exc:
         reason = escape(f"{type(exc).__name__}: {exc}")
         err.print(f"[red]run {run_id} failed:[/red] {reason}", highlight=False)
@@ -206,7 +288,7 @@ def run(
             progress.stop()
         on_progress(run_id, None)
 
-    table = Table(title=f"run {summary.run_id} (dry-run)", show_header=True)
+    table = Table(title=f"run {summary.run_id} ({summary.mode})", show_header=True)
     table.add_column("outcome")
     table.add_column("count", justify="right")
     table.add_column("by reason")
@@ -223,6 +305,9 @@ def run(
         highlight=False,
     )
     out.print(f"outputs: {target}/", highlight=False, soft_wrap=True)
+    if summary.database:
+        stored = ", ".join(f"{k} {v}" for k, v in summary.stored.items())
+        out.print(f"database: {summary.database} ({stored})", highlight=False, soft_wrap=True)
 
 
 @app.command()
@@ -239,6 +324,8 @@ def explain(
     embedding_model: EmbeddingOpt = None,
     cache_dir: Annotated[Path, typer.Option(help="hub embedding cache")] = DEFAULT_CACHE_DIR,
     models: ModelsOpt = DEFAULT_MODELS_DIR,
+    vector_backend: VectorOpt = "memory",
+    db: DbOpt = None,
     as_json: Annotated[bool, typer.Option("--json", help="print the envelope as JSON")] = False,
 ) -> None:
     """Show the candidates, scores and decision for one text (no Prefect).
@@ -260,6 +347,7 @@ def explain(
         embedding_model=embedding_model,
         cache_dir=cache_dir,
         models_dir=models,
+        **_vectors(vector_backend, db),
     )
     from pipeline.explain import explain_text
     from schemas.envelopes import dump_envelope
@@ -302,9 +390,13 @@ def _print_explanation(envelope: Envelope, retriever: str, threshold: float) -> 
 
 @app.command()
 def train(
-    links: Annotated[Path, typer.Option(help="section→CRE links (links.jsonl format)")] = (
-        DEFAULT_LINKS_PATH
-    ),
+    links: Annotated[
+        list[str] | None,
+        typer.Option(
+            help="links.jsonl file, or a database URL for the reviewers' accepted links "
+            "(repeatable; default data/opencre/links.jsonl)"
+        ),
+    ] = None,
     hub: HubOpt = DEFAULT_HUB_PATH,
     exclude_framework: Annotated[
         list[str] | None,
@@ -326,20 +418,24 @@ def train(
     seed: Annotated[int, typer.Option(help="random seed")] = 13,
 ) -> None:
     """Build the model directory `run`, `explain` and `eval` read, from link data."""
-    if not links.is_file():
-        raise _usage_error(f"--links {links} does not exist")
+    sources = links or [str(DEFAULT_LINKS_PATH)]
     if out_dir.exists() and not out_dir.is_dir():
         raise _usage_error(f"--out {out_dir} exists and is not a directory")
     settings = _settings(hub_path=hub, embedding_model=embedding_model, cache_dir=cache_dir)
-    from pipeline.links import LinksError
+    from pipeline.links import LinksError, links_digest
     from pipeline.models import SentenceTransformerEmbedder
     from pipeline.retrieve import build_index
     from pipeline.train import TrainingError, TrainOptions, save
     from pipeline.train import train as train_models
 
+    loaded = _load_links(sources)
     excluded = [*(exclude_framework or ()), *(DEV_FRAMEWORKS if holdout_dev else ())]
     options = TrainOptions(
-        links_path=links, exclude_frameworks=tuple(dict.fromkeys(excluded)), seed=seed
+        links=tuple(loaded),
+        links_sources=tuple(_redacted(s) if "://" in s else s for s in sources),
+        links_sha256=links_digest(loaded),
+        exclude_frameworks=tuple(dict.fromkeys(excluded)),
+        seed=seed,
     )
     with _progress_bar() as progress:
         try:
@@ -370,6 +466,30 @@ def train(
     out.print(table)
 
 
+def _load_links(sources: list[str]) -> list[Link]:
+    """Links from files and from stores (the reviewers' accepted decisions), in order."""
+    from pipeline.links import LinksError, load_links
+
+    out: list[Link] = []
+    for source in sources:
+        if "://" in source:
+            from store.db import StoreError, make_engine
+            from store.review import reviewer_links
+
+            try:
+                engine = make_engine(source)
+                out.extend(reviewer_links(engine))
+                engine.dispose()
+            except (StoreError, SQLAlchemyError) as exc:
+                raise _usage_error(f"--links {_redacted(source)}: {exc}") from exc
+        else:
+            try:
+                out.extend(load_links(Path(source)))
+            except LinksError as exc:
+                raise _usage_error(str(exc)) from exc
+    return out
+
+
 @app.command("eval")
 def eval_golden(
     dataset: Annotated[Path, typer.Argument(help="golden set (JSON list of rows)")],
@@ -381,6 +501,8 @@ def eval_golden(
     embedding_model: EmbeddingOpt = None,
     reranker: RerankerOpt = None,
     cache_dir: Annotated[Path, typer.Option(help="hub embedding cache")] = DEFAULT_CACHE_DIR,
+    vector_backend: VectorOpt = "memory",
+    db: DbOpt = None,
     plot: Annotated[
         Path | None, typer.Option(help="draw the reliability diagram into this PNG")
     ] = None,
@@ -403,6 +525,7 @@ def eval_golden(
         embedding_model=embedding_model,
         cache_dir=cache_dir,
         models_dir=models,
+        **_vectors(vector_backend, db),
     )
     from pipeline.evaluate import calibration_bins, gate_failures, per_source, run_golden, score
 
@@ -512,6 +635,130 @@ def _progress_bar() -> Iterator[Callable[[str, int, int], None] | None]:
                 progress.update(bars[stage], completed=done, total=total)
 
         yield update
+
+
+@review_app.command("export")
+def review_export(
+    db: DbOpt = None,
+    fmt: Annotated[str, typer.Option("--format", help="csv, jsonl or html")] = "csv",
+    out_file: Annotated[Path | None, typer.Option("--out", help="default: stdout")] = None,
+    status: Annotated[str, typer.Option(help="open, decided or all")] = "open",
+    since: Annotated[
+        datetime | None, typer.Option(help="only items created at or after this time (UTC)")
+    ] = None,
+) -> None:
+    """Export the reviewers' queue, oldest first."""
+    from sqlalchemy.orm import Session
+
+    from store.db import make_engine
+    from store.review import review_items, to_csv, to_html, to_jsonl
+
+    if fmt not in ("csv", "jsonl", "html"):
+        raise _usage_error(f"--format {fmt!r}: use csv, jsonl or html")
+    if status not in ("open", "decided", "all"):
+        raise _usage_error(f"--status {status!r}: use open, decided or all")
+    if since is not None and since.tzinfo is None:
+        since = since.replace(tzinfo=UTC)
+    engine = make_engine(_database(db))
+    try:
+        with Session(engine) as session:
+            items = review_items(session, status, since)
+    finally:
+        engine.dispose()
+    text = to_csv(items) if fmt == "csv" else to_jsonl(items) if fmt == "jsonl" else to_html(items)
+    if out_file is None:
+        sys.stdout.write(text)
+        return
+    out_file.parent.mkdir(parents=True, exist_ok=True)
+    out_file.write_text(text, encoding="utf-8")
+    err.print(f"{len(items)} review items -> {escape(str(out_file))}", highlight=False)
+
+
+@review_app.command("import")
+def review_import(
+    sheet: Annotated[Path, typer.Argument(help="a filled export (.csv or .jsonl)")],
+    db: DbOpt = None,
+    hub: HubOpt = DEFAULT_HUB_PATH,
+) -> None:
+    """Record reviewers' decisions: accept a suggestion, choose another CRE, or reject.
+
+    Every row is checked first; any bad row refuses the whole sheet (exit 1), naming it.
+    """
+    from store.db import make_engine
+    from store.review import ReviewImportError, apply_sheet, read_sheet
+
+    try:
+        rows = read_sheet(sheet)
+    except ReviewImportError as exc:
+        raise _usage_error(str(exc)) from exc
+    hub_ids = set(_settings_hub(hub).ids)
+    engine = make_engine(_database(db))
+    try:
+        result = apply_sheet(engine, rows, hub_ids, str(sheet))
+    finally:
+        engine.dispose()
+    if result.errors:
+        for problem in result.errors[:20]:
+            err.print(f"[red]error:[/red] {escape(str(sheet))} {escape(problem)}", highlight=False)
+        more = len(result.errors) - 20
+        if more > 0:
+            err.print(f"... and {more} more", highlight=False)
+        err.print("nothing was recorded", highlight=False)
+        raise typer.Exit(EXIT_FAILED)
+    out.print(
+        f"recorded: accepted {result.accepted}, chosen {result.chosen}, "
+        f"rejected {result.rejected}; left open {result.left_open}",
+        highlight=False,
+    )
+
+
+def _settings_hub(path: Path) -> Hub:
+    try:
+        return load_hub(path)
+    except HubError as exc:
+        raise _usage_error(f"hub catalogue refused: {exc}") from exc
+
+
+@queue_app.command("load")
+def queue_load(
+    file: Annotated[Path, typer.Argument(help="queue rows, one JSON object a line")],
+    db: DbOpt = None,
+) -> None:
+    """Append queue rows to the database's knowledge_queue, as the upstream filter does."""
+    from store.db import StoreError, make_engine
+    from store.queue import QueueLoadError, enqueue
+
+    if not file.is_file():
+        raise _usage_error(f"{file} does not exist")
+    url = _database(db)
+    rows: list[tuple[int, dict[str, Any]]] = []
+    with file.open(encoding="utf-8-sig") as handle:
+        for number, line in enumerate(handle, start=1):
+            if not line.strip():
+                continue
+            try:
+                row = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise _usage_error(f"{file} line {number}: invalid JSON: {exc.msg}") from exc
+            if not isinstance(row, dict):
+                raise _usage_error(f"{file} line {number}: expected a JSON object")
+            rows.append((number, row))
+    engine = make_engine(url)
+    try:
+        count, ignored = enqueue(engine, rows)
+    except (QueueLoadError, StoreError) as exc:
+        raise _usage_error(str(exc)) from exc
+    finally:
+        engine.dispose()
+    out.print(f"queued {count} rows in {_redacted(url)}", highlight=False)
+    if ignored:
+        out.print(f"columns the queue table has no place for, ignored: {', '.join(ignored)}")
+
+
+def _redacted(url: str) -> str:
+    from store.db import redacted
+
+    return redacted(url)
 
 
 @schema_app.command("export")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -37,3 +38,5 @@ class LinkerSettings(BaseModel):
     top_n: int = Field(default=5, ge=1, le=100)
     min_score: float = Field(default=0.0, ge=-1.0, le=1.0)
     batch_size: int = Field(default=256, ge=1, le=100_000)
+    vector_backend: Literal["memory", "pgvector"] = "memory"
+    vector_db: str | None = Field(default=None, description="PostgreSQL URL for pgvector")

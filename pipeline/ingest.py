@@ -170,6 +170,7 @@ def _parse_queue_row(line: int, obj: dict[str, Any], chunk_id: str | None) -> Pa
         locator=locator,
         upstream_run_id=row.pipeline_run_id,
         content_hash=content_hash(row.text),
+        span_index=row.span_index,
     )
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import time
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
@@ -16,7 +16,7 @@ from pipeline.explicit import find_references
 from pipeline.hub import Hub, load_hub
 from pipeline.models import CrossEncoderScorer, Embedder, PairScorer, SentenceTransformerEmbedder
 from pipeline.rerank import rerank_scores
-from pipeline.retrieve import HubIndex, build_index, retrieve
+from pipeline.retrieve import HubIndex, MemoryRetriever, Retriever, build_index
 from schemas.envelopes import Candidate, Envelope
 from schemas.records import RejectCode, Rejection, Section
 
@@ -46,6 +46,7 @@ class Linker:
         scorer: PairScorer | None,
         settings: LinkerSettings,
         trained: TrainedModels | None = None,
+        retriever: Retriever | None = None,
     ) -> None:
         if index.ids != hub.ids:
             raise ValueError("hub index was built for a different hub")
@@ -54,6 +55,7 @@ class Linker:
         self.index = index
         self.scorer = scorer
         self.settings = settings
+        self.search = retriever or MemoryRetriever(index)
         # The calibrator was fitted on retrieval scores; a reranker's scores are another scale.
         self.calibrator = trained.calibrator if trained is not None and scorer is None else None
         self.trained = trained
@@ -71,12 +73,18 @@ class Linker:
         else:
             confidence = "uncalibrated cosine (no trained models; run `librarian train`)"
         self.retriever = (
-            f"dense:{embedder.name} cosine mean(name,path,children) top{settings.top_k}; "
+            f"dense:{embedder.name} cosine mean(name,path,children) top{settings.top_k}"
+            f" ({self.search.name}); "
             f"rerank:{rerank}; confidence:{confidence}"
         )
 
     @classmethod
-    def from_settings(cls, settings: LinkerSettings) -> Linker:
+    def from_settings(
+        cls,
+        settings: LinkerSettings,
+        make_retriever: Callable[[HubIndex], Retriever] | None = None,
+    ) -> Linker:
+        """Load everything `settings` names; `make_retriever` swaps the in-memory search."""
         hub = load_hub(settings.hub_path)
         embedder = SentenceTransformerEmbedder(settings.embedding_model)
         index = build_index(hub, embedder, settings.cache_dir)
@@ -84,7 +92,8 @@ class Linker:
         trained = None
         if settings.models_dir is not None and has_models(settings.models_dir):
             trained = load_trained(settings.models_dir, hub.content_hash)
-        return cls(hub, embedder, index, scorer, settings, trained)
+        retriever = make_retriever(index) if make_retriever is not None else None
+        return cls(hub, embedder, index, scorer, settings, trained, retriever)
 
     @property
     def model_ids(self) -> dict[str, str | None]:
@@ -121,7 +130,7 @@ class Linker:
             timings["embed"] += time.perf_counter() - started
 
             started = time.perf_counter()
-            hits = retrieve(vectors, self.index, self.settings.top_k, self.settings.min_score)
+            hits = self.search.search(vectors, self.settings.top_k, self.settings.min_score)
             timings["retrieve"] += time.perf_counter() - started
 
             rerank: list[list[float]] | None = None

@@ -80,8 +80,17 @@ def load_links(path: Path) -> list[Link]:
     return out
 
 
-def links_hash(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
+def links_digest(links: Iterable[Link]) -> str:
+    """sha256 over the links' content, whichever files or databases they came from."""
+    digest = hashlib.sha256()
+    for link in links:
+        digest.update(
+            json.dumps(
+                [link.framework_id, link.section_id, link.text, link.cre_id, link.curated]
+            ).encode("utf-8")
+        )
+        digest.update(b"\n")
+    return digest.hexdigest()
 
 
 def curated_sections(

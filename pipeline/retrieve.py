@@ -14,6 +14,7 @@ import os
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Protocol
 
 import numpy as np
 
@@ -104,6 +105,33 @@ def _save(path: Path, index: HubIndex) -> None:
     os.replace(tmp, path)
 
 
+class Retriever(Protocol):
+    """Top-k hubs for query vectors: in memory, or in a vector database."""
+
+    name: str
+
+    def search(self, queries: Vectors, top_k: int, min_score: float) -> list[list[ScoredHub]]: ...
+
+
+@dataclass(frozen=True)
+class MemoryRetriever:
+    index: HubIndex
+    name: str = "in-memory"
+
+    def search(self, queries: Vectors, top_k: int, min_score: float) -> list[list[ScoredHub]]:
+        return retrieve(queries, self.index, top_k, min_score)
+
+
+def combined_vectors(index: HubIndex) -> Vectors:
+    """One vector a hub whose dot product with a query is the hub's retrieval score.
+
+    Queries and hub texts are unit vectors, so the mean of three cosines is the dot
+    product with the mean of the three vectors: one inner-product search serves all three.
+    """
+    total = index.name_vectors + index.path_vectors + index.children_vectors
+    return np.asarray(total / 3.0, dtype=np.float32)
+
+
 def retrieve(
     queries: Vectors, index: HubIndex, top_k: int, min_score: float = 0.0
 ) -> list[list[ScoredHub]]:
@@ -113,11 +141,7 @@ def retrieve(
             f"query vectors have dimension {queries.shape[-1]}, "
             f"the hub index has {index.dimension}: were they built by the same model?"
         )
-    scores = (
-        queries @ index.name_vectors.T
-        + queries @ index.path_vectors.T
-        + queries @ index.children_vectors.T
-    ) / 3.0
+    scores = queries @ combined_vectors(index).T
     k = min(top_k, scores.shape[1])
     results: list[list[ScoredHub]] = []
     for row in scores:

@@ -29,7 +29,7 @@ from pipeline.calibrate import (
     top_features,
 )
 from pipeline.hub import Hub
-from pipeline.links import LinkedSection, curated_sections, links_hash, load_links
+from pipeline.links import Link, LinkedSection, curated_sections
 from pipeline.models import Embedder
 from pipeline.retrieve import RETRIEVER_ID, HubIndex, retrieve
 
@@ -45,7 +45,9 @@ class TrainingError(RuntimeError):
 
 @dataclass(frozen=True)
 class TrainOptions:
-    links_path: Path
+    links: tuple[Link, ...]
+    links_sources: tuple[str, ...]  # where the links came from, for the card
+    links_sha256: str
     exclude_frameworks: tuple[str, ...] = ()
     top_k: int = 20
     max_wrong_rate: float = MAX_WRONG_RATE
@@ -110,13 +112,12 @@ def train(
     progress: Progress | None = None,
 ) -> TrainResult:
     started = time.perf_counter()
-    links = load_links(options.links_path)
+    links = options.links
     excluded = set(options.exclude_frameworks)
     unknown = excluded - {link.framework_id for link in links}
     if unknown:
         raise TrainingError(
-            f"--exclude-framework names frameworks not in {options.links_path}: "
-            + ", ".join(sorted(unknown))
+            f"--exclude-framework names frameworks not in the links: {', '.join(sorted(unknown))}"
         )
     sections = [
         s for s in curated_sections(links, known_cres=hub.by_id) if s.framework_id not in excluded
@@ -146,8 +147,8 @@ def train(
         "trained_at": datetime.now(UTC).isoformat(timespec="seconds"),
         "seconds": round(time.perf_counter() - started, 1),
         "data": {
-            "links_file": str(options.links_path),
-            "links_sha256": links_hash(options.links_path),
+            "links_sources": list(options.links_sources),
+            "links_sha256": options.links_sha256,
             "hub_sha256": hub.content_hash,
             "hub_nodes": len(hub.ids),
             "sections": len(sections),

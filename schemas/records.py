@@ -27,6 +27,14 @@ class Section(BaseModel):
     security_summary: str | None = None
     upstream_run_id: str | None = None
     content_hash: str = Field(description="sha256 of the text, hex")
+    span_index: int | None = Field(default=None, description="which span of the artifact")
+
+    @property
+    def span_key(self) -> str:
+        """Where in which artifact this text sits: equal keys, different text = an update."""
+        where = self.locator.path or self.locator.url or self.locator.id or ""
+        span = "" if self.span_index is None else str(self.span_index)
+        return "\x1f".join((self.artifact_id, self.locator.kind, where, span))
 
 
 class RejectCode(StrEnum):
@@ -46,6 +54,7 @@ class SkipCode(StrEnum):
     LABEL_NOT_OURS = "LABEL_NOT_OURS"
     STATUS_NOT_ACCEPTED = "STATUS_NOT_ACCEPTED"
     DUPLICATE_CHUNK = "DUPLICATE_CHUNK"
+    UNCHANGED = "UNCHANGED"
 
 
 class Rejection(BaseModel):
@@ -90,8 +99,12 @@ class RunSummary(BaseModel):
     """Every non-blank input line lands in exactly one outcome; `check_accounting` enforces it."""
 
     run_id: str
-    mode: Literal["dry-run"] = "dry-run"
+    mode: Literal["dry-run", "commit"] = "dry-run"
     input: str
+    database: str | None = Field(default=None, description="commit mode: where decisions went")
+    stored: dict[str, int] = Field(
+        default_factory=dict, description="commit mode: decisions and rejections written"
+    )
     out_dir: str
     started_at: str
     finished_at: str | None = None

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 
 from pipeline.cli import app
@@ -13,12 +14,26 @@ from schemas.export import CONTRACTS
 runner = CliRunner()
 
 
-def test_commit_mode_is_not_available_yet(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--db", "sqlite:///x.db"], "a dry run never touches the database"),
+        (["--from-db"], "not both"),
+        (["--commit", "--db", "mysql://x/y"], "only sqlite"),
+        (["--commit", "--db", "not a url"], "not a database URL"),
+    ],
+)
+def test_database_usage_errors(tmp_path: Path, args: list[str], message: str) -> None:
     queue = tmp_path / "q.jsonl"
     queue.write_text("{}\n")
-    result = runner.invoke(app, ["run", str(queue), "--commit"])
+    result = runner.invoke(app, ["run", str(queue), *args])
     assert result.exit_code == 2
-    assert "--commit is not available yet" in result.output
+    assert message in result.output
+
+
+def test_input_or_from_db() -> None:
+    result = runner.invoke(app, ["run"])
+    assert result.exit_code == 2 and "INPUT is missing" in result.output
 
 
 def test_missing_input_is_a_usage_error(tmp_path: Path) -> None:

@@ -10,6 +10,7 @@ import pytest
 from pipeline.artifacts import ArtifactError, has_models, load_trained
 from pipeline.config import LinkerSettings
 from pipeline.linker import Linker
+from pipeline.links import links_digest, load_links
 from pipeline.retrieve import build_index
 from pipeline.train import TrainingError, TrainOptions, save, train
 from schemas.envelopes import AdversarialFlag, LinkProposal, ReviewItem
@@ -42,9 +43,9 @@ def links_file(tmp_path: Path) -> Path:
 
 def trained(tmp_path: Path, exclude: tuple[str, ...] = ()) -> Path:
     hub, embedder = small_hub(), StubEmbedder()
-    result = train(
-        TrainOptions(links_file(tmp_path), exclude), hub, embedder, build_index(hub, embedder, None)
-    )
+    links = load_links(links_file(tmp_path))
+    options = TrainOptions(tuple(links), ("links.jsonl",), links_digest(links), exclude)
+    result = train(options, hub, embedder, build_index(hub, embedder, None))
     save(result, tmp_path / "models")
     return tmp_path / "models"
 
@@ -55,6 +56,7 @@ def test_card_says_what_data_was_seen(tmp_path: Path) -> None:
     assert card["data"]["frameworks_seen"] == {"alpha": 7, "beta": 7, "delta": 7}
     assert card["data"]["frameworks_excluded"] == ["gamma"]
     assert len(card["data"]["links_sha256"]) == 64
+    assert card["data"]["links_sources"] == ["links.jsonl"]
     assert 0.0 <= card["threshold"] <= 1.0
     assert card["out_of_fold"]["rows"] == 21
     assert card["files"].keys() == {"calibrator.json"}

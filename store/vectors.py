@@ -1,0 +1,114 @@
+"""The pgvector retriever: hub vectors in PostgreSQL, top-K by an HNSW index.
+
+A hub's score is the mean of three cosines (name, path, name + children); with unit
+vectors that is the inner product with the mean vector (`retrieve.combined_vectors`), so
+the table holds one `vector(dim)` a hub, indexed with HNSW over `vector_ip_ops`, and the
+query orders by `<#>` (negative inner product). Same scores as in memory, same order.
+
+The table is a cache derived from the hub and the embedding model, not migrated data:
+it is named by dimension and rebuilt when the model fingerprint or hub hash changes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+from sqlalchemy import Engine, text
+from sqlalchemy.exc import SQLAlchemyError
+
+from pipeline.models import Vectors
+from pipeline.retrieve import HubIndex, ScoredHub, combined_vectors
+from store.db import StoreError, is_postgres, make_engine, reason
+
+
+def _literal(vector: np.ndarray) -> str:
+    return "[" + ",".join(f"{x:.8g}" for x in vector.tolist()) + "]"
+
+
+@dataclass
+class PgVectorRetriever:
+    engine: Engine
+    index: HubIndex
+    name: str = "pgvector hnsw"
+
+    def __post_init__(self) -> None:
+        if not is_postgres(self.engine):
+            raise StoreError("the pgvector backend needs a PostgreSQL --db")
+        self.table = f"hub_vectors_{self.index.dimension}"
+        self.version = f"{self.index.model_fingerprint[:16]}:{self.index.hub_hash[:16]}"
+        try:
+            self._sync()
+        except SQLAlchemyError as exc:
+            raise StoreError(f"cannot prepare {self.table}: {reason(exc)}") from exc
+
+    def _sync(self) -> None:
+        with self.engine.begin() as conn:
+            conn.execute(text("CREATE EXTENSION IF NOT EXISTS vector"))
+            conn.execute(
+                text(
+                    f"CREATE TABLE IF NOT EXISTS {self.table} (cre_id text PRIMARY KEY, "
+                    f"version text NOT NULL, embedding vector({self.index.dimension}) NOT NULL)"
+                )
+            )
+            # One builder at a time; others wait, then find it current.
+            conn.execute(text("SELECT pg_advisory_xact_lock(hashtext(:t))"), {"t": self.table})
+            stale = conn.execute(
+                text(f"SELECT count(*) FROM {self.table} WHERE version <> :v"), {"v": self.version}
+            ).scalar_one()
+            present = conn.execute(text(f"SELECT count(*) FROM {self.table}")).scalar_one()
+            if stale == 0 and present == len(self.index.ids):
+                return
+            conn.execute(text(f"TRUNCATE {self.table}"))
+            vectors = combined_vectors(self.index)
+            conn.execute(
+                text(f"INSERT INTO {self.table} (cre_id, version, embedding) VALUES (:c, :v, :e)"),
+                [
+                    {"c": cre, "v": self.version, "e": _literal(vec)}
+                    for cre, vec in zip(self.index.ids, vectors, strict=True)
+                ],
+            )
+            conn.execute(
+                text(
+                    f"CREATE INDEX IF NOT EXISTS {self.table}_hnsw ON {self.table} "
+                    "USING hnsw (embedding vector_ip_ops)"
+                )
+            )
+
+    def search(self, queries: Vectors, top_k: int, min_score: float) -> list[list[ScoredHub]]:
+        results: list[list[ScoredHub]] = []
+        try:
+            with self.engine.begin() as conn:
+                # The HNSW candidate list must be at least k long or it returns fewer rows.
+                conn.execute(text(f"SET LOCAL hnsw.ef_search = {max(100, 4 * top_k)}"))
+                for query in queries:
+                    rows = conn.execute(
+                        text(
+                            f"SELECT cre_id, -(embedding <#> CAST(:q AS vector)) AS score "
+                            f"FROM {self.table} ORDER BY embedding <#> CAST(:q AS vector), "
+                            "cre_id LIMIT :k"
+                        ),
+                        {"q": _literal(query), "k": top_k},
+                    ).all()
+                    ranked = sorted(rows, key=lambda r: (-float(r.score), r.cre_id))
+                    results.append(
+                        [ScoredHub(r.cre_id, float(r.score)) for r in ranked if r.score > min_score]
+                    )
+        except SQLAlchemyError as exc:
+            raise StoreError(f"pgvector search failed: {reason(exc)}") from exc
+        return results
+
+
+def retriever_factory(
+    backend: str, database: str | None
+) -> Callable[[HubIndex], PgVectorRetriever] | None:
+    """What `Linker.from_settings` needs to search in PostgreSQL; None = in memory."""
+    if backend == "memory":
+        return None
+    if backend != "pgvector":
+        raise StoreError(f"unknown vector backend {backend!r}: memory or pgvector")
+    if not database:
+        raise StoreError("the pgvector backend needs --db (or LIBRARIAN_DB) naming PostgreSQL")
+    engine = make_engine(database)
+    return lambda index: PgVectorRetriever(engine, index)

@@ -1,0 +1,128 @@
+"""The decision store on a real SQLite file: idempotency, spans, rejections, the queue."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from sqlalchemy import Engine, func, select
+from sqlalchemy.orm import Session
+
+from pipeline.explain import section_from_text
+from pipeline.ingest import parse_line
+from schemas.records import RejectCode, Rejection, Section, SkipCode
+from store.db import StoreError, make_engine, upgrade
+from store.decisions import priors, unchanged, write
+from store.queue import claim, enqueue, pending, stamp_consumed
+from store.tables import Decision, KnowledgeQueueRow, RejectedRow
+from tests.stubs import stub_linker
+
+
+@pytest.fixture
+def engine(tmp_path: Path) -> Engine:
+    engine = make_engine(f"sqlite:///{tmp_path / 'store.db'}")
+    upgrade(engine)
+    upgrade(engine)  # idempotent
+    return engine
+
+
+def sections(*texts: str, chunk: str = "c") -> list[Section]:
+    out = []
+    for i, text in enumerate(texts):
+        s = section_from_text(text)
+        out.append(s.model_copy(update={"chunk_id": f"{chunk}{i}", "line": i + 1}))
+    return out
+
+
+def decide_and_write(engine: Engine, batch: list[Section], run: str = "r1") -> int:
+    result = stub_linker(threshold=0.1).link(batch, run)
+    with Session(engine) as session:
+        written = write(
+            session, run, result.envelopes, {s.chunk_id: s for s in batch}, [], {}, "test"
+        )
+        session.commit()
+    return written.decisions
+
+
+def test_a_decided_chunk_is_unchanged_next_time(engine: Engine) -> None:
+    batch = sections("rotate session token after login", "sql injection queries")
+    assert decide_and_write(engine, batch) == 2
+    with Session(engine) as session:
+        skips = unchanged(session, batch)
+    assert [s.reason for s in skips] == [SkipCode.UNCHANGED, SkipCode.UNCHANGED]
+    assert decide_and_write(engine, batch, "r2") == 0  # a racing writer adds nothing either
+    with Session(engine) as session:
+        assert session.execute(select(func.count(Decision.id))).scalar_one() == 2
+
+
+def test_same_span_with_new_text_has_a_prior(engine: Engine) -> None:
+    first = sections("rotate session token after login", chunk="a")
+    decide_and_write(engine, first)
+    reworded = sections("after login, issue a new session token", chunk="b")
+    assert reworded[0].span_key == first[0].span_key
+    with Session(engine) as session:
+        assert unchanged(session, reworded) == []
+        found = priors(session, reworded)
+    prior = found[reworded[0].span_key]
+    assert prior.chunk_id == "a0" and prior.linked_cre == "200-001"
+    with Session(engine) as session:
+        assert priors(session, first) == {}  # same text: no update
+
+
+def test_rejections_keep_their_raw_input_once(engine: Engine) -> None:
+    raw = b'{"chunk_id": "x", "text": "\xff"}'
+    rejection = parse_line(7, raw)
+    assert isinstance(rejection, Rejection) and rejection.reason == RejectCode.INVALID_ENCODING
+    for _ in range(2):
+        with Session(engine) as session:
+            write(session, "r", [], {}, [rejection], {7: raw}, "queue.jsonl")
+            session.commit()
+    with Session(engine) as session:
+        rows = session.execute(select(RejectedRow)).scalars().all()
+    assert len(rows) == 1
+    assert rows[0].line == 7 and "\\xff" in rows[0].raw and rows[0].reason == "INVALID_ENCODING"
+
+
+def queue_rows(n: int, label: str = "KNOWLEDGE") -> list[tuple[int, dict[str, object]]]:
+    return [
+        (i, {"chunk_id": f"q{i}", "artifact_id": "a", "source_type": "github",
+             "source_repo": "o/r", "source_commit_sha": "0" * 40, "locator_path": f"p{i}.md",
+             "source_committed_at": "2026-11-01T00:00:00Z", "span_heading_path": "[]",
+             "text": f"text {i}", "llm_label": label,
+             "created_at": f"2026-11-01T00:00:{i:02d}Z"})
+        for i in range(n)
+    ]  # fmt: skip
+
+
+def test_claim_takes_oldest_accepted_rows_and_stamps_only_on_commit(engine: Engine) -> None:
+    count, ignored = enqueue(engine, [*queue_rows(5), *queue_rows(2, label="NOISE")])
+    assert count == 7 and ignored == []
+    assert pending(engine) == 5
+    batch = claim(engine, 3)
+    ids = batch.ids
+    assert len(ids) == 3
+    first = json.loads(batch.lines[0][1])
+    assert first["chunk_id"] == "q0" and first["created_at"].startswith("2026-11-01T00:00:00")
+    assert isinstance(parse_line(ids[0], batch.lines[0][1]), Section)
+    stamp_consumed(batch.session, ids)
+    batch.session.rollback()  # a failed batch: nothing consumed
+    batch.session.close()
+    assert pending(engine) == 5
+    batch = claim(engine, 3)
+    stamp_consumed(batch.session, batch.ids)
+    batch.session.commit()
+    batch.session.close()
+    assert pending(engine) == 2
+    with Session(engine) as session:
+        consumed = session.execute(
+            select(KnowledgeQueueRow.chunk_id).where(KnowledgeQueueRow.consumed_at.is_not(None))
+        ).scalars()
+        assert sorted(str(c) for c in consumed) == ["q0", "q1", "q2"]
+
+
+def test_bad_urls_are_store_errors() -> None:
+    with pytest.raises(StoreError, match="only sqlite"):
+        make_engine("mysql://u@h/db")
+    with pytest.raises(StoreError, match="not a database URL"):
+        make_engine("nope")

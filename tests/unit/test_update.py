@@ -1,0 +1,54 @@
+"""Update detection rules, over the stub linker's envelopes."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from pipeline.decide import RunContext
+from pipeline.explain import section_from_text
+from pipeline.update import PriorDecision, apply_update
+from schemas.envelopes import AdversarialFlag, Envelope, LinkProposal, ReasonCode, ReviewItem
+from tests.stubs import stub_linker
+
+CTX = RunContext("run-2", 0.1, datetime(2026, 11, 30, tzinfo=UTC))
+
+
+def envelope(text: str, threshold: float = 0.1) -> Envelope:
+    linker = stub_linker(threshold=threshold)
+    return linker.link([section_from_text(text)], "run-2", CTX.now).envelopes[0]
+
+
+def test_same_cre_above_threshold_links_as_an_update() -> None:
+    new = envelope("rotate the session token after login")
+    assert isinstance(new, LinkProposal) and new.links[0].cre_id == "200-001"
+    out = apply_update(new, PriorDecision("old-chunk", "rotate session token", "200-001"), CTX)
+    assert isinstance(out, LinkProposal)
+    assert out.update_detection.is_update
+    assert out.update_detection.prior_chunk_id == "old-chunk"
+    assert out.update_detection.prior_document_ref == "200-001"
+
+
+def test_another_cre_than_before_goes_to_review() -> None:
+    new = envelope("rotate the session token after login")
+    out = apply_update(new, PriorDecision("old", "sql queries", "300-001"), CTX)
+    assert isinstance(out, ReviewItem)
+    assert out.reason_code == ReasonCode.UPDATE_AMBIGUOUS
+    assert out.update_detection.prior_document_ref == "300-001"
+    assert out.suggested_links and out.suggested_links[0].cre_id == "200-001"
+
+
+def test_negated_rewording_is_flagged_whatever_the_scores() -> None:
+    new = envelope("do not rotate the session token after login")
+    prior = PriorDecision("old", "rotate the session token after login", "200-001")
+    out = apply_update(new, prior, CTX)
+    assert isinstance(out, ReviewItem)
+    assert out.reason_code == ReasonCode.ADVERSARIAL_FLAG
+    assert AdversarialFlag.NEGATION_MISMATCH in out.update_detection.adversarial_flags
+
+
+def test_prior_that_was_never_linked_keeps_the_new_decision() -> None:
+    new = envelope("rotate the session token after login", threshold=0.99)
+    assert isinstance(new, ReviewItem)
+    out = apply_update(new, PriorDecision("old", "session tokens", None), CTX)
+    assert isinstance(out, ReviewItem) and out.reason_code == ReasonCode.BELOW_THRESHOLD
+    assert out.update_detection.is_update and out.update_detection.prior_document_ref is None
