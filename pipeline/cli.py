@@ -730,19 +730,14 @@ def queue_load(
 
     if not file.is_file():
         raise _usage_error(f"{file} does not exist")
+    from pipeline.jsonl import JsonLineError, json_objects
+
     url = _database(db)
-    rows: list[tuple[int, dict[str, Any]]] = []
     with file.open(encoding="utf-8-sig") as handle:
-        for number, line in enumerate(handle, start=1):
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise _usage_error(f"{file} line {number}: invalid JSON: {exc.msg}") from exc
-            if not isinstance(row, dict):
-                raise _usage_error(f"{file} line {number}: expected a JSON object")
-            rows.append((number, row))
+        try:
+            rows = list(json_objects(handle))
+        except JsonLineError as exc:
+            raise _usage_error(f"{file} {exc}") from exc
     engine = make_engine(url)
     try:
         count, ignored = enqueue(engine, rows)

@@ -10,6 +10,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
+from pipeline.jsonl import JsonLineError, json_objects
+
 DEFAULT_LINKS_PATH = Path("data") / "opencre" / "links.jsonl"
 
 # Held out of every default training run and scored by the dev golden set: the
@@ -61,22 +63,22 @@ def load_links(path: Path) -> list[Link]:
         raise LinksError(f"links file {path} does not exist")
     out: list[Link] = []
     with path.open(encoding="utf-8") as handle:
-        for number, raw in enumerate(handle, start=1):
-            if not raw.strip():
-                continue
-            try:
-                row = json.loads(raw)
-                out.append(
-                    Link(
-                        framework_id=str(row["framework_id"]),
-                        section_id=str(row.get("section_id") or row.get("section_name") or ""),
-                        text=str(row["text"]),
-                        cre_id=str(row["cre_id"]),
-                        curated=row.get("link_type", "LinkedTo") == "LinkedTo",
+        try:
+            for number, row in json_objects(handle):
+                try:
+                    out.append(
+                        Link(
+                            framework_id=str(row["framework_id"]),
+                            section_id=str(row.get("section_id") or row.get("section_name") or ""),
+                            text=str(row["text"]),
+                            cre_id=str(row["cre_id"]),
+                            curated=row.get("link_type", "LinkedTo") == "LinkedTo",
+                        )
                     )
-                )
-            except (json.JSONDecodeError, KeyError, TypeError) as exc:
-                raise LinksError(f"{path} line {number}: not a link row ({exc})") from exc
+                except KeyError as exc:
+                    raise LinksError(f"{path} line {number}: not a link row (no {exc})") from exc
+        except JsonLineError as exc:
+            raise LinksError(f"{path} {exc}") from exc
     return out
 
 

@@ -27,7 +27,9 @@ def is_postgres(engine: Engine) -> bool:
     return engine.dialect.name == "postgresql"
 
 
-def make_engine(url: str, lock_timeout_s: float = SQLITE_LOCK_TIMEOUT_S) -> Engine:
+def make_engine(url: str, lock_timeout_s: float | None = None) -> Engine:
+    if lock_timeout_s is None:
+        lock_timeout_s = float(os.environ.get("LIBRARIAN_SQLITE_TIMEOUT_S", SQLITE_LOCK_TIMEOUT_S))
     try:
         parsed = make_url(url)
     except ArgumentError as exc:

@@ -20,6 +20,7 @@ from typing import Any
 from sqlalchemy import Engine, select
 from sqlalchemy.orm import Session
 
+from pipeline.jsonl import JsonLineError, json_objects
 from pipeline.links import Link
 from store.decisions import REVIEW_REQUIRED, REVIEWED
 from store.tables import Decision, HumanDecision
@@ -268,16 +269,10 @@ def read_sheet(path: Path) -> list[SheetRow]:
         raise ReviewImportError(f"{path} cannot be read: {exc}") from exc
     records: list[dict[str, Any]] = []
     if path.suffix.lower() == ".jsonl":
-        for number, line in enumerate(text.splitlines(), start=1):
-            if not line.strip():
-                continue
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise ReviewImportError(f"{path} row {number}: invalid JSON: {exc.msg}") from exc
-            if not isinstance(record, dict):
-                raise ReviewImportError(f"{path} row {number}: not a JSON object")
-            records.append(record)
+        try:
+            records = [record for _, record in json_objects(text.splitlines())]
+        except JsonLineError as exc:
+            raise ReviewImportError(f"{path} row {exc.line}: {exc}") from exc
     elif path.suffix.lower() == ".csv":
         reader = csv.DictReader(io.StringIO(text))
         missing = {"review_id", "decision", "cre_id"} - set(reader.fieldnames or ())

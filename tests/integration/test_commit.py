@@ -1,0 +1,250 @@
+"""Commit mode end to end: the real console script, real Prefect, SQLite and PostgreSQL.
+
+Faults: a SIGKILL in the middle of a commit, a database that refuses writes (locked,
+disk full, connection gone). After every one: each row decided exactly once, none lost.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from sqlalchemy import Engine, func, select, text
+from sqlalchemy.orm import Session
+
+from schemas.envelopes import LinkProposal, ReviewItem
+from store.db import make_engine, upgrade
+from store.queue import enqueue, pending
+from store.tables import Decision, KnowledgeQueueRow, RejectedRow
+
+pytestmark = pytest.mark.integration
+
+ROOT = Path(__file__).resolve().parents[2]
+LIBRARIAN = str(Path(sys.executable).with_name("librarian"))
+SAMPLE = ROOT / "data" / "samples" / "queue_sample.jsonl"
+BAD_ROWS = ROOT / "data" / "samples" / "queue_with_bad_rows.jsonl"
+
+
+def run_command(tmp_path: Path, *args: str) -> list[str]:
+    """`librarian run` with a private cache and no trained models (the raw cosine)."""
+    return [LIBRARIAN, "run", *args, "--cache-dir", str(tmp_path / "cache"),
+            "--models", str(tmp_path / "no-models")]  # fmt: skip
+
+
+def librarian(tmp_path: Path, *args: str, env: dict[str, str] | None = None) -> Any:
+    return subprocess.run(
+        run_command(tmp_path, *args), capture_output=True, text=True, timeout=600, check=False,
+        env={**os.environ, **(env or {})},
+    )  # fmt: skip
+
+
+def queue_rows(n: int) -> list[tuple[int, dict[str, Any]]]:
+    """n distinct queue rows (own chunk, artifact and span) cycled from the sample."""
+    sample = [json.loads(line) for line in SAMPLE.read_text().splitlines() if "llm_label" in line]
+    rows = []
+    for i in range(n):
+        row = dict(sample[i % len(sample)])
+        row.pop("id", None)
+        created = f"2026-11-01T{i // 3600:02d}:{i // 60 % 60:02d}:{i % 60:02d}Z"
+        row.update(chunk_id=f"q-{i}", artifact_id=f"art-{i}", created_at=created)
+        rows.append((i + 1, row))
+    return rows
+
+
+def count(engine: Engine, column: Any) -> int:
+    with Session(engine) as session:
+        return int(session.execute(select(func.count(column))).scalar_one())
+
+
+def consumed_once(engine: Engine, expected: int) -> None:
+    """Every queue row consumed, and each decided exactly once."""
+    with Session(engine) as session:
+        ids = session.execute(select(Decision.queue_row_id)).scalars().all()
+        unconsumed = session.execute(
+            select(func.count(KnowledgeQueueRow.id)).where(KnowledgeQueueRow.consumed_at.is_(None))
+        ).scalar_one()
+    assert len(ids) == len(set(ids)) == expected
+    assert unconsumed == 0
+
+
+def test_commit_twice_adds_nothing_and_keeps_bad_rows(tmp_path: Path) -> None:
+    db = f"sqlite:///{tmp_path / 'l.db'}"
+    first = librarian(tmp_path, str(BAD_ROWS), "--commit", "--db", db, "--out", str(tmp_path / "a"))
+    assert first.returncode == 0, first.stderr[-3000:]
+    engine = make_engine(db)
+    assert count(engine, Decision.id) == 29
+    assert count(engine, RejectedRow.id) == 14
+    with Session(engine) as session:
+        for row in session.execute(select(Decision)).scalars():
+            model = LinkProposal if row.status == "linked" else ReviewItem
+            model.model_validate(row.envelope)
+        raw = session.execute(
+            select(RejectedRow.raw).where(RejectedRow.reason == "INVALID_JSON")
+        ).scalar_one()
+        assert raw  # the bad line itself, kept
+    second = librarian(
+        tmp_path, str(BAD_ROWS), "--commit", "--db", db, "--out", str(tmp_path / "b")
+    )
+    assert second.returncode == 0, second.stderr[-3000:]
+    summary = json.loads((tmp_path / "b" / "summary.json").read_text())
+    assert summary["by_reason"]["skipped"]["UNCHANGED"] == 29
+    assert summary["stored"] == {"decisions": 0, "rejections": 0, "already_stored": 0}
+    assert count(engine, Decision.id) == 29 and count(engine, RejectedRow.id) == 14
+    engine.dispose()
+
+
+def test_dry_run_never_writes_the_database(tmp_path: Path) -> None:
+    result = librarian(tmp_path, str(SAMPLE), "--out", str(tmp_path / "o"))
+    assert result.returncode == 0
+    assert not list(tmp_path.glob("*.db")) and not (ROOT / "librarian.db").exists()
+
+
+def test_two_consumers_drain_one_postgres_queue_without_doubles(
+    tmp_path: Path, postgres_url: str
+) -> None:
+    engine = make_engine(postgres_url)
+    upgrade(engine)
+    enqueue(engine, queue_rows(240))
+    command = run_command(tmp_path, "--from-db", "--db", postgres_url, "--batch-size", "8")
+    procs = [
+        subprocess.Popen(
+            [*command, "--out", str(tmp_path / f"c{i}")],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for i in range(2)
+    ]
+    outputs = [p.communicate(timeout=600) for p in procs]
+    for proc, (_, stderr) in zip(procs, outputs, strict=True):
+        assert proc.returncode == 0, stderr[-3000:]
+    reads = [json.loads((tmp_path / f"c{i}" / "summary.json").read_text())["read"] for i in (0, 1)]
+    assert sum(reads) == 240
+    consumed_once(engine, 240)
+    engine.dispose()
+
+
+def test_sigkill_mid_commit_then_rerun_decides_every_row_once(
+    tmp_path: Path, postgres_url: str
+) -> None:
+    engine = make_engine(postgres_url)
+    upgrade(engine)
+    enqueue(engine, queue_rows(600))
+    command = run_command(tmp_path, "--from-db", "--db", postgres_url, "--batch-size", "10")
+    proc = subprocess.Popen(
+        [*command, "--out", str(tmp_path / "killed")],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
+    )  # fmt: skip
+    deadline = time.monotonic() + 300
+    while count(engine, Decision.id) < 30 and time.monotonic() < deadline:
+        assert proc.poll() is None, "the run ended before it could be killed"
+        time.sleep(0.2)
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
+    decided = count(engine, Decision.id)
+    assert 30 <= decided < 600
+    assert pending(engine) == 600 - decided  # consumed exactly when decided, not before
+    rerun = subprocess.run(
+        [*command, "--out", str(tmp_path / "rerun")],
+        capture_output=True, text=True, timeout=600, check=False,
+    )  # fmt: skip
+    assert rerun.returncode == 0, rerun.stderr[-3000:]
+    consumed_once(engine, 600)
+    engine.dispose()
+
+
+def test_file_commit_killed_then_rerun_keeps_each_chunk_once(tmp_path: Path) -> None:
+    queue = tmp_path / "big.jsonl"
+    queue.write_text("".join(json.dumps(row) + "\n" for _, row in queue_rows(600)))
+    db = f"sqlite:///{tmp_path / 'l.db'}"
+    command = run_command(tmp_path, str(queue), "--commit", "--db", db, "--batch-size", "10")
+    proc = subprocess.Popen(
+        [*command, "--out", str(tmp_path / "killed")],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
+    )  # fmt: skip
+    engine = make_engine(db)
+    deadline = time.monotonic() + 300
+    while time.monotonic() < deadline:
+        assert proc.poll() is None, "the run ended before it could be killed"
+        try:
+            if count(engine, Decision.id) >= 30:
+                break
+        except Exception:  # the run has not created the tables yet
+            pass
+        time.sleep(0.2)
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
+    rerun = subprocess.run(
+        [*command, "--out", str(tmp_path / "rerun")],
+        capture_output=True, text=True, timeout=600, check=False,
+    )  # fmt: skip
+    assert rerun.returncode == 0, rerun.stderr[-3000:]
+    summary = json.loads((tmp_path / "rerun" / "summary.json").read_text())
+    assert summary["by_reason"]["skipped"]["UNCHANGED"] >= 30
+    with Session(engine) as session:
+        chunks = session.execute(select(Decision.chunk_id)).scalars().all()
+    assert sorted(chunks) == sorted(f"q-{i}" for i in range(600))
+    engine.dispose()
+
+
+REFUSE = {
+    "disk full": "RAISE EXCEPTION 'could not extend file: No space left on device' "
+    "USING ERRCODE = '53100';",
+    "connection gone": "PERFORM pg_terminate_backend(pg_backend_pid());",
+}
+
+
+@pytest.mark.parametrize("fault", sorted(REFUSE))
+def test_postgres_refusing_writes_fails_and_leaves_the_queue(
+    tmp_path: Path, postgres_url: str, fault: str
+) -> None:
+    engine = make_engine(postgres_url)
+    upgrade(engine)
+    enqueue(engine, queue_rows(20))
+    with engine.begin() as conn:
+        conn.execute(text(
+            "CREATE FUNCTION refuse() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN "
+            f"{REFUSE[fault]} RETURN NEW; END $$"
+        ))  # fmt: skip
+        conn.execute(text(
+            "CREATE TRIGGER refuse BEFORE INSERT ON decision_queue "
+            "FOR EACH ROW EXECUTE FUNCTION refuse()"
+        ))  # fmt: skip
+    failed = librarian(tmp_path, "--from-db", "--db", postgres_url, "--out", str(tmp_path / "f"))
+    assert failed.returncode == 1
+    expected = "No space left on device" if fault == "disk full" else "connection"
+    assert expected in failed.stderr and "database refused the batch" in failed.stderr
+    assert pending(engine) == 20 and count(engine, Decision.id) == 0
+    assert not (tmp_path / "f" / "summary.json").exists()
+    with engine.begin() as conn:
+        conn.execute(text("DROP TRIGGER refuse ON decision_queue"))
+    again = librarian(tmp_path, "--from-db", "--db", postgres_url, "--out", str(tmp_path / "g"))
+    assert again.returncode == 0, again.stderr[-3000:]
+    consumed_once(engine, 20)
+    engine.dispose()
+
+
+def test_locked_sqlite_fails_the_batch_and_leaves_the_queue(tmp_path: Path) -> None:
+    db = f"sqlite:///{tmp_path / 'l.db'}"
+    engine = make_engine(db)
+    upgrade(engine)
+    enqueue(engine, queue_rows(10))
+    blocker = engine.raw_connection()
+    blocker.execute("BEGIN EXCLUSIVE")  # another writer holds the database
+    try:
+        result = librarian(tmp_path, "--from-db", "--db", db, "--out", str(tmp_path / "o"),
+                           env={"LIBRARIAN_SQLITE_TIMEOUT_S": "1"})  # fmt: skip
+    finally:
+        blocker.rollback()
+        blocker.close()
+    assert result.returncode == 1
+    assert "database is locked" in result.stderr
+    assert pending(engine) == 10 and count(engine, Decision.id) == 0
+    engine.dispose()

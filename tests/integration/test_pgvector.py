@@ -1,0 +1,69 @@
+"""The pgvector backend on a real PostgreSQL: the same top-K as in memory."""
+
+from __future__ import annotations
+
+import pytest
+from sqlalchemy import text
+
+from pipeline.config import LinkerSettings
+from pipeline.hub import DEFAULT_HUB_PATH, load_hub
+from pipeline.models import SentenceTransformerEmbedder
+from pipeline.retrieve import build_index, retrieve
+from store.db import StoreError, make_engine
+from store.vectors import PgVectorRetriever
+
+pytestmark = pytest.mark.integration
+
+QUERIES = [
+    "Use parameterized queries so user input cannot change SQL statements",
+    "Rotate the session token after login",
+    "Keep an inventory of third-party components",
+    "Train developers in secure coding",
+    "Log access control failures",
+]
+
+
+def test_same_top_k_as_in_memory(postgres_url: str) -> None:
+    hub = load_hub(DEFAULT_HUB_PATH)
+    embedder = SentenceTransformerEmbedder()
+    index = build_index(hub, embedder, None)
+    queries = embedder.encode(QUERIES)
+    engine = make_engine(postgres_url)
+    pg = PgVectorRetriever(engine, index)
+    PgVectorRetriever(engine, index)  # a second builder finds the table current
+    with engine.connect() as conn:
+        assert conn.execute(text(f"SELECT count(*) FROM {pg.table}")).scalar_one() == 522
+        indexes = conn.execute(
+            text("SELECT indexdef FROM pg_indexes WHERE tablename = :t"), {"t": pg.table}
+        ).scalars()
+        assert any("hnsw" in d and "vector_ip_ops" in d for d in indexes)
+    for k in (1, 5, 20):
+        memory = retrieve(queries, index, k)
+        database = pg.search(queries, k, 0.0)
+        for mem_row, db_row in zip(memory, database, strict=True):
+            assert [h.cre_id for h in db_row] == [h.cre_id for h in mem_row]
+            for a, b in zip(mem_row, db_row, strict=True):
+                assert a.score == pytest.approx(b.score, abs=1e-5)
+    engine.dispose()
+
+
+def test_linker_runs_on_pgvector_and_says_so(postgres_url: str) -> None:
+    from pipeline.explain import explain_text
+    from pipeline.linker import Linker
+    from store.vectors import retriever_factory
+
+    settings = LinkerSettings(models_dir=None, vector_backend="pgvector", vector_db=postgres_url)
+    linker = Linker.from_settings(settings, retriever_factory("pgvector", postgres_url))
+    envelope = explain_text(linker, "Use parameterized queries against SQL injection")
+    assert "(pgvector hnsw)" in envelope.retrieval.retriever
+    assert envelope.retrieval.candidates[0].cre_id == "732-873"
+
+
+def test_pgvector_needs_postgres(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    hub = load_hub(DEFAULT_HUB_PATH)
+    from tests.stubs import StubEmbedder
+
+    embedder = StubEmbedder(384)
+    index = build_index(hub, embedder, None)
+    with pytest.raises(StoreError, match="PostgreSQL"):
+        PgVectorRetriever(make_engine(f"sqlite:///{tmp_path / 'x.db'}"), index)
