@@ -248,3 +248,68 @@ def test_locked_sqlite_fails_the_batch_and_leaves_the_queue(tmp_path: Path) -> N
     assert "database is locked" in result.stderr
     assert pending(engine) == 10 and count(engine, Decision.id) == 0
     engine.dispose()
+
+
+def test_updates_reviews_and_learning_from_reviewers(tmp_path: Path) -> None:
+    """A reworded span is an update; its review is exported, decided, imported, learnt."""
+    import csv
+
+    from typer.testing import CliRunner
+
+    from pipeline.cli import app
+
+    db = f"sqlite:///{tmp_path / 'l.db'}"
+    (_, first), (_, second) = queue_rows(2)
+    before = [
+        dict(first, text="Generate a new session token when the user authenticates."),
+        dict(second, text="Passwords must be hashed with a strong adaptive function."),
+    ]
+    after = [
+        dict(before[0], chunk_id="q-0-v2", text="After login, issue a fresh session token."),
+        dict(before[1], chunk_id="q-1-v2", text="Passwords must not be hashed with it."),
+    ]
+    for name, rows in (("v1", before), ("v2", after)):
+        path = tmp_path / f"{name}.jsonl"
+        path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+        done = librarian(tmp_path, str(path), "--commit", "--db", db, "--out", str(tmp_path / name))
+        assert done.returncode == 0, done.stderr[-3000:]
+    engine = make_engine(db)
+    with Session(engine) as session:
+        updates = {
+            d.chunk_id: d
+            for d in session.execute(select(Decision).where(Decision.is_update)).scalars()
+        }
+    assert set(updates) == {"q-0-v2", "q-1-v2"}
+    assert updates["q-0-v2"].prior_chunk_id == "q-0"
+    negated = updates["q-1-v2"].envelope["update_detection"]
+    assert negated["adversarial_flags"] == ["NEGATION_MISMATCH"]
+
+    runner = CliRunner()
+    sheet = tmp_path / "sheet.csv"
+    exported = runner.invoke(app, ["review", "export", "--db", db, "--out", str(sheet)])
+    assert exported.exit_code == 0, exported.output
+    rows = list(csv.DictReader(sheet.open()))
+    assert len(rows) == 4  # all four went to review with no trained models
+    for row in rows:
+        row["decision"], row["cre_id"] = "choose", "002-630"
+    with sheet.open("w", newline="") as handle:
+        writer = csv.DictWriter(handle, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows(rows)
+    imported = runner.invoke(app, ["review", "import", str(sheet), "--db", db])
+    assert imported.exit_code == 0, imported.output
+    assert "chosen 4" in imported.output
+    html = tmp_path / "queue.html"
+    decided = ["review", "export", "--db", db, "--status", "decided", "--format", "html"]
+    assert runner.invoke(app, [*decided, "--out", str(html)]).exit_code == 0
+    assert html.read_text().count("<tr>") == 5
+
+    trained = runner.invoke(
+        app,
+        ["train", "--links", str(ROOT / "data/opencre/links.jsonl"), "--links", db,
+         "--out", str(tmp_path / "models")],
+    )  # fmt: skip
+    assert trained.exit_code == 0, trained.output
+    card = json.loads((tmp_path / "models" / "card.json").read_text())
+    assert card["data"]["frameworks_seen"]["reviewers"] == 4
+    engine.dispose()
