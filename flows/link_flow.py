@@ -12,6 +12,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from prefect import flow, get_run_logger, task
+from prefect.artifacts import create_markdown_artifact
 from prefect.cache_policies import NONE
 from sqlalchemy import Engine
 from sqlalchemy.exc import SQLAlchemyError
@@ -22,7 +23,7 @@ from pipeline.decide import RunContext
 from pipeline.emit import OutputWriter
 from pipeline.ingest import ChunkRegistry, RawBatch, parse_line, read_batch
 from pipeline.linker import BatchResult, Linker, link_resilient
-from pipeline.summary import add_timings, check_accounting, record_batch
+from pipeline.summary import add_timings, check_accounting, record_batch, summary_markdown
 from pipeline.update import PriorDecision, apply_updates
 from schemas.envelopes import Envelope
 from schemas.records import Rejection, RunSummary, Section, Skip
@@ -236,6 +237,11 @@ def link_queue(
             }
         check_accounting(summary)
         writer.commit(summary)
+    create_markdown_artifact(
+        summary_markdown(summary),
+        key="librarian-run-summary",
+        description=f"librarian run {run_id}: counts, timings, models, where the outputs went",
+    )
     if engine is not None:
         engine.dispose()
     logger.info(

@@ -8,7 +8,7 @@ import re
 import secrets
 import sys
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
@@ -635,6 +635,127 @@ def _progress_bar() -> Iterator[Callable[[str, int, int], None] | None]:
                 progress.update(bars[stage], completed=done, total=total)
 
         yield update
+
+
+def _scheduled_parameters(
+    input: Path | None,
+    from_db: bool,
+    commit: bool,
+    db: str | None,
+    out_root: Path,
+    options: dict[str, Any],
+) -> dict[str, Any]:
+    """Parameters of the deployable flow, checked now rather than at 2 a.m."""
+    if from_db and input is not None:
+        raise _usage_error("give INPUT or --from-db, not both")
+    if input is None and not from_db:
+        raise _usage_error("INPUT is missing (or use --from-db)")
+    if input is not None and not input.is_file():
+        raise _usage_error(f"input {input} does not exist")
+    database = _database(db) if (from_db or commit) else None
+    _settings(**options)
+    return {
+        "input_path": str(input.resolve()) if input is not None else None,
+        "out_root": str(out_root.resolve()),
+        "database": database,
+        "options": {k: str(v) if isinstance(v, Path) else v for k, v in options.items()},
+    }
+
+
+def _api_url() -> str | None:
+    return os.environ.get("PREFECT_API_URL") or None
+
+
+ScheduleInput = Annotated[
+    Path | None, typer.Argument(help="knowledge-queue JSONL read at every run (or --from-db)")
+]
+CronOpt = Annotated[str, typer.Option(help="cron schedule, e.g. '0 2 * * *' (UTC)")]
+NameOpt = Annotated[str, typer.Option(help="deployment name")]
+OutRootOpt = Annotated[Path, typer.Option(help="each run writes OUT_ROOT/<run-id>/")]
+CommitOpt = Annotated[bool, typer.Option("--commit", help="store decisions in --db")]
+FromDbOpt = Annotated[bool, typer.Option("--from-db", help="drain the knowledge_queue table")]
+
+
+@app.command()
+def serve(
+    input: ScheduleInput = None,
+    cron: CronOpt = "0 2 * * *",
+    name: NameOpt = "nightly",
+    out_root: OutRootOpt = Path("out"),
+    commit: CommitOpt = False,
+    from_db: FromDbOpt = False,
+    db: DbOpt = None,
+    threshold: ThresholdOpt = None,
+    batch_size: Annotated[int, typer.Option(min=1, help="lines per Prefect task")] = 256,
+    models: ModelsOpt = DEFAULT_MODELS_DIR,
+    hub: HubOpt = DEFAULT_HUB_PATH,
+) -> None:
+    """Keep a scheduled deployment of the flow and run it here (Prefect `flow.serve`).
+
+    Runs until stopped (Ctrl-C). With PREFECT_API_URL set the schedule is registered on
+    that server; otherwise on a temporary local one that lives as long as this process.
+    """
+    options = {"threshold": threshold, "batch_size": batch_size, "hub_path": hub,
+               "models_dir": models.resolve()}  # fmt: skip
+    options = {k: v for k, v in options.items() if v is not None}
+    parameters = _scheduled_parameters(input, from_db, commit, db, out_root, options)
+    _prefect_environment()
+    from flows.scheduled import scheduled_run
+
+    api = _api_url() or "a temporary local Prefect server (the schedule lives with this process)"
+    err.print(f"serving deployment {name!r} on {escape(cron)} against {escape(api)}")
+    scheduled_run.serve(name=name, cron=cron, parameters=parameters, print_starting_message=False)
+
+
+@app.command()
+def deploy(
+    input: ScheduleInput = None,
+    cron: CronOpt = "0 2 * * *",
+    name: NameOpt = "nightly",
+    pool: Annotated[str, typer.Option(help="process work pool (created if missing)")] = (
+        "librarian"
+    ),
+    out_root: OutRootOpt = Path("out"),
+    commit: CommitOpt = False,
+    from_db: FromDbOpt = False,
+    db: DbOpt = None,
+    threshold: ThresholdOpt = None,
+    batch_size: Annotated[int, typer.Option(min=1, help="lines per Prefect task")] = 256,
+    models: ModelsOpt = DEFAULT_MODELS_DIR,
+    hub: HubOpt = DEFAULT_HUB_PATH,
+) -> None:
+    """Register the scheduled deployment on the Prefect server at PREFECT_API_URL, for a
+    worker to run: `prefect worker start --pool POOL` on a machine with this checkout."""
+    if _api_url() is None:
+        raise _usage_error("deploy registers against a Prefect server: set PREFECT_API_URL")
+    options = {"threshold": threshold, "batch_size": batch_size,
+               "hub_path": hub.resolve(), "models_dir": models.resolve()}  # fmt: skip
+    options = {k: v for k, v in options.items() if v is not None}
+    parameters = _scheduled_parameters(input, from_db, commit, db, out_root, options)
+    _prefect_environment()
+    from prefect import Flow
+    from prefect.client.orchestration import get_client
+    from prefect.client.schemas.actions import WorkPoolCreate
+    from prefect.exceptions import ObjectAlreadyExists
+
+    from flows.scheduled import ENTRYPOINT, scheduled_run
+
+    with get_client(sync_client=True) as client, suppress(ObjectAlreadyExists):
+        client.create_work_pool(WorkPoolCreate(name=pool, type="process"))
+    root = Path(__file__).resolve().parents[1]
+    deployable = scheduled_run.from_source(source=str(root), entrypoint=ENTRYPOINT)
+    if not isinstance(deployable, Flow):  # from_source is synchronous outside an event loop
+        raise typer.Exit(EXIT_FAILED)
+    deployment_id = deployable.deploy(
+        name=name, work_pool_name=pool, cron=cron, parameters=parameters,
+        build=False, push=False, print_next_steps=False,
+    )  # fmt: skip
+    out.print(
+        f"deployment {scheduled_run.name}/{name} ({deployment_id}) on {cron} in pool {pool!r}; "
+        f"run a worker: prefect worker start --pool {pool}",
+        highlight=False,
+        soft_wrap=True,
+    )
 
 
 @review_app.command("export")

@@ -79,3 +79,38 @@ def record_batch(
     count_rejections(summary, rejections)
     count_skips(summary, skips)
     add_timings(summary, result.timings_s)
+
+
+def summary_markdown(summary: RunSummary) -> str:
+    """The run summary as the Markdown a Prefect artifact shows."""
+    lines = [
+        f"# librarian run `{summary.run_id}` ({summary.mode})",
+        "",
+        f"Input: `{summary.input}` · outputs: `{summary.out_dir}`"
+        + (f" · database: `{summary.database}`" if summary.database else ""),
+        "",
+        "| outcome | count | by reason |",
+        "|---|---:|---|",
+    ]
+    for outcome in Outcome:
+        reasons = summary.by_reason.get(outcome.value, {})
+        detail = ", ".join(f"{k} {v}" for k, v in sorted(reasons.items()))
+        lines.append(f"| {outcome.value} | {getattr(summary, outcome.value)} | {detail} |")
+    lines.append(f"| **read** | **{summary.read}** | {summary.blank_lines} blank lines |")
+    lines += ["", "| stage | seconds |", "|---|---:|"]
+    lines += [f"| {stage} | {seconds:.2f} |" for stage, seconds in summary.timings_s.items()]
+    models = ", ".join(f"{k}: {v}" for k, v in summary.models.items() if v)
+    lines += [
+        "",
+        f"Threshold τ = {summary.threshold:.3f}; explicit fast path {summary.explicit_fast_path}; "
+        f"cut to fit a model {summary.truncated_for_model}.",
+        "",
+        f"Models: {models}",
+        "",
+        f"Retriever: {summary.retriever}",
+    ]
+    if summary.stored:
+        stored = ", ".join(f"{k} {v}" for k, v in summary.stored.items())
+        lines += ["", f"Stored: {stored}"]
+    lines += ["", "Files: " + ", ".join(f"`{path}`" for path in summary.outputs.values())]
+    return "\n".join(lines) + "\n"

@@ -38,10 +38,16 @@ def run_command(tmp_path: Path, *args: str) -> list[str]:
             "--models", str(tmp_path / "no-models")]  # fmt: skip
 
 
+def own_prefect(home: Path, **extra: str) -> dict[str, str]:
+    """An environment whose temporary Prefect server keeps its own database: two runs at
+    once would otherwise share ~/.prefect/prefect.db and contend for its lock."""
+    return {**os.environ, "PREFECT_HOME": str(home), **extra}
+
+
 def librarian(tmp_path: Path, *args: str, env: dict[str, str] | None = None) -> Any:
     return subprocess.run(
         run_command(tmp_path, *args), capture_output=True, text=True, timeout=600, check=False,
-        env={**os.environ, **(env or {})},
+        env=own_prefect(tmp_path / "prefect-home", **(env or {})),
     )  # fmt: skip
 
 
@@ -119,6 +125,7 @@ def test_two_consumers_drain_one_postgres_queue_without_doubles(
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
+            env=own_prefect(tmp_path / f"prefect-{i}"),
         )
         for i in range(2)
     ]
@@ -141,6 +148,7 @@ def test_sigkill_mid_commit_then_rerun_decides_every_row_once(
     proc = subprocess.Popen(
         [*command, "--out", str(tmp_path / "killed")],
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
+        env=own_prefect(tmp_path / "prefect-home"),
     )  # fmt: skip
     deadline = time.monotonic() + 300
     while count(engine, Decision.id) < 30 and time.monotonic() < deadline:
@@ -154,6 +162,7 @@ def test_sigkill_mid_commit_then_rerun_decides_every_row_once(
     rerun = subprocess.run(
         [*command, "--out", str(tmp_path / "rerun")],
         capture_output=True, text=True, timeout=600, check=False,
+        env=own_prefect(tmp_path / "prefect-home"),
     )  # fmt: skip
     assert rerun.returncode == 0, rerun.stderr[-3000:]
     consumed_once(engine, 600)
@@ -168,6 +177,7 @@ def test_file_commit_killed_then_rerun_keeps_each_chunk_once(tmp_path: Path) -> 
     proc = subprocess.Popen(
         [*command, "--out", str(tmp_path / "killed")],
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
+        env=own_prefect(tmp_path / "prefect-home"),
     )  # fmt: skip
     engine = make_engine(db)
     deadline = time.monotonic() + 300
@@ -184,6 +194,7 @@ def test_file_commit_killed_then_rerun_keeps_each_chunk_once(tmp_path: Path) -> 
     rerun = subprocess.run(
         [*command, "--out", str(tmp_path / "rerun")],
         capture_output=True, text=True, timeout=600, check=False,
+        env=own_prefect(tmp_path / "prefect-home"),
     )  # fmt: skip
     assert rerun.returncode == 0, rerun.stderr[-3000:]
     summary = json.loads((tmp_path / "rerun" / "summary.json").read_text())

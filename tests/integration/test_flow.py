@@ -124,3 +124,20 @@ def test_summary_is_written_last_and_complete(run: dict[str, Any]) -> None:
     assert summary["models"]["embedding"] == "all-MiniLM-L6-v2"
     assert {"embed", "retrieve", "load_models"} <= set(summary["timings_s"])
     assert not list(out.glob("*.part"))
+
+
+def test_the_run_leaves_a_markdown_summary_artifact(run: dict[str, Any]) -> None:
+    from prefect.client.orchestration import get_client
+    from prefect.client.schemas.filters import ArtifactFilter, ArtifactFilterKey
+
+    with get_client(sync_client=True) as client:
+        artifacts = client.read_artifacts(
+            artifact_filter=ArtifactFilter(key=ArtifactFilterKey(any_=["librarian-run-summary"]))
+        )
+    mine = [a for a in artifacts if "`it-run`" in str(a.data)]
+    assert len(mine) == 1 and mine[0].type == "markdown"
+    text = str(mine[0].data)
+    summary = run["summary"]
+    assert f"| rejected | {summary.rejected} |" in text
+    assert "| load_models |" in text and "Threshold τ" in text
+    assert str(run["out"]) in text
