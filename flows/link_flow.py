@@ -7,13 +7,16 @@ from the queue table, that transaction also stamps the rows consumed.
 from __future__ import annotations
 
 import time
+from collections import deque
 from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
 from prefect import flow, get_run_logger, task
 from prefect.artifacts import create_markdown_artifact
 from prefect.cache_policies import NONE
+from prefect.futures import PrefectFuture
 from sqlalchemy import Engine
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import Session
@@ -43,11 +46,23 @@ def on_progress(run_id: str, callback: Callable[[int], None] | None) -> None:
         _PROGRESS[run_id] = callback
 
 
+# Loaded models, one linker per settings per process: a Dask worker loads its own once,
+# never receives one by pickle (hundreds of MB), and keeps it for every later batch.
+_LINKERS: dict[str, Linker] = {}
+
+
+def linker_for(settings: LinkerSettings) -> Linker:
+    key = settings.model_dump_json()
+    if key not in _LINKERS:
+        _LINKERS[key] = Linker.from_settings(
+            settings, retriever_factory(settings.vector_backend, settings.vector_db)
+        )
+    return _LINKERS[key]
+
+
 @task(name="load-models", cache_policy=NONE)
 def load_linker(settings: LinkerSettings) -> Linker:
-    return Linker.from_settings(
-        settings, retriever_factory(settings.vector_backend, settings.vector_db)
-    )
+    return linker_for(settings)
 
 
 @task(name="read-batch", retries=2, retry_delay_seconds=1, cache_policy=NONE)
@@ -62,9 +77,10 @@ def validate_batch(batch: RawBatch, registry: ChunkRegistry) -> list[Section | R
 
 @task(name="link-batch", cache_policy=NONE)
 def link_batch(
-    linker: Linker, sections: list[Section], run_id: str
+    settings: LinkerSettings, sections: list[Section], run_id: str
 ) -> tuple[BatchResult, list[Rejection]]:
-    return link_resilient(linker, sections, run_id)
+    """Runs wherever the task runner puts it (a Dask worker, say), on that process's models."""
+    return link_resilient(linker_for(settings), sections, run_id)
 
 
 @task(name="write-batch", retries=2, retry_delay_seconds=1, cache_policy=NONE)
@@ -111,6 +127,20 @@ def commit_batch(
     return result
 
 
+@dataclass
+class _InFlight:
+    """A batch read, validated and handed to the linker, waiting to be stored and written."""
+
+    raw: RawBatch
+    sections: list[Section]
+    rejections: list[Rejection]
+    skips: list[Skip]
+    prior_by_span: dict[str, PriorDecision]
+    session: Session | None
+    claimed_ids: list[int]
+    linked: PrefectFuture[tuple[BatchResult, list[Rejection]]]
+
+
 @flow(name="librarian-link", validate_parameters=False)
 def link_queue(
     input_path: Path | None,
@@ -118,9 +148,14 @@ def link_queue(
     settings: LinkerSettings,
     run_id: str,
     database: str | None = None,
+    in_flight: int = 1,
 ) -> RunSummary:
     """Dry-run (`database` None): files only. Commit: decisions into `database`, and the
-    same files as a record. `input_path` None: drain the database's knowledge_queue."""
+    same files as a record. `input_path` None: drain the database's knowledge_queue.
+
+    `in_flight` batches are linked at once (on a Dask cluster, one or two a worker);
+    they are stored and written in input order, so outputs do not depend on it.
+    """
     logger = get_run_logger()
     engine = make_engine(database) if database else None
     if engine is not None:
@@ -154,96 +189,114 @@ def link_queue(
     }
     registry = ChunkRegistry()
     stored = WriteResult()
-    with OutputWriter(out_dir) as writer:
-        summary.outputs = writer.paths()
-        offset, next_line, eof = 0, 1, False
-        while not eof:
+    position = {"offset": 0, "next_line": 1, "eof": False}
+
+    def start_next() -> _InFlight:
+        started = time.perf_counter()
+        session: Session | None = None
+        claimed_ids: list[int] = []
+        if input_path is None:
+            assert engine is not None
+            claimed = claim_batch(engine, settings.batch_size)
+            session, claimed_ids = claimed.session, claimed.ids
+            raw = RawBatch(claimed.lines, 0, 0, 0, eof=len(claimed.lines) < settings.batch_size)
+            position["eof"] = raw.eof
+        else:
+            raw = read_batch_task(
+                input_path, position["offset"], position["next_line"], settings.batch_size
+            )
+            position.update(offset=raw.next_offset, next_line=raw.next_line, eof=raw.eof)
+            session = Session(engine) if engine is not None else None
+        try:
+            parsed = validate_batch(raw, registry)
+            timed("read_validate", started)
+            sections = [p for p in parsed if isinstance(p, Section)]
+            rejections = [p for p in parsed if isinstance(p, Rejection)]
+            skips = [p for p in parsed if isinstance(p, Skip)]
+            prior_by_span: dict[str, PriorDecision] = {}
+            if session is not None:
+                started = time.perf_counter()
+                already, prior_by_span = look_up_priors(session, sections)
+                done = {skip.line for skip in already}
+                sections = [s for s in sections if s.line not in done]
+                skips.extend(already)
+                timed("store_read", started)
+            linked = link_batch.submit(settings, sections, run_id)
+        except BaseException:
+            if session is not None:
+                session.close()
+            raise
+        return _InFlight(raw, sections, rejections, skips, prior_by_span, session, claimed_ids,
+                         linked)  # fmt: skip
+
+    def finish(batch: _InFlight) -> None:
+        started = time.perf_counter()
+        result, failed = batch.linked.result()
+        add_timings(summary, {"wait_for_link": time.perf_counter() - started})
+        batch.rejections.extend(failed)
+        if batch.session is not None:
             started = time.perf_counter()
-            session: Session | None = None
-            claimed_ids: list[int] = []
-            if input_path is None:
-                assert engine is not None
-                claimed = claim_batch(engine, settings.batch_size)
-                session, claimed_ids = claimed.session, claimed.ids
-                raw = RawBatch(claimed.lines, 0, 0, 0, eof=len(claimed.lines) < settings.batch_size)
-            else:
-                raw = read_batch_task(input_path, offset, next_line, settings.batch_size)
-                session = Session(engine) if engine is not None else None
-            try:
-                parsed = validate_batch(raw, registry)
-                timed("read_validate", started)
-                sections = [p for p in parsed if isinstance(p, Section)]
-                rejections = [p for p in parsed if isinstance(p, Rejection)]
-                skips = [p for p in parsed if isinstance(p, Skip)]
-
-                prior_by_span: dict[str, PriorDecision] = {}
-                if session is not None:
-                    started = time.perf_counter()
-                    already, prior_by_span = look_up_priors(session, sections)
-                    done = {skip.line for skip in already}
-                    sections = [s for s in sections if s.line not in done]
-                    skips.extend(already)
-                    timed("store_read", started)
-
-                result, failed = link_batch(linker, sections, run_id)
-                rejections.extend(failed)
-
-                if session is not None:
-                    started = time.perf_counter()
-                    by_chunk = {s.chunk_id: s for s in sections}
-                    ctx = RunContext(run_id, linker.threshold, datetime.now(UTC))
-                    result.envelopes = apply_updates(
-                        result.envelopes,
-                        {c: s.span_key for c, s in by_chunk.items()},
-                        prior_by_span,
-                        ctx,
-                    )
-                    written = commit_batch(
-                        session, run_id, result.envelopes, by_chunk, rejections,
-                        dict(raw.lines), source, claimed_ids,
-                    )  # fmt: skip
-                    stored.decisions += written.decisions
-                    stored.rejections += written.rejections
-                    stored.already_there += written.already_there
-                    timed("store_write", started)
-            finally:
-                if session is not None:
-                    session.close()
-
-            started = time.perf_counter()
-            write_batch(writer, result, rejections, skips)
-            timed("write", started)
-
-            record_batch(summary, raw, result, rejections, skips)
-            if input_path is not None:
-                offset, next_line, eof = raw.next_offset, raw.next_line, raw.eof
-            else:
-                eof = raw.eof
-            logger.info(
-                "batch %d: %d lines (linked %d, review %d, rejected %d, skipped %d so far)",
-                summary.batches, len(raw.lines), summary.linked, summary.review,
-                summary.rejected, summary.skipped,
+            by_chunk = {s.chunk_id: s for s in batch.sections}
+            ctx = RunContext(run_id, linker.threshold, datetime.now(UTC))
+            result.envelopes = apply_updates(
+                result.envelopes, {c: s.span_key for c, s in by_chunk.items()},
+                batch.prior_by_span, ctx,
             )  # fmt: skip
-            callback = _PROGRESS.get(run_id)
-            if callback is not None:
-                callback(len(raw.lines) + raw.blank_lines)
-        summary.finished_at = datetime.now(UTC).isoformat()
-        summary.timings_s = {k: round(v, 4) for k, v in summary.timings_s.items()}
+            written = commit_batch(
+                batch.session, run_id, result.envelopes, by_chunk, batch.rejections,
+                dict(batch.raw.lines), source, batch.claimed_ids,
+            )  # fmt: skip
+            stored.decisions += written.decisions
+            stored.rejections += written.rejections
+            stored.already_there += written.already_there
+            timed("store_write", started)
+        started = time.perf_counter()
+        write_batch(writer, result, batch.rejections, batch.skips)
+        timed("write", started)
+        record_batch(summary, batch.raw, result, batch.rejections, batch.skips)
+        logger.info(
+            "batch %d: %d lines (linked %d, review %d, rejected %d, skipped %d so far)",
+            summary.batches, len(batch.raw.lines), summary.linked, summary.review,
+            summary.rejected, summary.skipped,
+        )  # fmt: skip
+        callback = _PROGRESS.get(run_id)
+        if callback is not None:
+            callback(len(batch.raw.lines) + batch.raw.blank_lines)
+
+    pending: deque[_InFlight] = deque()
+    try:
+        with OutputWriter(out_dir) as writer:
+            summary.outputs = writer.paths()
+            while not position["eof"] or pending:
+                while not position["eof"] and len(pending) < max(1, in_flight):
+                    pending.append(start_next())
+                batch = pending.popleft()
+                try:
+                    finish(batch)
+                finally:
+                    if batch.session is not None:
+                        batch.session.close()
+            summary.finished_at = datetime.now(UTC).isoformat()
+            summary.timings_s = {k: round(v, 4) for k, v in summary.timings_s.items()}
+            if engine is not None:
+                summary.stored = {
+                    "decisions": stored.decisions,
+                    "rejections": stored.rejections,
+                    "already_stored": stored.already_there,
+                }
+            check_accounting(summary)
+            writer.commit(summary)
+    finally:
+        for batch in pending:  # a failure leaves later batches unstored and unconsumed
+            if batch.session is not None:
+                batch.session.close()
         if engine is not None:
-            summary.stored = {
-                "decisions": stored.decisions,
-                "rejections": stored.rejections,
-                "already_stored": stored.already_there,
-            }
-        check_accounting(summary)
-        writer.commit(summary)
+            engine.dispose()
     create_markdown_artifact(
         summary_markdown(summary),
         key="librarian-run-summary",
         description=f"librarian run {run_id}: counts, timings, models, where the outputs went",
     )
-    if engine is not None:
-        engine.dispose()
     logger.info(
         "run %s: read %d, linked %d, review %d, rejected %d, skipped %d -> %s",
         run_id, summary.read, summary.linked, summary.review, summary.rejected,

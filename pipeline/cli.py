@@ -8,7 +8,7 @@ import re
 import secrets
 import sys
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager, suppress
+from contextlib import ExitStack, contextmanager, suppress
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
@@ -212,6 +212,19 @@ def run(
         bool,
         typer.Option("--from-db", help="drain the database's knowledge_queue (implies --commit)"),
     ] = False,
+    task_runner: Annotated[
+        str,
+        typer.Option(
+            "--task-runner", help="default (this process) or dask (batches over Dask workers)"
+        ),
+    ] = "default",
+    dask_address: Annotated[
+        str | None,
+        typer.Option(help="Dask scheduler, e.g. tcp://host:8786 (default: a local cluster)"),
+    ] = None,
+    dask_workers: Annotated[
+        int, typer.Option(min=1, help="workers of the local Dask cluster (processes)")
+    ] = 2,
     hub: HubOpt = DEFAULT_HUB_PATH,
     threshold: ThresholdOpt = None,
     top_k: TopKOpt = 20,
@@ -258,8 +271,69 @@ def run(
     if target.exists() and not target.is_dir():
         raise _usage_error(f"--out {target} exists and is not a directory")
     _check_models(settings)
+    if task_runner not in ("default", "dask"):
+        raise _usage_error(f"--task-runner {task_runner!r}: use default or dask")
+    if dask_address is not None and task_runner != "dask":
+        raise _usage_error("--dask-address needs --task-runner dask")
     _prefect_environment()
+    with ExitStack() as stack:
+        in_flight = 1
+        if task_runner == "dask":
+            in_flight = _use_dask(stack, dask_address, dask_workers)
+        dask = (dask_address, dask_workers) if task_runner == "dask" else None
+        _run_flow(input, target, settings, run_id, database, in_flight, dask)
+
+
+def _use_dask(stack: ExitStack, address: str | None, workers: int) -> int:
+    """Point the process at a real Prefect server (starting one if none is configured);
+    returns how many batches to keep in flight."""
+    if os.environ.get("PREFECT_API_URL"):
+        err.print(
+            f"Dask workers report to the Prefect server at {escape(os.environ['PREFECT_API_URL'])}",
+            highlight=False,
+        )
+    else:
+        from flows.server import ServerError, local_prefect_server
+
+        try:
+            api = stack.enter_context(local_prefect_server())
+        except ServerError as exc:
+            raise _usage_error(str(exc)) from exc
+        os.environ["PREFECT_API_URL"] = api  # before Prefect is imported; workers inherit it
+        stack.callback(os.environ.pop, "PREFECT_API_URL", None)
+        err.print(
+            f"started a Prefect server for the Dask workers at {api} (stopped when the run ends)",
+            highlight=False,
+        )
+    where = address or f"a local cluster of {workers} worker processes"
+    err.print(f"linking batches on Dask: {escape(where)}", highlight=False)
+    return 4 if address else 2 * workers
+
+
+def _run_flow(
+    input: Path | None,
+    target: Path,
+    settings: LinkerSettings,
+    run_id: str,
+    database: str | None,
+    in_flight: int,
+    dask: tuple[str | None, int] | None,
+) -> None:
+    """`dask`: (scheduler address or None for a local cluster, local worker count)."""
     from flows.link_flow import link_queue, on_progress
+
+    flow_to_run = link_queue
+    if dask is not None:
+        from prefect_dask.task_runners import DaskTaskRunner
+
+        address, workers = dask
+        local = {"n_workers": workers, "threads_per_worker": 1, "processes": True,
+                 "dashboard_address": None}  # fmt: skip
+        runner = DaskTaskRunner(address=address) if address else DaskTaskRunner(
+            cluster_kwargs=local
+        )  # fmt: skip
+        # DaskTaskRunner is a TaskRunner[PrefectDaskFuture]; the stub wants the base future.
+        flow_to_run = link_queue.with_options(task_runner=runner)  # type: ignore[arg-type]
 
     progress = None
     if sys.stderr.isatty():
@@ -278,7 +352,7 @@ def run(
         on_progress(run_id, lambda n: bar_owner.advance(bar, n))
         progress.start()
     try:
-        summary = link_queue(input, target, settings, run_id, database)
+        summary = flow_to_run(input, target, settings, run_id, database, in_flight)
     except Exception as exc:
         reason = escape(f"{type(exc).__name__}: {exc}")
         err.print(f"[red]run {run_id} failed:[/red] {reason}", highlight=False)
@@ -287,6 +361,10 @@ def run(
         if progress is not None:
             progress.stop()
         on_progress(run_id, None)
+        if dask is not None:
+            from prefect.logging.handlers import APILogHandler
+
+            APILogHandler().flush()  # before a server this command started is stopped
 
     table = Table(title=f"run {summary.run_id} ({summary.mode})", show_header=True)
     table.add_column("outcome")

@@ -9,7 +9,7 @@ flow's batch loop, seconds per stage and the child's peak RSS.
 The "with rerank" configuration uses a cross-encoder built from the packaged MiniLM
 weights with an untrained head: it measures speed only (its scores mean nothing).
 
-Run: python scripts/bench_throughput.py [--sections 1000] [--batch-size 256]
+Run: python scripts/bench_throughput.py [--sections 1000] [--batch-size 256] [--dense-only]
 """
 
 from __future__ import annotations
@@ -94,6 +94,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sections", type=int, default=1000)
     parser.add_argument("--batch-size", type=int, default=256)
+    parser.add_argument(
+        "--dense-only", action="store_true", help="skip the rerank configuration (long runs)"
+    )
     opts = parser.parse_args()
     librarian = str(Path(sys.executable).with_name("librarian"))
     results: list[dict[str, Any]] = []
@@ -101,9 +104,11 @@ def main() -> None:
         tmp = Path(tmp_name)
         queue = tmp / "queue.jsonl"
         n = build_queue(opts.sections, queue)
-        reranker = untrained_cross_encoder(tmp / "ce-untrained")
         cache = tmp / "cache"
-        configs = [("dense only", []), ("dense + rerank top-20", ["--reranker", str(reranker)])]
+        configs: list[tuple[str, list[str]]] = [("dense only", [])]
+        if not opts.dense_only:
+            reranker = untrained_cross_encoder(tmp / "ce-untrained")
+            configs.append(("dense + rerank top-20", ["--reranker", str(reranker)]))
         for label, extra in configs:
             out = tmp / label.replace(" ", "_")
             args = [librarian, "run", str(queue), "--out", str(out), "--run-id", "bench"]
