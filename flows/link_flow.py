@@ -26,6 +26,7 @@ from pipeline.decide import RunContext
 from pipeline.emit import OutputWriter
 from pipeline.ingest import ChunkRegistry, RawBatch, parse_line, read_batch
 from pipeline.linker import BatchResult, Linker, link_resilient
+from pipeline.models import CachingEmbedder
 from pipeline.summary import add_timings, check_accounting, record_batch, summary_markdown
 from pipeline.update import PriorDecision, apply_updates
 from schemas.envelopes import Envelope
@@ -33,6 +34,7 @@ from schemas.records import Rejection, RunSummary, Section, Skip
 from store.db import StoreError, make_engine, reason, redacted, upgrade
 from store.decisions import WriteResult, priors, unchanged, write
 from store.queue import QUEUE_SOURCE, ClaimedBatch, claim, stamp_consumed
+from store.vector_cache import SqliteVectorCache
 from store.vectors import retriever_factory
 
 # Progress callbacks by run id: a callable is no flow parameter (parameters are stored by the API).
@@ -54,9 +56,15 @@ _LINKERS: dict[str, Linker] = {}
 def linker_for(settings: LinkerSettings) -> Linker:
     key = settings.model_dump_json()
     if key not in _LINKERS:
-        _LINKERS[key] = Linker.from_settings(
+        linker = Linker.from_settings(
             settings, retriever_factory(settings.vector_backend, settings.vector_db)
         )
+        if settings.cache_dir is not None:
+            # Section vectors by content hash: a re-run of unchanged text does no model work.
+            name = f"queries-{linker.embedder.fingerprint[:16]}.sqlite"
+            cache = SqliteVectorCache(settings.cache_dir / name, linker.embedder.dimension)
+            linker.embedder = CachingEmbedder(linker.embedder, cache)
+        _LINKERS[key] = linker
     return _LINKERS[key]
 
 
