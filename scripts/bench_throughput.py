@@ -118,7 +118,10 @@ def main() -> None:
                 raise SystemExit(f"{label}: librarian run exited {code}")
             summary = json.loads((out / "summary.json").read_text())
             timings = summary["timings_s"]
-            loop = sum(v for k, v in timings.items() if k != "load_models")
+            # Top-level stages only: the linker's own stages (embed, retrieve, ...) happen
+            # inside wait_for_link and would be counted twice.
+            top = ("read_validate", "store_read", "wait_for_link", "store_write", "write")
+            loop = sum(timings.get(k, 0.0) for k in top)
             results.append(
                 {
                     "config": label,
