@@ -5,11 +5,9 @@ from __future__ import annotations
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
-import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -23,44 +21,13 @@ BIN = Path(sys.executable).parent
 SAMPLE = ROOT / "data" / "samples" / "queue_sample.jsonl"
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 @pytest.fixture(scope="module")
-def prefect_api(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    home = tmp_path_factory.mktemp("prefect-server")
-    port = free_port()
-    env = {**os.environ, "PREFECT_HOME": str(home), "PREFECT_SERVER_ANALYTICS_ENABLED": "false"}
-    env.pop("PREFECT_API_URL", None)
-    log = (home / "server.log").open("w")
-    server = subprocess.Popen(
-        [str(BIN / "prefect"), "server", "start", "--host", "127.0.0.1", "--port", str(port)],
-        env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
-    )  # fmt: skip
-    api = f"http://127.0.0.1:{port}/api"
-    deadline = time.monotonic() + 180
-    while True:
-        try:
-            with urllib.request.urlopen(f"{api}/health", timeout=2) as response:
-                if response.status == 200:
-                    break
-        except OSError:
-            pass
-        assert server.poll() is None, (home / "server.log").read_text()[-3000:]
-        assert time.monotonic() < deadline, "the Prefect server did not start"
-        time.sleep(1)
-    try:
+def prefect_api() -> Iterator[str]:
+    """A real `prefect server start` (own PREFECT_HOME, free port), stopped afterwards."""
+    from flows.server import local_prefect_server
+
+    with local_prefect_server() as api:
         yield api
-    finally:
-        os.killpg(server.pid, signal.SIGTERM)
-        try:
-            server.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            os.killpg(server.pid, signal.SIGKILL)
-        log.close()
 
 
 def client_env(api: str, home: Path) -> dict[str, str]:
