@@ -95,7 +95,7 @@ def link_batch(
 def write_batch(
     writer: OutputWriter, result: BatchResult, rejections: list[Rejection], skips: list[Skip]
 ) -> None:
-    writer.write_batch(result.envelopes, rejections, skips)
+    writer.write_batch(result.envelopes, rejections, skips, result.routing)
 
 
 @task(name="claim-queue-batch", cache_policy=NONE)

@@ -64,6 +64,30 @@ ModelsOpt = Annotated[
 ]
 TopKOpt = Annotated[int, typer.Option("--top-k", min=1, help="candidates retrieved")]
 TopNOpt = Annotated[int, typer.Option("--top-n", min=1, help="reranked / suggested kept")]
+RerankGapOpt = Annotated[
+    float | None,
+    typer.Option(
+        min=0.0,
+        max=2.0,
+        help="with --reranker: rerank only sections whose first two retrieval scores are "
+        "within this gap (default: rerank all)",
+    ),
+]
+RoutingOpt = Annotated[
+    str,
+    typer.Option(
+        "--routing",
+        help="off: search every hub collection; pins: an input/--collections pin or a "
+        "--routing-rules rule may narrow; auto: also the trained branch classifier",
+    ),
+]
+CollectionsOpt = Annotated[
+    list[str] | None,
+    typer.Option("--collections", help="pin every section to these hub collections (repeatable)"),
+]
+RulesOpt = Annotated[
+    Path | None, typer.Option("--routing-rules", help="YAML routing rules (docs/routing.md)")
+]
 RerankerOpt = Annotated[
     Path | None, typer.Option(help="local CrossEncoder directory (default: no rerank, declared)")
 ]
@@ -80,7 +104,10 @@ DbOpt = Annotated[
 ]
 EmbeddingOpt = Annotated[
     Path | None,
-    typer.Option(help="local sentence-transformers directory (default: packaged MiniLM)"),
+    typer.Option(
+        help="local sentence-transformers directory, or an int8 ONNX build from "
+        "`librarian quantize` (default: packaged MiniLM)"
+    ),
 ]
 
 
@@ -93,16 +120,41 @@ def _settings(**kwargs: Any) -> LinkerSettings:
     """Build settings and check what can be checked cheaply before any model or Prefect starts."""
     settings = LinkerSettings(**kwargs)
     try:
-        load_hub(settings.hub_path)
+        hub = load_hub(settings.hub_path)
     except HubError as exc:
         raise _usage_error(f"hub catalogue refused: {exc}") from exc
-    for what, path in (
-        ("--embedding-model", settings.embedding_model),
-        ("--reranker", settings.reranker_model),
+    _check_routing(settings, hub)
+    for what, path, marks in (
+        ("--embedding-model", settings.embedding_model, ("config.json", "model.onnx")),
+        ("--reranker", settings.reranker_model, ("config.json",)),
     ):
-        if path is not None and not (path / "config.json").is_file():
-            raise _usage_error(f"{what} {path} is not a model directory (no config.json)")
+        if path is not None and not any((path / mark).is_file() for mark in marks):
+            raise _usage_error(f"{what} {path} is not a model directory (no {' or '.join(marks)})")
     return settings
+
+
+def _routing(mode: str, collections: list[str] | None, rules: Path | None) -> dict[str, Any]:
+    if mode not in ("off", "pins", "auto"):
+        raise _usage_error(f"--routing {mode!r}: use off, pins or auto")
+    pins = tuple(p.strip() for c in collections or () for p in c.split(",") if p.strip())
+    if mode == "off" and (pins or rules):
+        raise _usage_error("--routing off searches everything: drop --collections/--routing-rules")
+    if rules is not None and not rules.is_file():
+        raise _usage_error(f"--routing-rules {rules} does not exist")
+    return {"routing": mode, "collections": pins, "routing_rules": rules}
+
+
+def _check_routing(settings: LinkerSettings, hub: Hub) -> None:
+    """A pin naming only unknown collections, or a bad rules file, is a usage error."""
+    from pipeline.route import Router, RoutingError, hub_collections, load_rules
+
+    collections = hub_collections(hub)
+    try:
+        Router(collections, settings.routing, settings.collections).check_pin()
+        if settings.routing_rules is not None:
+            load_rules(settings.routing_rules, list(collections))
+    except RoutingError as exc:
+        raise _usage_error(str(exc)) from exc
 
 
 def _load_linker(settings: LinkerSettings) -> Linker:
@@ -232,6 +284,10 @@ def run(
     batch_size: Annotated[int, typer.Option(min=1, help="lines per Prefect task")] = 256,
     run_id: Annotated[str | None, typer.Option(help="default run-<utc time>-<random>")] = None,
     reranker: RerankerOpt = None,
+    rerank_gap: RerankGapOpt = None,
+    routing: RoutingOpt = "pins",
+    collections: CollectionsOpt = None,
+    routing_rules: RulesOpt = None,
     embedding_model: EmbeddingOpt = None,
     cache_dir: Annotated[Path, typer.Option(help="hub embedding cache")] = DEFAULT_CACHE_DIR,
     models: ModelsOpt = DEFAULT_MODELS_DIR,
@@ -259,6 +315,8 @@ def run(
         top_n=top_n,
         batch_size=batch_size,
         reranker_model=reranker,
+        rerank_gap=rerank_gap,
+        **_routing(routing, collections, routing_rules),
         embedding_model=embedding_model,
         cache_dir=cache_dir,
         models_dir=models,
@@ -399,6 +457,10 @@ def explain(
     top_k: TopKOpt = 20,
     top_n: TopNOpt = 5,
     reranker: RerankerOpt = None,
+    rerank_gap: RerankGapOpt = None,
+    routing: RoutingOpt = "pins",
+    collections: CollectionsOpt = None,
+    routing_rules: RulesOpt = None,
     embedding_model: EmbeddingOpt = None,
     cache_dir: Annotated[Path, typer.Option(help="hub embedding cache")] = DEFAULT_CACHE_DIR,
     models: ModelsOpt = DEFAULT_MODELS_DIR,
@@ -422,6 +484,8 @@ def explain(
         top_k=top_k,
         top_n=top_n,
         reranker_model=reranker,
+        rerank_gap=rerank_gap,
+        **_routing(routing, collections, routing_rules),
         embedding_model=embedding_model,
         cache_dir=cache_dir,
         models_dir=models,
@@ -437,6 +501,54 @@ def explain(
             out.print(json.dumps(dump_envelope(envelope)), soft_wrap=True, highlight=False)
         else:
             _print_explanation(envelope, linker.retriever, linker.threshold)
+
+
+@app.command()
+def route(
+    text: Annotated[str, typer.Argument(help="the section text")],
+    title: Annotated[str | None, typer.Option(help="title hint")] = None,
+    routing: RoutingOpt = "pins",
+    collections: CollectionsOpt = None,
+    routing_rules: RulesOpt = None,
+    hub: HubOpt = DEFAULT_HUB_PATH,
+    embedding_model: EmbeddingOpt = None,
+    cache_dir: Annotated[Path, typer.Option(help="hub embedding cache")] = DEFAULT_CACHE_DIR,
+    models: ModelsOpt = DEFAULT_MODELS_DIR,
+    as_json: Annotated[bool, typer.Option("--json", help="print the decision as JSON")] = False,
+) -> None:
+    """Show which hub collections one text would search, and why."""
+    if not text.strip():
+        raise _usage_error("TEXT is empty")
+    settings = _settings(
+        hub_path=hub,
+        embedding_model=embedding_model,
+        cache_dir=cache_dir,
+        models_dir=models,
+        **_routing(routing, collections, routing_rules),
+    )
+    from pipeline.explain import section_from_text
+
+    linker = _load_linker(settings)
+    section = section_from_text(text, title)
+    vector = linker.embedder.encode([text])[0] if settings.routing == "auto" else None
+    decision = linker.router.route(section, vector)
+    if as_json:
+        out.print(decision.model_dump_json(), soft_wrap=True, highlight=False)
+        return
+    table = Table(
+        title=f"routing: configured {decision.configured}, effective {decision.effective}"
+    )
+    for column in ("collection", "hubs", "selected", "score", "reason"):
+        table.add_column(column)
+    for row in decision.collections:
+        score = "" if row.score is None else f"{row.score:.3f}"
+        size = str(len(linker.router.collections[row.collection]))
+        table.add_row(row.collection, size, "yes" if row.selected else "no", score, row.reason)
+    out.print(table)
+    for warning in decision.warnings:
+        err.print(f"[yellow]warning:[/yellow] {escape(warning)}", highlight=False)
+    widened = " (widened)" if decision.widened else ""
+    out.print(f"searches: {', '.join(decision.selected)}{widened}", highlight=False)
 
 
 def _print_explanation(envelope: Envelope, retriever: str, threshold: float) -> None:
@@ -501,7 +613,7 @@ def train(
         raise _usage_error(f"--out {out_dir} exists and is not a directory")
     settings = _settings(hub_path=hub, embedding_model=embedding_model, cache_dir=cache_dir)
     from pipeline.links import LinksError, links_digest
-    from pipeline.models import SentenceTransformerEmbedder
+    from pipeline.models import load_embedder
     from pipeline.retrieve import build_index
     from pipeline.train import TrainingError, TrainOptions, save
     from pipeline.train import train as train_models
@@ -518,7 +630,7 @@ def train(
     with _progress_bar() as progress:
         try:
             hub_nodes = load_hub(settings.hub_path)
-            embedder = SentenceTransformerEmbedder(settings.embedding_model)
+            embedder = load_embedder(settings.embedding_model)
             index = build_index(hub_nodes, embedder, settings.cache_dir)
             result = train_models(options, hub_nodes, embedder, index, progress)
         except (LinksError, TrainingError, ModelError) as exc:
@@ -542,6 +654,39 @@ def train(
         f"out of fold, {oof['auto_link_wrong']} wrong)",
     )
     out.print(table)
+
+
+@app.command()
+def quantize(
+    out_dir: Annotated[Path, typer.Option("--out", help="directory to write")] = Path(
+        "models/embedder-int8"
+    ),
+    source: Annotated[
+        Path | None,
+        typer.Option("--source", help="sentence-transformers directory (default: packaged MiniLM)"),
+    ] = None,
+    hub: HubOpt = DEFAULT_HUB_PATH,
+) -> None:
+    """Build an int8 ONNX copy of the embedding model for `--embedding-model` (faster on CPU);
+    refused unless its vectors of the hub's texts agree with the source model's."""
+    settings = _settings(hub_path=hub, embedding_model=source)
+    from pipeline.quantize import quantize as build_int8
+
+    hub_nodes = load_hub(settings.hub_path)
+    probe = [*hub_nodes.name_texts(), *hub_nodes.path_texts()]
+    err.print(f"exporting and quantising; checking on {len(probe)} hub texts ...")
+    try:
+        card = build_int8(out_dir, probe, settings.embedding_model)
+    except ModelError as exc:
+        err.print(f"[red]quantize failed:[/red] {escape(str(exc))}", highlight=False)
+        raise typer.Exit(EXIT_FAILED) from exc
+    agreed = card["agreement"]
+    out.print(
+        f"wrote {out_dir}/ ({card['backend']} of {card['source']['name']}) in {card['seconds']} s; "
+        f"agreement with the source on {agreed['probe']}: mean cosine {agreed['mean_cosine']}, "
+        f"min {agreed['min_cosine']}",
+        highlight=False,
+    )
 
 
 def _load_links(sources: list[str]) -> list[Link]:
@@ -578,6 +723,10 @@ def eval_golden(
     hub: HubOpt = DEFAULT_HUB_PATH,
     embedding_model: EmbeddingOpt = None,
     reranker: RerankerOpt = None,
+    rerank_gap: RerankGapOpt = None,
+    routing: RoutingOpt = "pins",
+    collections: CollectionsOpt = None,
+    routing_rules: RulesOpt = None,
     cache_dir: Annotated[Path, typer.Option(help="hub embedding cache")] = DEFAULT_CACHE_DIR,
     vector_backend: VectorOpt = "memory",
     db: DbOpt = None,
@@ -600,6 +749,8 @@ def eval_golden(
         threshold=threshold,
         top_k=top_k,
         reranker_model=reranker,
+        rerank_gap=rerank_gap,
+        **_routing(routing, collections, routing_rules),
         embedding_model=embedding_model,
         cache_dir=cache_dir,
         models_dir=models,

@@ -9,6 +9,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from pipeline.artifacts import DEFAULT_MODELS_DIR
 from pipeline.hub import DEFAULT_HUB_PATH
+from schemas.routing import RoutingMode
 
 # Used only when no trained model directory supplies a threshold.
 UNCALIBRATED_THRESHOLD = 0.80
@@ -34,9 +35,22 @@ class LinkerSettings(BaseModel):
     threshold: float | None = Field(
         default=None, ge=0.0, le=1.0, description="None = the trained models' threshold"
     )
+    rerank_gap: float | None = Field(
+        default=None,
+        ge=0.0,
+        le=2.0,
+        description="rerank only where the first two retrieval scores are within this; None = all",
+    )
     top_k: int = Field(default=20, ge=1, le=1000)
     top_n: int = Field(default=5, ge=1, le=100)
     min_score: float = Field(default=0.0, ge=-1.0, le=1.0)
     batch_size: int = Field(default=256, ge=1, le=100_000)
+    routing: RoutingMode = Field(
+        default="pins",
+        description="off: search every collection; pins: pins and rules may narrow; "
+        "auto: also the trained branch classifier (docs/routing.md)",
+    )
+    collections: tuple[str, ...] = Field(default=(), description="pin every section to these")
+    routing_rules: Path | None = Field(default=None, description="YAML routing rules")
     vector_backend: Literal["memory", "pgvector"] = "memory"
     vector_db: str | None = Field(default=None, description="PostgreSQL URL for pgvector")

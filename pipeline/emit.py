@@ -18,7 +18,13 @@ from pydantic import BaseModel
 
 from schemas.envelopes import Envelope, LinkProposal, dump_envelope
 
-OUTPUT_FILES = ("proposals.jsonl", "reviews.jsonl", "rejected.jsonl", "skipped.jsonl")
+OUTPUT_FILES = (
+    "proposals.jsonl",
+    "reviews.jsonl",
+    "rejected.jsonl",
+    "skipped.jsonl",
+    "routing.jsonl",  # beside the envelopes: which hub collections each section searched
+)
 
 
 class OutputWriter:
@@ -42,6 +48,7 @@ class OutputWriter:
         envelopes: Iterable[Envelope],
         rejections: Iterable[BaseModel] = (),
         skips: Iterable[BaseModel] = (),
+        routing: Iterable[BaseModel] = (),
     ) -> None:
         """Append one batch all or nothing, so a retried write never doubles a row."""
         lines: dict[str, list[str]] = {name: [] for name in OUTPUT_FILES}
@@ -52,6 +59,8 @@ class OutputWriter:
             lines["rejected.jsonl"].append(_line(record.model_dump(mode="json", exclude_none=True)))
         for record in skips:
             lines["skipped.jsonl"].append(_line(record.model_dump(mode="json", exclude_none=True)))
+        for record in routing:
+            lines["routing.jsonl"].append(_line(record.model_dump(mode="json")))
         marks = {name: handle.tell() for name, handle in self._handles.items()}
         try:
             for name, chunk in lines.items():

@@ -171,6 +171,7 @@ def _parse_queue_row(line: int, obj: dict[str, Any], chunk_id: str | None) -> Pa
         upstream_run_id=row.pipeline_run_id,
         content_hash=content_hash(row.text),
         span_index=row.span_index,
+        collections=tuple(row.collections) if row.collections else None,
     )
 
 
@@ -214,6 +215,7 @@ def _parse_knowledge_item(line: int, obj: dict[str, Any], chunk_id: str | None) 
         security_summary=item.filter.security_summary if item.filter else None,
         upstream_run_id=item.pipeline_run_id,
         content_hash=content_hash(item.content.text),
+        collections=tuple(item.collections) if item.collections else None,
     )
 
 

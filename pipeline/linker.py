@@ -14,11 +14,13 @@ from pipeline.config import UNCALIBRATED_THRESHOLD, LinkerSettings
 from pipeline.decide import RunContext, decide, decide_explicit
 from pipeline.explicit import find_references
 from pipeline.hub import Hub, load_hub
-from pipeline.models import CrossEncoderScorer, Embedder, PairScorer, SentenceTransformerEmbedder
-from pipeline.rerank import rerank_scores
+from pipeline.models import CrossEncoderScorer, Embedder, PairScorer, load_embedder
+from pipeline.rerank import needs_rerank, rerank_scores
 from pipeline.retrieve import HubIndex, MemoryRetriever, Retriever, build_index
+from pipeline.route import ROUTER_NAME, BranchClassifier, Router, hub_collections, load_rules
 from schemas.envelopes import Candidate, Envelope
 from schemas.records import RejectCode, Rejection, Section
+from schemas.routing import RoutingDecision
 
 
 @dataclass
@@ -27,6 +29,8 @@ class BatchResult:
     explicit: int
     truncated: int
     timings_s: dict[str, float] = field(default_factory=dict)
+    reranked: int = 0
+    routing: list[RoutingDecision] = field(default_factory=list)
 
 
 def query_text(section: Section) -> str:
@@ -47,6 +51,7 @@ class Linker:
         settings: LinkerSettings,
         trained: TrainedModels | None = None,
         retriever: Retriever | None = None,
+        router: Router | None = None,
     ) -> None:
         if index.ids != hub.ids:
             raise ValueError("hub index was built for a different hub")
@@ -56,6 +61,9 @@ class Linker:
         self.scorer = scorer
         self.settings = settings
         self.search = retriever or MemoryRetriever(index)
+        self.router = router or Router(
+            hub_collections(hub), mode=settings.routing, pin=settings.collections
+        )
         # The calibrator was fitted on retrieval scores; a reranker's scores are another scale.
         self.calibrator = trained.calibrator if trained is not None and scorer is None else None
         self.trained = trained
@@ -66,6 +74,8 @@ class Linker:
         else:
             self.threshold = UNCALIBRATED_THRESHOLD
         rerank = f"cross-encoder:{scorer.name}" if scorer else "none (no reranker configured)"
+        if scorer and settings.rerank_gap is not None:
+            rerank += f" where top-2 retrieval gap < {settings.rerank_gap}"
         if self.calibrator is not None and trained is not None:
             confidence = f"calibrated logistic(score, margin) from {trained.description}"
         elif trained is not None:
@@ -75,7 +85,7 @@ class Linker:
         self.retriever = (
             f"dense:{embedder.name} cosine mean(name,path,children) top{settings.top_k}"
             f" ({self.search.name}); "
-            f"rerank:{rerank}; confidence:{confidence}"
+            f"rerank:{rerank}; confidence:{confidence}; routing:{self.router.mode}"
         )
 
     @classmethod
@@ -86,14 +96,24 @@ class Linker:
     ) -> Linker:
         """Load everything `settings` names; `make_retriever` swaps the in-memory search."""
         hub = load_hub(settings.hub_path)
-        embedder = SentenceTransformerEmbedder(settings.embedding_model)
+        embedder = load_embedder(settings.embedding_model)
         index = build_index(hub, embedder, settings.cache_dir)
         scorer = CrossEncoderScorer(settings.reranker_model) if settings.reranker_model else None
         trained = None
         if settings.models_dir is not None and has_models(settings.models_dir):
             trained = load_trained(settings.models_dir, hub.content_hash)
         retriever = make_retriever(index) if make_retriever is not None else None
-        return cls(hub, embedder, index, scorer, settings, trained, retriever)
+        collections = hub_collections(hub)
+        rules = (
+            load_rules(settings.routing_rules, list(collections)) if settings.routing_rules else ()
+        )
+        classifier = None
+        if settings.routing == "auto" and trained is not None:
+            path = trained.directory / ROUTER_NAME
+            classifier = BranchClassifier.load(path) if path.is_file() else None
+        router = Router(collections, settings.routing, settings.collections, rules, classifier)
+        router.check_pin()
+        return cls(hub, embedder, index, scorer, settings, trained, retriever, router)
 
     @property
     def model_ids(self) -> dict[str, str | None]:
@@ -122,6 +142,8 @@ class Linker:
         timings["explicit"] += time.perf_counter() - started
 
         truncated = 0
+        reranked_rows = 0
+        routing: list[RoutingDecision] = []
         if to_model:
             queries = [query_text(s) for _, s in to_model]
             started = time.perf_counter()
@@ -130,28 +152,42 @@ class Linker:
             timings["embed"] += time.perf_counter() - started
 
             started = time.perf_counter()
-            hits = self.search.search(vectors, self.settings.top_k, self.settings.min_score)
+            routing = [self.router.route(s, vectors[i]) for i, (_, s) in enumerate(to_model)]
+            allowed = [self.router.allowed(d) for d in routing]
+            hits = self.search.search(
+                vectors,
+                self.settings.top_k,
+                self.settings.min_score,
+                allowed if any(a is not None for a in allowed) else None,
+            )
             timings["retrieve"] += time.perf_counter() - started
 
-            rerank: list[list[float]] | None = None
+            rerank: list[list[float] | None] = [None] * len(hits)
             if self.scorer is not None:
                 started = time.perf_counter()
-                rerank = rerank_scores(queries, hits, self.hub, self.scorer)
+                rows = [i for i, n in enumerate(needs_rerank(hits, self.settings.rerank_gap)) if n]
+                scored = rerank_scores(
+                    [queries[i] for i in rows], [hits[i] for i in rows], self.hub, self.scorer
+                )
+                for i, scores in zip(rows, scored, strict=True):
+                    rerank[i] = scores
+                reranked_rows += len(rows)
                 timings["rerank"] += time.perf_counter() - started
 
             started = time.perf_counter()
             for row, (pos, section) in enumerate(to_model):
+                row_rerank = rerank[row]
                 candidates = [
                     Candidate(
                         cre_id=h.cre_id,
                         cre_name=self.hub.by_id[h.cre_id].name,
                         score_vector=round(h.score, 6),
-                        score_rerank=round(rerank[row][j], 6) if rerank is not None else None,
+                        score_rerank=round(row_rerank[j], 6) if row_rerank is not None else None,
                     )
                     for j, h in enumerate(hits[row])
                 ]
                 reranked: list[Candidate] = []
-                if rerank is not None:
+                if row_rerank is not None:
                     reranked = sorted(
                         candidates, key=lambda c: (-(c.score_rerank or 0.0), c.cre_id)
                     )[: self.settings.top_n]
@@ -177,6 +213,8 @@ class Linker:
             explicit=len(sections) - len(to_model),
             truncated=truncated,
             timings_s=dict(timings),
+            reranked=reranked_rows,
+            routing=routing,
         )
 
 
@@ -211,6 +249,8 @@ def link_resilient(
         envelopes.extend(one.envelopes)
         merged.explicit += one.explicit
         merged.truncated += one.truncated
+        merged.reranked += one.reranked
+        merged.routing.extend(one.routing)
         for stage, seconds in one.timings_s.items():
             merged.timings_s[stage] = merged.timings_s.get(stage, 0.0) + seconds
     if not envelopes:

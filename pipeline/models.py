@@ -129,6 +129,16 @@ class SentenceTransformerEmbedder:
         return sum(1 for n in lengths if n > self.max_tokens)
 
 
+def load_embedder(path: Path | None = None) -> Embedder:
+    """The embedder a directory holds: an int8 ONNX build (`librarian quantize`) or a
+    sentence-transformers model; None = the packaged MiniLM."""
+    from pipeline.onnx_embedder import OnnxEmbedder, is_onnx_dir
+
+    if path is not None and is_onnx_dir(path):
+        return OnnxEmbedder(path)
+    return SentenceTransformerEmbedder(path)
+
+
 class CrossEncoderScorer:
     """A sentence-transformers CrossEncoder from a local directory; sigmoid scores in [0, 1]."""
 

@@ -9,6 +9,14 @@ from pipeline.models import PairScorer
 from pipeline.retrieve import ScoredHub
 
 
+def needs_rerank(candidates: Sequence[Sequence[ScoredHub]], gap: float | None) -> list[bool]:
+    """Which sections the cross-encoder should see: all when `gap` is None, else only those
+    whose first two retrieval scores lie within `gap` (the retriever is not decisive)."""
+    if gap is None:
+        return [bool(c) for c in candidates]
+    return [len(c) > 1 and c[0].score - c[1].score < gap for c in candidates]
+
+
 def rerank_scores(
     queries: Sequence[str],
     candidates: Sequence[Sequence[ScoredHub]],

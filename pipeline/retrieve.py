@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import tempfile
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
@@ -110,7 +111,15 @@ class Retriever(Protocol):
 
     name: str
 
-    def search(self, queries: Vectors, top_k: int, min_score: float) -> list[list[ScoredHub]]: ...
+    def search(
+        self,
+        queries: Vectors,
+        top_k: int,
+        min_score: float,
+        allowed: Sequence[frozenset[str] | None] | None = None,
+    ) -> list[list[ScoredHub]]:
+        """`allowed[i]`: the only CRE ids row i may return (None: all)."""
+        ...
 
 
 @dataclass(frozen=True)
@@ -118,8 +127,14 @@ class MemoryRetriever:
     index: HubIndex
     name: str = "in-memory"
 
-    def search(self, queries: Vectors, top_k: int, min_score: float) -> list[list[ScoredHub]]:
-        return retrieve(queries, self.index, top_k, min_score)
+    def search(
+        self,
+        queries: Vectors,
+        top_k: int,
+        min_score: float,
+        allowed: Sequence[frozenset[str] | None] | None = None,
+    ) -> list[list[ScoredHub]]:
+        return retrieve(queries, self.index, top_k, min_score, allowed)
 
 
 def combined_vectors(index: HubIndex) -> Vectors:
@@ -133,7 +148,11 @@ def combined_vectors(index: HubIndex) -> Vectors:
 
 
 def retrieve(
-    queries: Vectors, index: HubIndex, top_k: int, min_score: float = 0.0
+    queries: Vectors,
+    index: HubIndex,
+    top_k: int,
+    min_score: float = 0.0,
+    allowed: Sequence[frozenset[str] | None] | None = None,
 ) -> list[list[ScoredHub]]:
     """Top-k hubs per query row, best first; hubs scoring at or below `min_score` are dropped."""
     if queries.ndim != 2 or queries.shape[1] != index.dimension:
@@ -142,6 +161,10 @@ def retrieve(
             f"the hub index has {index.dimension}: were they built by the same model?"
         )
     scores = queries @ combined_vectors(index).T
+    if allowed is not None:
+        for i, ids in enumerate(allowed):
+            if ids is not None:
+                scores[i, [j for j, c in enumerate(index.ids) if c not in ids]] = -np.inf
     k = min(top_k, scores.shape[1])
     results: list[list[ScoredHub]] = []
     for row in scores:
@@ -149,6 +172,10 @@ def retrieve(
         # Sort by (-score, id) so equal scores come out in one deterministic order.
         ranked = sorted(top.tolist(), key=lambda j: (-float(row[j]), index.ids[j]))
         results.append(
-            [ScoredHub(index.ids[j], float(row[j])) for j in ranked if float(row[j]) > min_score]
+            [
+                ScoredHub(index.ids[j], float(row[j]))
+                for j in ranked
+                if float(row[j]) > min_score and np.isfinite(row[j])
+            ]
         )
     return results

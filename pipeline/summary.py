@@ -75,6 +75,14 @@ def record_batch(
     summary.read += len(raw.lines)
     summary.explicit_fast_path += result.explicit
     summary.truncated_for_model += result.truncated
+    for decision in result.routing:
+        counts = summary.routing
+        counts["routed"] = counts.get("routed", 0) + 1
+        counts[decision.effective] = counts.get(decision.effective, 0) + 1
+        if len(decision.selected) < len(decision.collections):
+            counts["narrowed"] = counts.get("narrowed", 0) + 1
+        if decision.widened:
+            counts["widened"] = counts.get("widened", 0) + 1
     count_envelopes(summary, result.envelopes)
     count_rejections(summary, rejections)
     count_skips(summary, skips)
@@ -108,6 +116,8 @@ def summary_markdown(summary: RunSummary) -> str:
         f"Models: {models}",
         "",
         f"Retriever: {summary.retriever}",
+        "",
+        "Routing: " + (", ".join(f"{k} {v}" for k, v in summary.routing.items()) or "none"),
     ]
     if summary.stored:
         stored = ", ".join(f"{k} {v}" for k, v in summary.stored.items())

@@ -28,10 +28,12 @@ from pipeline.calibrate import (
     reliability,
     top_features,
 )
+from pipeline.explain import section_from_text
 from pipeline.hub import Hub
 from pipeline.links import Link, LinkedSection, curated_sections
-from pipeline.models import Embedder
+from pipeline.models import Embedder, Vectors
 from pipeline.retrieve import RETRIEVER_ID, HubIndex, retrieve
+from pipeline.route import ROUTER_NAME, BranchClassifier, Router, hub_collections
 
 # At most this share of auto-links may be wrong at the shipped threshold.
 MAX_WRONG_RATE = 0.03
@@ -70,12 +72,18 @@ class TrainResult:
     calibrator: Calibrator
     threshold: float
     card: dict[str, object] = field(default_factory=dict)
+    router: BranchClassifier | None = None
 
 
 def score_sections(
-    sections: Sequence[LinkedSection], embedder: Embedder, index: HubIndex, top_k: int
+    sections: Sequence[LinkedSection],
+    embedder: Embedder,
+    index: HubIndex,
+    top_k: int,
+    vectors: Vectors | None = None,
 ) -> list[ScoredSection]:
-    vectors = embedder.encode([s.text for s in sections])
+    if vectors is None:
+        vectors = embedder.encode([s.text for s in sections])
     hits = retrieve(vectors, index, top_k)
     return [
         ScoredSection(s, tuple(h.score for h in row), tuple(h.cre_id for h in row))
@@ -130,7 +138,8 @@ def train(
         )
     if progress:
         progress("embedding sections", 0, len(sections))
-    scored = score_sections(sections, embedder, index, options.top_k)
+    vectors = embedder.encode([s.text for s in sections])
+    scored = score_sections(sections, embedder, index, options.top_k, vectors)
     if progress:
         progress("embedding sections", len(sections), len(sections))
 
@@ -143,6 +152,7 @@ def train(
     threshold = choose_threshold(oof, correct, options.max_wrong_rate)
     oof_ece, _ = reliability(oof, correct)
     auto = [c for c, conf in zip(correct, oof, strict=True) if conf >= threshold]
+    router, router_card = fit_router(sections, vectors, hub)
     card: dict[str, object] = {
         "trained_at": datetime.now(UTC).isoformat(timespec="seconds"),
         "seconds": round(time.perf_counter() - started, 1),
@@ -176,9 +186,52 @@ def train(
             "auto_link_wrong": len(auto) - sum(auto),
             "rows": len(correct),
         },
+        "router": router_card,
         "environment": {"python": platform.python_version()},
     }
-    return TrainResult(calibrator=calibrator, threshold=threshold, card=card)
+    return TrainResult(calibrator=calibrator, threshold=threshold, card=card, router=router)
+
+
+def fit_router(
+    sections: Sequence[LinkedSection], vectors: Vectors, hub: Hub
+) -> tuple[BranchClassifier | None, dict[str, object]]:
+    """The branch classifier `--routing auto` uses, and how often, out of fold, the router's
+    selection held a collection of the section's CRE (what narrowing would have lost)."""
+    collections = hub_collections(hub)
+    branch_of = {cre: name for name, ids in collections.items() for cre in ids}
+    rows = [(i, branch_of[c]) for i, s in enumerate(sections) for c in sorted(s.cre_ids)]
+    rows = list(dict.fromkeys(rows))
+    if len({b for _, b in rows}) < 2:
+        return None, {"trained": False, "why": "links reach fewer than two collections"}
+    x = vectors[[i for i, _ in rows]]
+    labels = [b for _, b in rows]
+    held_in, narrowed, total = 0, 0, 0
+    for held in sorted({s.framework_id for s in sections}):
+        fit = [j for j, (i, _) in enumerate(rows) if sections[i].framework_id != held]
+        if len({labels[j] for j in fit}) < 2:
+            continue
+        fold = BranchClassifier.fit(x[fit], [labels[j] for j in fit], {})
+        router = Router(collections, mode="auto", classifier=fold)
+        for i, s in enumerate(sections):
+            if s.framework_id != held:
+                continue
+            decision = router.route(section_from_text(s.text), vectors[i])
+            total += 1
+            narrowed += len(decision.selected) < len(collections)
+            held_in += any(branch_of[c] in decision.selected for c in s.cre_ids)
+    card: dict[str, object] = {
+        "trained": True,
+        "what": "logistic regression: section vector -> collection (root branch) of its CRE",
+        "collections": {name: len(ids) for name, ids in collections.items()},
+        "samples": len(rows),
+        "out_of_fold": {
+            "how": "leave-one-framework-out, router rule as shipped",
+            "sections": total,
+            "narrowed": narrowed,
+            "answer_kept": held_in,
+        },
+    }
+    return BranchClassifier.fit(x, labels, {"collections": sorted(collections)}), card
 
 
 def save(result: TrainResult, out_dir: Path) -> None:
@@ -188,7 +241,12 @@ def save(result: TrainResult, out_dir: Path) -> None:
     card_path.unlink(missing_ok=True)
     result.calibrator.save(out_dir / CALIBRATOR_NAME)
     card = dict(result.card)
-    card["files"] = {CALIBRATOR_NAME: _sha256(out_dir / CALIBRATOR_NAME)}
+    files = {CALIBRATOR_NAME: _sha256(out_dir / CALIBRATOR_NAME)}
+    (out_dir / ROUTER_NAME).unlink(missing_ok=True)
+    if result.router is not None:
+        result.router.save(out_dir / ROUTER_NAME)
+        files[ROUTER_NAME] = _sha256(out_dir / ROUTER_NAME)
+    card["files"] = files
     tmp = out_dir / (CARD_NAME + ".part")
     tmp.write_text(json.dumps(card, indent=2) + "\n")
     tmp.replace(card_path)

@@ -53,6 +53,9 @@ class QueueRow(BaseModel):
     span_index: int | None = Field(default=None, ge=0)
     span_total: int | None = Field(default=None, ge=0)
     span_heading_path: str | None = None
+    collections: list[str] | None = Field(
+        default=None, description="pin: search only these hub collections"
+    )
     text: str
     llm_label: str
     confidence: float | None = Field(default=None, ge=0.0, le=1.0)
@@ -155,3 +158,6 @@ class KnowledgeItem(BaseModel):
     locator: KnowledgeLocator
     content: KnowledgeContent
     filter: KnowledgeFilter | None = None
+    collections: list[str] | None = Field(
+        default=None, description="pin: search only these hub collections"
+    )

@@ -28,6 +28,9 @@ class Section(BaseModel):
     upstream_run_id: str | None = None
     content_hash: str = Field(description="sha256 of the text, hex")
     span_index: int | None = Field(default=None, description="which span of the artifact")
+    collections: tuple[str, ...] | None = Field(
+        default=None, description="hub collections the input pins this section to"
+    )
 
     @property
     def span_key(self) -> str:
@@ -118,6 +121,10 @@ class RunSummary(BaseModel):
     by_reason: dict[str, dict[str, int]] = Field(default_factory=dict)
     explicit_fast_path: int = 0
     truncated_for_model: int = 0
+    routing: dict[str, int] = Field(
+        default_factory=dict,
+        description="sections routed, by effective strategy; narrowed and widened counts",
+    )
     timings_s: dict[str, float] = Field(default_factory=dict)
     models: dict[str, str | None] = Field(default_factory=dict)
     retriever: str = ""

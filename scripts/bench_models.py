@@ -11,6 +11,7 @@ The cross-encoder is built from the packaged MiniLM weights with an untrained he
 measures speed only.
 
 Run: python scripts/bench_models.py [--sections 1000] [--batch-size 256] [--pairs 400]
+     [--int8 models/embedder-int8]   (ratios of the int8 rows are to the torch ceiling)
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ from pipeline.config import LinkerSettings
 from pipeline.ingest import parse_line
 from pipeline.linker import Linker, query_text
 from pipeline.models import CrossEncoderScorer, SentenceTransformerEmbedder
+from pipeline.onnx_embedder import OnnxEmbedder
 from schemas.records import Section
 
 
@@ -51,6 +53,9 @@ def main() -> None:
     parser.add_argument("--batch-size", type=int, default=256)
     parser.add_argument("--pairs", type=int, default=400)
     parser.add_argument("--repeats", type=int, default=2)
+    parser.add_argument(
+        "--int8", type=Path, default=None, help="also measure this `librarian quantize` build"
+    )
     args = parser.parse_args()
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
@@ -80,6 +85,27 @@ def main() -> None:
             len(sections) / naive_n
         )
 
+        int8_rows: list[tuple[str, str, str]] = []
+        if args.int8 is not None:
+            int8 = OnnxEmbedder(args.int8)
+            int8.encode(texts[:64])
+            int8_encode_s = best_of(args.repeats, lambda: int8.encode(texts))
+            int8_settings = settings.model_copy(update={"embedding_model": args.int8})
+            int8_linker = Linker.from_settings(int8_settings)
+
+            def int8_pipeline() -> None:
+                for start in range(0, len(sections), args.batch_size):
+                    int8_linker.link(sections[start : start + args.batch_size], "bench")
+
+            int8_pipeline_s = best_of(args.repeats, int8_pipeline)
+            n = len(sections)
+            int8_rows = [
+                ("int8 ONNX embedding (encode, one call)", f"{n / int8_encode_s:.1f} sentences/s",
+                 f"{encode_s / int8_encode_s:.2f}"),
+                ("pipeline on int8 ONNX, batches of " + str(args.batch_size),
+                 f"{n / int8_pipeline_s:.1f} sections/s", f"{encode_s / int8_pipeline_s:.2f}"),
+            ]  # fmt: skip
+
         scorer = CrossEncoderScorer(untrained_cross_encoder(Path(tmp) / "ce"))
         hub_texts = [" > ".join(n.hierarchy_path) for n in linker.hub.nodes]
         pairs = [(texts[i % len(texts)], hub_texts[i % len(hub_texts)]) for i in range(args.pairs)]
@@ -94,6 +120,7 @@ def main() -> None:
          f"{(n / pipeline_s) / ceiling:.2f}"),
         ("naive loop, one section a call", f"{n / naive_s:.1f} sections/s",
          f"{(n / naive_s) / ceiling:.2f}"),
+        *int8_rows,
         ("cross-encoder ceiling (predict)", f"{args.pairs / pairs_s:.1f} pairs/s",
          f"→ rerank of 20 ≤ {args.pairs / pairs_s / 20:.2f} sections/s"),
     ]  # fmt: skip

@@ -11,7 +11,7 @@ it is named by dimension and rebuilt when the model fingerprint or hub hash chan
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -76,20 +76,33 @@ class PgVectorRetriever:
                 )
             )
 
-    def search(self, queries: Vectors, top_k: int, min_score: float) -> list[list[ScoredHub]]:
+    def search(
+        self,
+        queries: Vectors,
+        top_k: int,
+        min_score: float,
+        allowed: Sequence[frozenset[str] | None] | None = None,
+    ) -> list[list[ScoredHub]]:
         results: list[list[ScoredHub]] = []
         try:
             with self.engine.begin() as conn:
-                # The HNSW candidate list must be at least k long or it returns fewer rows.
+                # The HNSW candidate list must be at least k long or it returns fewer rows;
+                # with a routing filter, keep scanning until k rows pass it.
                 conn.execute(text(f"SET LOCAL hnsw.ef_search = {max(100, 4 * top_k)}"))
-                for query in queries:
+                conn.execute(text("SET LOCAL hnsw.iterative_scan = strict_order"))
+                for row, query in enumerate(queries):
+                    only = allowed[row] if allowed is not None else None
+                    where = "WHERE cre_id = ANY(:ids) " if only is not None else ""
+                    params: dict[str, object] = {"q": _literal(query), "k": top_k}
+                    if only is not None:
+                        params["ids"] = sorted(only)
                     rows = conn.execute(
                         text(
                             f"SELECT cre_id, -(embedding <#> CAST(:q AS vector)) AS score "
-                            f"FROM {self.table} ORDER BY embedding <#> CAST(:q AS vector), "
-                            "cre_id LIMIT :k"
+                            f"FROM {self.table} {where}"
+                            "ORDER BY embedding <#> CAST(:q AS vector), cre_id LIMIT :k"
                         ),
-                        {"q": _literal(query), "k": top_k},
+                        params,
                     ).all()
                     ranked = sorted(rows, key=lambda r: (-float(r.score), r.cre_id))
                     results.append(

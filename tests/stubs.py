@@ -88,8 +88,10 @@ class StubScorer:
 
     def __init__(self, fail_on: str | None = None) -> None:
         self.fail_on = fail_on
+        self.queries: list[str] = []
 
     def predict(self, pairs: Sequence[tuple[str, str]]) -> NDArray[np.float32]:
+        self.queries.extend(q for q, _ in pairs)
         scores = []
         for query, cand in pairs:
             if self.fail_on and self.fail_on in query:
@@ -101,9 +103,15 @@ class StubScorer:
 
 
 def stub_linker(
-    threshold: float = 0.8, scorer: StubScorer | None = None, top_k: int = 4, top_n: int = 2
+    threshold: float = 0.8,
+    scorer: StubScorer | None = None,
+    top_k: int = 4,
+    top_n: int = 2,
+    rerank_gap: float | None = None,
 ) -> Linker:
     hub = small_hub()
     embedder = StubEmbedder()
-    settings = LinkerSettings(threshold=threshold, top_k=top_k, top_n=top_n, cache_dir=None)
+    settings = LinkerSettings(
+        threshold=threshold, top_k=top_k, top_n=top_n, cache_dir=None, rerank_gap=rerank_gap
+    )
     return Linker(hub, embedder, build_index(hub, embedder, None), scorer, settings)

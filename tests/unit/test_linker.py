@@ -58,6 +58,28 @@ def test_reranker_reorders_and_drives_confidence() -> None:
     assert env.suggested_links[0].confidence == reranked[0].score_rerank
 
 
+def test_rerank_gap_sends_only_undecided_sections_to_the_reranker() -> None:
+    texts = ["rotate session token", "Cryptography session", "zzzz qqqq"]
+    sections = [section_from_text(t) for t in texts]
+    plain = stub_linker(threshold=0.99).link(sections, "run-1", NOW).envelopes
+    gaps = [
+        e.retrieval.candidates[0].score_vector - e.retrieval.candidates[1].score_vector
+        for e in plain[:2]
+    ]
+    assert gaps[0] != gaps[1]
+    gap = (gaps[0] + gaps[1]) / 2  # one section is decisive, the other is not
+    scorer = StubScorer()
+    result = stub_linker(threshold=0.99, scorer=scorer, rerank_gap=gap).link(sections, "r", NOW)
+    undecided = 0 if gaps[0] < gaps[1] else 1
+    assert result.reranked == 1
+    assert set(scorer.queries) == {texts[undecided]}
+    for row, env in enumerate(result.envelopes[:2]):
+        scored = [c.score_rerank is not None for c in env.retrieval.candidates]
+        assert all(scored) if row == undecided else not any(scored)
+        assert bool(env.retrieval.reranked) == (row == undecided)
+    assert "where top-2 retrieval gap <" in result.envelopes[0].retrieval.retriever
+
+
 def test_explicit_single_known_links_without_models() -> None:
     linker = stub_linker()
     result = linker.link([section_from_text("Rotate it, see CRE 200-001.")], "r", NOW)

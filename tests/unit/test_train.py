@@ -60,6 +60,9 @@ def test_card_says_what_data_was_seen(tmp_path: Path) -> None:
     assert 0.0 <= card["threshold"] <= 1.0
     assert card["out_of_fold"]["rows"] == 21
     assert card["files"].keys() == {"calibrator.json"}
+    # One root branch: nothing to route between, so no branch classifier is written.
+    assert card["router"]["trained"] is False
+    assert not (models / "router.json").exists()
 
 
 def test_training_is_reproducible(tmp_path: Path) -> None:

@@ -1,0 +1,74 @@
+"""The int8 ONNX embedder built by the real `librarian quantize` from the packaged MiniLM."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+from pipeline.cli import app
+from pipeline.models import ModelError, SentenceTransformerEmbedder
+from pipeline.onnx_embedder import OnnxEmbedder
+
+pytestmark = pytest.mark.integration
+
+TEXTS = [
+    "Use parameterized queries so user input cannot change SQL statements",
+    "Rotate the session token after login",
+    "Passwords are stored with a slow, salted hash",
+    "word " * 400,  # past the 256-token window: cut the same way as the torch model
+]
+
+
+@pytest.fixture(scope="module")
+def int8_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("int8") / "embedder-int8"
+    result = CliRunner().invoke(app, ["quantize", "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    assert "mean cosine" in " ".join(result.output.split())
+    return out
+
+
+def test_int8_vectors_agree_with_the_torch_model(int8_dir: Path) -> None:
+    card = json.loads((int8_dir / "card.json").read_text())
+    assert card["backend"] == "onnx-int8"
+    assert card["agreement"]["mean_cosine"] >= 0.98
+    assert card["build"]["fused_operators"].get("Attention", 0) == 6
+    int8 = OnnxEmbedder(int8_dir)
+    torch_model = SentenceTransformerEmbedder()
+    a, b = int8.encode(TEXTS), torch_model.encode(TEXTS)
+    assert a.shape == b.shape == (len(TEXTS), 384)
+    assert np.allclose(np.linalg.norm(a, axis=1), 1.0, atol=1e-5)
+    assert float((a * b).sum(axis=1).min()) > 0.95
+    # Batching and length sorting change nothing: one at a time gives the same vectors.
+    one_by_one = np.vstack([int8.encode([t]) for t in TEXTS])
+    assert np.allclose(a, one_by_one, atol=1e-4)
+    assert int8.count_truncated(TEXTS) == torch_model.count_truncated(TEXTS) == 1
+    assert int8.fingerprint != torch_model.fingerprint
+
+
+def test_explain_runs_on_the_int8_embedder(int8_dir: Path, tmp_path: Path) -> None:
+    args = ["explain", TEXTS[0], "--embedding-model", str(int8_dir), "--json"]
+    args += ["--cache-dir", str(tmp_path), "--models", str(tmp_path / "none")]
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 0, result.output
+    envelope = json.loads(result.output)
+    assert "dense:all-MiniLM-L6-v2 onnx-int8" in envelope["retrieval"]["retriever"]
+    assert envelope["retrieval"]["candidates"][0]["cre_id"] == "732-873"
+
+
+def test_a_changed_int8_file_is_refused(int8_dir: Path, tmp_path: Path) -> None:
+    copy = tmp_path / "copy"
+    copy.mkdir()
+    for name in ("model.onnx", "tokenizer.json", "card.json"):
+        (copy / name).write_bytes((int8_dir / name).read_bytes())
+    with (copy / "tokenizer.json").open("a") as handle:
+        handle.write(" ")
+    with pytest.raises(ModelError, match=r"tokenizer\.json does not match its card"):
+        OnnxEmbedder(copy)
+    result = CliRunner().invoke(app, ["explain", "x", "--embedding-model", str(copy)])
+    assert result.exit_code == 2
+    assert "does not match its card" in " ".join(result.output.split())
