@@ -31,6 +31,7 @@ from pipeline.summary import add_timings, check_accounting, record_batch, summar
 from pipeline.update import PriorDecision, apply_updates
 from schemas.envelopes import Envelope
 from schemas.records import Rejection, RunSummary, Section, Skip
+from schemas.routing import RoutingDecision
 from store.db import StoreError, make_engine, reason, redacted, upgrade
 from store.decisions import WriteResult, priors, unchanged, write
 from store.queue import QUEUE_SOURCE, ClaimedBatch, claim, stamp_consumed
@@ -120,13 +121,15 @@ def commit_batch(
     raw_lines: dict[int, bytes],
     source: str,
     claimed_ids: list[int],
+    routing: list[RoutingDecision],
 ) -> WriteResult:
     """Decisions, rejections and (from the queue table) consumed_at: one transaction."""
     queue_ids = {s.chunk_id: s.line for s in sections.values()} if claimed_ids else None
     try:
         result = write(
-            session, run_id, envelopes, sections, rejections, raw_lines, source, queue_ids
-        )
+            session, run_id, envelopes, sections, rejections, raw_lines, source, queue_ids,
+            routing,
+        )  # fmt: skip
         stamp_consumed(session, claimed_ids)
         session.commit()
     except SQLAlchemyError as exc:
@@ -252,7 +255,7 @@ def link_queue(
             )  # fmt: skip
             written = commit_batch(
                 batch.session, run_id, result.envelopes, by_chunk, batch.rejections,
-                dict(batch.raw.lines), source, batch.claimed_ids,
+                dict(batch.raw.lines), source, batch.claimed_ids, result.routing,
             )  # fmt: skip
             stored.decisions += written.decisions
             stored.rejections += written.rejections

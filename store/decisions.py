@@ -13,6 +13,7 @@ from sqlalchemy.orm import Session
 from pipeline.update import PriorDecision
 from schemas.envelopes import Envelope, LinkProposal, dump_envelope
 from schemas.records import Rejection, Section, Skip, SkipCode
+from schemas.routing import RoutingDecision
 from store.tables import Decision, RejectedRow
 
 LINKED = "linked"
@@ -88,8 +89,10 @@ def write(
     raw_lines: Mapping[int, bytes],
     source: str,
     queue_ids: Mapping[str, int] | None = None,
+    routing: Sequence[RoutingDecision] = (),
 ) -> WriteResult:
     """Add one batch's decisions and rejections to the session (the caller commits)."""
+    routed = {d.chunk_id: d.model_dump(mode="json") for d in routing}
     now = datetime.now(UTC)
     result = WriteResult()
     keys = [(e.chunk_id, sections[e.chunk_id].content_hash) for e in envelopes]
@@ -105,7 +108,9 @@ def write(
         if (envelope.chunk_id, section.content_hash) in present:
             result.already_there += 1
             continue
-        session.add(_decision_row(envelope, section, run_id, now, queue_ids))
+        row = _decision_row(envelope, section, run_id, now, queue_ids)
+        row.routing = routed.get(envelope.chunk_id)
+        session.add(row)
         result.decisions += 1
     for rejection in rejections:
         raw = raw_lines.get(rejection.line, b"")

@@ -39,6 +39,8 @@ class Decision(Base):
     queue_row_id: Mapped[int | None] = mapped_column(Integer, index=True)
     text: Mapped[str] = mapped_column(Text)
     envelope: Mapped[dict[str, Any]] = mapped_column(JSON)
+    # Which hub collections the section searched and why (schemas/routing.py).
+    routing: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
     review_consumed_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 from pathlib import Path
 
 import pytest
@@ -54,6 +55,22 @@ def test_a_decided_chunk_is_unchanged_next_time(engine: Engine) -> None:
     assert decide_and_write(engine, batch, "r2") == 0  # a racing writer adds nothing either
     with Session(engine) as session:
         assert session.execute(select(func.count(Decision.id))).scalar_one() == 2
+
+
+def test_each_decision_keeps_its_routing_decision(engine: Engine) -> None:
+    batch = sections("rotate session token after login", "sql injection queries")
+    batch[1] = batch[1].model_copy(update={"collections": ("nope",)})
+    result = stub_linker(threshold=0.1).link(batch, "r1")
+    with Session(engine) as session:
+        write(session, "r1", result.envelopes, {s.chunk_id: s for s in batch}, [], {}, "test",
+              routing=result.routing)  # fmt: skip
+        session.commit()
+        rows = session.execute(select(Decision.chunk_id, Decision.routing)).tuples().all()
+    stored: dict[str, Any] = dict(rows)
+    assert stored["c0"] is not None and stored["c0"]["effective"] == "all"
+    assert stored["c0"]["widened"] is False
+    assert stored["c1"] is not None and stored["c1"]["widened"] is True
+    assert "nope" in stored["c1"]["warnings"][0]
 
 
 def test_same_span_with_new_text_has_a_prior(engine: Engine) -> None:
