@@ -20,6 +20,7 @@ from rich.table import Table
 from sqlalchemy.exc import SQLAlchemyError
 
 from pipeline.artifacts import DEFAULT_MODELS_DIR, ArtifactError, load_trained
+from pipeline.catalogue import load_hubs
 from pipeline.config import DEFAULT_CACHE_DIR, LinkerSettings
 from pipeline.hub import DEFAULT_HUB_PATH, Hub, HubError, load_hub
 from pipeline.links import DEFAULT_LINKS_PATH, DEV_FRAMEWORKS
@@ -50,6 +51,14 @@ EXIT_FAILED = 1
 EXIT_USAGE = 2
 
 HubOpt = Annotated[Path, typer.Option("--hub", help="hub catalogue (hubs.jsonl format)")]
+HubsOpt = Annotated[
+    list[Path] | None,
+    typer.Option(
+        "--hub",
+        help="hub catalogue (hubs.jsonl; default the packaged OpenCRE hub); repeat to add a "
+        "team's own catalogue as another collection (docs/routing.md)",
+    ),
+]
 ThresholdOpt = Annotated[
     float | None,
     typer.Option(
@@ -88,6 +97,10 @@ CollectionsOpt = Annotated[
 RulesOpt = Annotated[
     Path | None, typer.Option("--routing-rules", help="YAML routing rules (docs/routing.md)")
 ]
+SearchOpt = Annotated[
+    str, typer.Option("--search", help="flat: score every hub; beam: walk down the hub tree")
+]
+BeamWidthOpt = Annotated[int, typer.Option(min=1, max=100, help="beam search: nodes kept a level")]
 RerankerOpt = Annotated[
     Path | None, typer.Option(help="local CrossEncoder directory (default: no rerank, declared)")
 ]
@@ -120,10 +133,12 @@ def _settings(**kwargs: Any) -> LinkerSettings:
     """Build settings and check what can be checked cheaply before any model or Prefect starts."""
     settings = LinkerSettings(**kwargs)
     try:
-        hub = load_hub(settings.hub_path)
+        hub = load_hubs(settings.hub_path, settings.extra_hubs)
     except HubError as exc:
         raise _usage_error(f"hub catalogue refused: {exc}") from exc
     _check_routing(settings, hub)
+    if settings.search == "beam" and settings.vector_backend != "memory":
+        raise _usage_error("--search beam runs in memory: not with --vector-backend pgvector")
     for what, path, marks in (
         ("--embedding-model", settings.embedding_model, ("config.json", "model.onnx")),
         ("--reranker", settings.reranker_model, ("config.json",)),
@@ -131,6 +146,18 @@ def _settings(**kwargs: Any) -> LinkerSettings:
         if path is not None and not any((path / mark).is_file() for mark in marks):
             raise _usage_error(f"{what} {path} is not a model directory (no {' or '.join(marks)})")
     return settings
+
+
+def _hubs(paths: list[Path] | None) -> dict[str, Any]:
+    """The first --hub is the OpenCRE catalogue; each further one a team's catalogue."""
+    first, *rest = paths or [DEFAULT_HUB_PATH]
+    return {"hub_path": first, "extra_hubs": tuple(rest)}
+
+
+def _search(search: str, beam_width: int) -> dict[str, Any]:
+    if search not in ("flat", "beam"):
+        raise _usage_error(f"--search {search!r}: use flat or beam")
+    return {"search": search, "beam_width": beam_width}
 
 
 def _routing(mode: str, collections: list[str] | None, rules: Path | None) -> dict[str, Any]:
@@ -277,7 +304,7 @@ def run(
     dask_workers: Annotated[
         int, typer.Option(min=1, help="workers of the local Dask cluster (processes)")
     ] = 2,
-    hub: HubOpt = DEFAULT_HUB_PATH,
+    hub: HubsOpt = None,
     threshold: ThresholdOpt = None,
     top_k: TopKOpt = 20,
     top_n: TopNOpt = 5,
@@ -288,6 +315,8 @@ def run(
     routing: RoutingOpt = "pins",
     collections: CollectionsOpt = None,
     routing_rules: RulesOpt = None,
+    search: SearchOpt = "flat",
+    beam_width: BeamWidthOpt = 4,
     embedding_model: EmbeddingOpt = None,
     cache_dir: Annotated[Path, typer.Option(help="hub embedding cache")] = DEFAULT_CACHE_DIR,
     models: ModelsOpt = DEFAULT_MODELS_DIR,
@@ -309,7 +338,7 @@ def run(
         raise _usage_error("--db needs --commit or --from-db: a dry run never touches the database")
     database = None if dry_run else _database(db)
     settings = _settings(
-        hub_path=hub,
+        **_hubs(hub),
         threshold=threshold,
         top_k=top_k,
         top_n=top_n,
@@ -317,6 +346,7 @@ def run(
         reranker_model=reranker,
         rerank_gap=rerank_gap,
         **_routing(routing, collections, routing_rules),
+        **_search(search, beam_width),
         embedding_model=embedding_model,
         cache_dir=cache_dir,
         models_dir=models,
@@ -452,7 +482,7 @@ def explain(
         str, typer.Argument(help="the section text, or - for one text a line on stdin")
     ],
     title: Annotated[str | None, typer.Option(help="title hint")] = None,
-    hub: HubOpt = DEFAULT_HUB_PATH,
+    hub: HubsOpt = None,
     threshold: ThresholdOpt = None,
     top_k: TopKOpt = 20,
     top_n: TopNOpt = 5,
@@ -461,6 +491,8 @@ def explain(
     routing: RoutingOpt = "pins",
     collections: CollectionsOpt = None,
     routing_rules: RulesOpt = None,
+    search: SearchOpt = "flat",
+    beam_width: BeamWidthOpt = 4,
     embedding_model: EmbeddingOpt = None,
     cache_dir: Annotated[Path, typer.Option(help="hub embedding cache")] = DEFAULT_CACHE_DIR,
     models: ModelsOpt = DEFAULT_MODELS_DIR,
@@ -479,13 +511,14 @@ def explain(
     if not texts or not all(t.strip() for t in texts):
         raise _usage_error("TEXT is empty")
     settings = _settings(
-        hub_path=hub,
+        **_hubs(hub),
         threshold=threshold,
         top_k=top_k,
         top_n=top_n,
         reranker_model=reranker,
         rerank_gap=rerank_gap,
         **_routing(routing, collections, routing_rules),
+        **_search(search, beam_width),
         embedding_model=embedding_model,
         cache_dir=cache_dir,
         models_dir=models,
@@ -510,7 +543,7 @@ def route(
     routing: RoutingOpt = "pins",
     collections: CollectionsOpt = None,
     routing_rules: RulesOpt = None,
-    hub: HubOpt = DEFAULT_HUB_PATH,
+    hub: HubsOpt = None,
     embedding_model: EmbeddingOpt = None,
     cache_dir: Annotated[Path, typer.Option(help="hub embedding cache")] = DEFAULT_CACHE_DIR,
     models: ModelsOpt = DEFAULT_MODELS_DIR,
@@ -520,7 +553,7 @@ def route(
     if not text.strip():
         raise _usage_error("TEXT is empty")
     settings = _settings(
-        hub_path=hub,
+        **_hubs(hub),
         embedding_model=embedding_model,
         cache_dir=cache_dir,
         models_dir=models,
@@ -720,13 +753,15 @@ def eval_golden(
     top_k: TopKOpt = 20,
     threshold: ThresholdOpt = None,
     models: ModelsOpt = DEFAULT_MODELS_DIR,
-    hub: HubOpt = DEFAULT_HUB_PATH,
+    hub: HubsOpt = None,
     embedding_model: EmbeddingOpt = None,
     reranker: RerankerOpt = None,
     rerank_gap: RerankGapOpt = None,
     routing: RoutingOpt = "pins",
     collections: CollectionsOpt = None,
     routing_rules: RulesOpt = None,
+    search: SearchOpt = "flat",
+    beam_width: BeamWidthOpt = 4,
     cache_dir: Annotated[Path, typer.Option(help="hub embedding cache")] = DEFAULT_CACHE_DIR,
     vector_backend: VectorOpt = "memory",
     db: DbOpt = None,
@@ -745,12 +780,13 @@ def eval_golden(
     except GoldenError as exc:
         raise _usage_error(str(exc)) from exc
     settings = _settings(
-        hub_path=hub,
+        **_hubs(hub),
         threshold=threshold,
         top_k=top_k,
         reranker_model=reranker,
         rerank_gap=rerank_gap,
         **_routing(routing, collections, routing_rules),
+        **_search(search, beam_width),
         embedding_model=embedding_model,
         cache_dir=cache_dir,
         models_dir=models,

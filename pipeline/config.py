@@ -21,6 +21,9 @@ class LinkerSettings(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     hub_path: Path = DEFAULT_HUB_PATH
+    extra_hubs: tuple[Path, ...] = Field(
+        default=(), description="a team's own catalogues, one more collection each"
+    )
     embedding_model: Path | None = Field(
         default=None, description="local sentence-transformers directory; None = packaged MiniLM"
     )
@@ -52,5 +55,9 @@ class LinkerSettings(BaseModel):
     )
     collections: tuple[str, ...] = Field(default=(), description="pin every section to these")
     routing_rules: Path | None = Field(default=None, description="YAML routing rules")
+    search: Literal["flat", "beam"] = Field(
+        default="flat", description="flat: score every hub; beam: walk down the hub tree"
+    )
+    beam_width: int = Field(default=4, ge=1, le=100)
     vector_backend: Literal["memory", "pgvector"] = "memory"
     vector_db: str | None = Field(default=None, description="PostgreSQL URL for pgvector")

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -27,6 +27,9 @@ class HubError(ValueError):
 class Hub:
     nodes: tuple[HubNode, ...]
     source: str
+    # Nodes of a team's own catalogue -> its collection name (pipeline/catalogue.py);
+    # OpenCRE's nodes are not listed: their collection is their root branch.
+    collection_of: Mapping[str, str] = field(default_factory=dict)
     by_id: dict[str, HubNode] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -43,6 +46,8 @@ class Hub:
         for node in self.nodes:
             digest.update(node.model_dump_json().encode("utf-8"))
             digest.update(b"\n")
+        if self.collection_of:
+            digest.update(json.dumps(dict(sorted(self.collection_of.items()))).encode("utf-8"))
         return digest.hexdigest()
 
     def name_texts(self) -> list[str]:

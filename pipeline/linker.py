@@ -10,10 +10,12 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
 from pipeline.artifacts import TrainedModels, has_models, load_trained
+from pipeline.beam import BeamRetriever
+from pipeline.catalogue import load_hubs
 from pipeline.config import UNCALIBRATED_THRESHOLD, LinkerSettings
 from pipeline.decide import RunContext, decide, decide_explicit
 from pipeline.explicit import find_references
-from pipeline.hub import Hub, load_hub
+from pipeline.hub import Hub
 from pipeline.models import CrossEncoderScorer, Embedder, PairScorer, load_embedder
 from pipeline.rerank import needs_rerank, rerank_scores
 from pipeline.retrieve import HubIndex, MemoryRetriever, Retriever, build_index
@@ -95,7 +97,7 @@ class Linker:
         make_retriever: Callable[[HubIndex], Retriever] | None = None,
     ) -> Linker:
         """Load everything `settings` names; `make_retriever` swaps the in-memory search."""
-        hub = load_hub(settings.hub_path)
+        hub = load_hubs(settings.hub_path, settings.extra_hubs)
         embedder = load_embedder(settings.embedding_model)
         index = build_index(hub, embedder, settings.cache_dir)
         scorer = CrossEncoderScorer(settings.reranker_model) if settings.reranker_model else None
@@ -103,6 +105,10 @@ class Linker:
         if settings.models_dir is not None and has_models(settings.models_dir):
             trained = load_trained(settings.models_dir, hub.content_hash)
         retriever = make_retriever(index) if make_retriever is not None else None
+        if settings.search == "beam":
+            if retriever is not None:
+                raise ValueError("beam search runs in memory: not with --vector-backend pgvector")
+            retriever = BeamRetriever(index, hub, settings.beam_width)
         collections = hub_collections(hub)
         rules = (
             load_rules(settings.routing_rules, list(collections)) if settings.routing_rules else ()

@@ -42,14 +42,24 @@ def collection_name(root_name: str) -> str:
 
 
 def hub_collections(hub: Hub) -> dict[str, frozenset[str]]:
-    """Collection name -> the CRE ids under that root branch (roots sorted by id)."""
-    roots = sorted((n for n in hub.nodes if n.parent_id is None), key=lambda n: n.cre_id)
+    """Collection name -> CRE ids: one per OpenCRE root branch (roots sorted by id), then
+    one per team catalogue (`hub.collection_of`)."""
+    roots = sorted(
+        (n for n in hub.nodes if n.parent_id is None and n.cre_id not in hub.collection_of),
+        key=lambda n: n.cre_id,
+    )
     names: dict[str, str] = {}
     for root in roots:
         name = collection_name(root.name)
         names[root.cre_id] = name if name not in names.values() else f"{name}-{root.cre_id}"
     members: dict[str, set[str]] = {name: set() for name in names.values()}
     for node in hub.nodes:
+        if node.cre_id in hub.collection_of:
+            name = hub.collection_of[node.cre_id]
+            if name in names.values():
+                name = f"{name}-catalogue"
+            members.setdefault(name, set()).add(node.cre_id)
+            continue
         top = node
         while top.parent_id is not None:
             top = hub.by_id[top.parent_id]

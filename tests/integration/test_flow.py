@@ -12,6 +12,7 @@ import jsonschema
 import pytest
 
 from pipeline.config import LinkerSettings
+from pipeline.decide import EXPLICIT_RETRIEVER
 from pipeline.emit import read_jsonl
 from schemas.export import PACKAGED_SCHEMA_DIR
 
@@ -141,3 +142,19 @@ def test_the_run_leaves_a_markdown_summary_artifact(run: dict[str, Any]) -> None
     assert f"| rejected | {summary.rejected} |" in text
     assert "| load_models |" in text and "Threshold τ" in text
     assert str(run["out"]) in text
+
+
+def test_each_searched_section_has_its_routing_decision_beside_it(run: dict[str, Any]) -> None:
+    out: Path = run["out"]
+    summary = run["summary"]
+    envelopes = read_jsonl(out / "proposals.jsonl") + read_jsonl(out / "reviews.jsonl")
+    routing = read_jsonl(out / "routing.jsonl")
+    searched = [e for e in envelopes if e["retrieval"]["retriever"] != EXPLICIT_RETRIEVER]
+    assert sorted(r["chunk_id"] for r in routing) == sorted(e["chunk_id"] for e in searched)
+    assert len(routing) == len(envelopes) - summary.explicit_fast_path
+    # No pins, no rules: the default searched every collection and narrowed nothing.
+    assert summary.routing == {"routed": len(routing), "all": len(routing)}
+    for decision in routing:
+        assert decision["configured"] == "pins" and decision["effective"] == "all"
+        assert decision["selected"] == [c["collection"] for c in decision["collections"]]
+        assert len(decision["selected"]) == 5
