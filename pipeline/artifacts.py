@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import hashlib
 import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from pipeline.calibrate import CalibrationError, Calibrator
+from pipeline.cards import files_problem
 from pipeline.retrieve import RETRIEVER_ID
 
 DEFAULT_MODELS_DIR = Path("models")
@@ -27,12 +27,16 @@ class TrainedModels:
     calibrator: Calibrator
     threshold: float
     same_hub: bool = True
+    same_embedder: bool = True
 
     @property
     def description(self) -> str:
         seen = self.card.get("data", {}).get("frameworks_seen", {})
         # The calibrator reads scores, not hub ids, so another hub still works; say so.
         caveat = "" if self.same_hub else ", trained on another hub catalogue"
+        if not self.same_embedder:
+            # e.g. torch-trained models read by the int8 embedder: close, not the same scale.
+            caveat += ", calibrated on another embedder's scores"
         return f"{self.directory} ({len(seen)} frameworks{caveat})"
 
 
@@ -40,7 +44,9 @@ def has_models(directory: Path) -> bool:
     return (directory / CARD_NAME).is_file()
 
 
-def load_trained(directory: Path, hub_hash: str | None = None) -> TrainedModels:
+def load_trained(
+    directory: Path, hub_hash: str | None = None, embedder_fingerprint: str | None = None
+) -> TrainedModels:
     """Load and verify a trained model directory; every file must match its card."""
     card_path = directory / CARD_NAME
     if not card_path.is_file():
@@ -53,12 +59,8 @@ def load_trained(directory: Path, hub_hash: str | None = None) -> TrainedModels:
         threshold = float(card["threshold"])
     except (OSError, ValueError, KeyError, TypeError) as exc:
         raise ArtifactError(f"{card_path} is damaged: {exc}") from exc
-    for name, digest in files.items():
-        path = directory / name
-        if not path.is_file():
-            raise ArtifactError(f"{directory}: {name} is listed in the card but missing")
-        if hashlib.sha256(path.read_bytes()).hexdigest() != digest:
-            raise ArtifactError(f"{directory}: {name} does not match its card (changed since)")
+    if problem := files_problem(directory, files):
+        raise ArtifactError(f"{directory}: {problem}")
     trained_for = card.get("models", {}).get("retriever")
     if trained_for != RETRIEVER_ID:
         # The calibrator reads retrieval scores: another retriever means another scale.
@@ -72,4 +74,6 @@ def load_trained(directory: Path, hub_hash: str | None = None) -> TrainedModels:
     except CalibrationError as exc:
         raise ArtifactError(str(exc)) from exc
     same_hub = hub_hash is None or trained_hub == hub_hash
-    return TrainedModels(directory, card, calibrator, threshold, same_hub)
+    trained_with = card.get("models", {}).get("embedding_fingerprint")
+    same_embedder = embedder_fingerprint is None or trained_with == embedder_fingerprint
+    return TrainedModels(directory, card, calibrator, threshold, same_hub, same_embedder)

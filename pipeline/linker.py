@@ -103,7 +103,7 @@ class Linker:
         scorer = CrossEncoderScorer(settings.reranker_model) if settings.reranker_model else None
         trained = None
         if settings.models_dir is not None and has_models(settings.models_dir):
-            trained = load_trained(settings.models_dir, hub.content_hash)
+            trained = load_trained(settings.models_dir, hub.content_hash, embedder.fingerprint)
         retriever = make_retriever(index) if make_retriever is not None else None
         if settings.search == "beam":
             if retriever is not None:

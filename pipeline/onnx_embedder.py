@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 
+from pipeline.cards import files_problem
 from pipeline.models import MAX_MODEL_CHARS, ModelError, Vectors
 
 ONNX_MODEL_NAME = "model.onnx"
@@ -37,12 +38,8 @@ def read_onnx_card(path: Path) -> dict[str, Any]:
         files: dict[str, str] = card["files"]
     except (OSError, ValueError, KeyError, TypeError) as exc:
         raise ModelError(f"ONNX model {path}: {ONNX_CARD_NAME} missing or damaged: {exc}") from exc
-    for name, digest in files.items():
-        file = path / name
-        if not file.is_file():
-            raise ModelError(f"ONNX model {path}: {name} is listed in the card but missing")
-        if hashlib.sha256(file.read_bytes()).hexdigest() != digest:
-            raise ModelError(f"ONNX model {path}: {name} does not match its card (changed since)")
+    if problem := files_problem(path, files):
+        raise ModelError(f"ONNX model {path}: {problem}")
     return card
 
 

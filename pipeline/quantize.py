@@ -8,7 +8,6 @@ Build-time only: torch, transformers, onnx and onnxruntime's tools are imported 
 
 from __future__ import annotations
 
-import hashlib
 import json
 import logging
 import shutil
@@ -19,6 +18,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from pipeline.cards import sha256_of
 from pipeline.models import ModelError, SentenceTransformerEmbedder, Vectors, model_fingerprint
 from pipeline.onnx_embedder import (
     ONNX_CARD_NAME,
@@ -125,10 +125,7 @@ def quantize(
         except Exception as exc:
             raise ModelError(f"ONNX export of {reference.path} failed: {exc}") from exc
         shutil.copyfile(reference.path / TOKENIZER_NAME, staging / TOKENIZER_NAME)
-        files = {
-            name: hashlib.sha256((staging / name).read_bytes()).hexdigest()
-            for name in (ONNX_MODEL_NAME, TOKENIZER_NAME)
-        }
+        files = {name: sha256_of(staging / name) for name in (ONNX_MODEL_NAME, TOKENIZER_NAME)}
         card: dict[str, Any] = {
             "backend": BACKEND,
             "source": {

@@ -9,7 +9,6 @@ lost to it on dev.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import platform
 import time
@@ -28,6 +27,7 @@ from pipeline.calibrate import (
     reliability,
     top_features,
 )
+from pipeline.cards import sha256_of
 from pipeline.explain import section_from_text
 from pipeline.hub import Hub
 from pipeline.links import Link, LinkedSection, curated_sections
@@ -241,16 +241,12 @@ def save(result: TrainResult, out_dir: Path) -> None:
     card_path.unlink(missing_ok=True)
     result.calibrator.save(out_dir / CALIBRATOR_NAME)
     card = dict(result.card)
-    files = {CALIBRATOR_NAME: _sha256(out_dir / CALIBRATOR_NAME)}
+    files = {CALIBRATOR_NAME: sha256_of(out_dir / CALIBRATOR_NAME)}
     (out_dir / ROUTER_NAME).unlink(missing_ok=True)
     if result.router is not None:
         result.router.save(out_dir / ROUTER_NAME)
-        files[ROUTER_NAME] = _sha256(out_dir / ROUTER_NAME)
+        files[ROUTER_NAME] = sha256_of(out_dir / ROUTER_NAME)
     card["files"] = files
     tmp = out_dir / (CARD_NAME + ".part")
     tmp.write_text(json.dumps(card, indent=2) + "\n")
     tmp.replace(card_path)
-
-
-def _sha256(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()

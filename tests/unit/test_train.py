@@ -94,6 +94,16 @@ def test_changed_file_is_refused_on_load(tmp_path: Path) -> None:
         load_trained(models)
 
 
+def test_models_read_with_another_embedder_or_hub_say_so(tmp_path: Path) -> None:
+    models = trained(tmp_path)
+    same = load_trained(models, small_hub().content_hash, StubEmbedder.fingerprint)
+    assert same.same_embedder and same.same_hub and "another" not in same.description
+    other = load_trained(models, "another-hub", "another-embedder")
+    assert not other.same_embedder and not other.same_hub
+    assert "calibrated on another embedder's scores" in other.description
+    assert "trained on another hub catalogue" in other.description
+
+
 def test_directory_without_card_holds_no_models(tmp_path: Path) -> None:
     assert not has_models(tmp_path)
     with pytest.raises(ArtifactError, match="librarian train"):
