@@ -97,7 +97,7 @@ def test_changed_file_is_refused_on_load(tmp_path: Path) -> None:
 def test_models_read_with_another_embedder_or_hub_say_so(tmp_path: Path) -> None:
     models = trained(tmp_path)
     same = load_trained(models, small_hub().content_hash, StubEmbedder.fingerprint)
-    assert same.same_embedder and same.same_hub and "another" not in same.description
+    assert same.same_embedder and same.same_hub and ", trained on" not in same.description
     other = load_trained(models, "another-hub", "another-embedder")
     assert not other.same_embedder and not other.same_hub
     assert "calibrated on another embedder's scores" in other.description
