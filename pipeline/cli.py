@@ -927,6 +927,18 @@ def _scheduled_parameters(
     }
 
 
+def _scheduled_routing(
+    mode: str, collections: list[str] | None, rules: Path | None
+) -> dict[str, Any]:
+    """Routing options as a deployment carries them: JSON values, absolute paths."""
+    routing = _routing(mode, collections, rules)
+    return {
+        "routing": routing["routing"],
+        "collections": list(routing["collections"]),
+        "routing_rules": str(rules.resolve()) if rules is not None else None,
+    }
+
+
 def _api_url() -> str | None:
     return os.environ.get("PREFECT_API_URL") or None
 
@@ -954,6 +966,9 @@ def serve(
     batch_size: Annotated[int, typer.Option(min=1, help="lines per Prefect task")] = 256,
     models: ModelsOpt = DEFAULT_MODELS_DIR,
     hub: HubOpt = DEFAULT_HUB_PATH,
+    routing: RoutingOpt = "pins",
+    collections: CollectionsOpt = None,
+    routing_rules: RulesOpt = None,
 ) -> None:
     """Keep a scheduled deployment of the flow and run it here (Prefect `flow.serve`).
 
@@ -961,7 +976,8 @@ def serve(
     that server; otherwise on a temporary local one that lives as long as this process.
     """
     options = {"threshold": threshold, "batch_size": batch_size, "hub_path": hub,
-               "models_dir": models.resolve()}  # fmt: skip
+               "models_dir": models.resolve(),
+               **_scheduled_routing(routing, collections, routing_rules)}  # fmt: skip
     options = {k: v for k, v in options.items() if v is not None}
     parameters = _scheduled_parameters(input, from_db, commit, db, out_root, options)
     _prefect_environment()
@@ -988,13 +1004,17 @@ def deploy(
     batch_size: Annotated[int, typer.Option(min=1, help="lines per Prefect task")] = 256,
     models: ModelsOpt = DEFAULT_MODELS_DIR,
     hub: HubOpt = DEFAULT_HUB_PATH,
+    routing: RoutingOpt = "pins",
+    collections: CollectionsOpt = None,
+    routing_rules: RulesOpt = None,
 ) -> None:
     """Register the scheduled deployment on the Prefect server at PREFECT_API_URL, for a
     worker to run: `prefect worker start --pool POOL` on a machine with this checkout."""
     if _api_url() is None:
         raise _usage_error("deploy registers against a Prefect server: set PREFECT_API_URL")
     options = {"threshold": threshold, "batch_size": batch_size,
-               "hub_path": hub.resolve(), "models_dir": models.resolve()}  # fmt: skip
+               "hub_path": hub.resolve(), "models_dir": models.resolve(),
+               **_scheduled_routing(routing, collections, routing_rules)}  # fmt: skip
     options = {k: v for k, v in options.items() if v is not None}
     parameters = _scheduled_parameters(input, from_db, commit, db, out_root, options)
     _prefect_environment()

@@ -93,3 +93,30 @@ def test_schema_export_writes_every_contract(tmp_path: Path) -> None:
     assert result.exit_code == 0
     names = sorted(p.name for p in (tmp_path / "s").iterdir())
     assert names == sorted(f"{n}.schema.json" for n in CONTRACTS)
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["run", "IN", "--collections", "nope"], "--collections nope: no such collection"),
+        (["run", "IN", "--routing", "sometimes"], "--routing 'sometimes'"),
+        (["run", "IN", "--routing", "off", "--collections", "technical"], "--routing off"),
+        (["run", "IN", "--routing-rules", "missing.yaml"], "missing.yaml does not exist"),
+        (["run", "IN", "--search", "deep"], "--search 'deep'"),
+        (["explain", "x", "--routing-rules", "RULES"], "needs `boost` or `exclude`"),
+        (["serve", "IN", "--collections", "nope"], "no such collection"),
+        (["route", "x", "--hub", "HUB", "--hub", "CAT"], "in both"),
+    ],
+)
+def test_routing_usage_errors(tmp_path: Path, args: list[str], message: str) -> None:
+    queue = tmp_path / "in.jsonl"
+    queue.write_text("")
+    rules = tmp_path / "rules.yaml"
+    rules.write_text("rules: [{name: r, keywords: [x]}]\n")
+    hub = Path(__file__).resolve().parents[2] / "data" / "opencre" / "hubs.jsonl"
+    clash = tmp_path / "cat.jsonl"
+    clash.write_text(json.dumps({"cre_id": "616-305", "name": "Ours"}) + "\n")
+    swap = {"IN": str(queue), "RULES": str(rules), "HUB": str(hub), "CAT": str(clash)}
+    result = CliRunner().invoke(app, [swap.get(a, a) for a in args])
+    assert result.exit_code == 2, result.output
+    assert message in " ".join(result.output.split())
