@@ -89,7 +89,9 @@ class PgVectorRetriever:
                 # The HNSW candidate list must be at least k long or it returns fewer rows;
                 # with a routing filter, keep scanning until k rows pass it.
                 conn.execute(text(f"SET LOCAL hnsw.ef_search = {max(100, 4 * top_k)}"))
-                conn.execute(text("SET LOCAL hnsw.iterative_scan = strict_order"))
+                if allowed is not None and any(a is not None for a in allowed):
+                    # pgvector >= 0.8; only asked for when routing narrows a search.
+                    conn.execute(text("SET LOCAL hnsw.iterative_scan = strict_order"))
                 for row, query in enumerate(queries):
                     only = allowed[row] if allowed is not None else None
                     where = "WHERE cre_id = ANY(:ids) " if only is not None else ""

@@ -9,6 +9,7 @@ from pipeline.config import LinkerSettings
 from pipeline.hub import DEFAULT_HUB_PATH, load_hub
 from pipeline.models import SentenceTransformerEmbedder
 from pipeline.retrieve import build_index, retrieve
+from pipeline.route import hub_collections
 from store.db import StoreError, make_engine
 from store.vectors import PgVectorRetriever
 
@@ -44,6 +45,15 @@ def test_same_top_k_as_in_memory(postgres_url: str) -> None:
             assert [h.cre_id for h in db_row] == [h.cre_id for h in mem_row]
             for a, b in zip(mem_row, db_row, strict=True):
                 assert a.score == pytest.approx(b.score, abs=1e-5)
+    # A routing selection: the same filtered top-K in both, never a hub outside it.
+    governance = hub_collections(hub)["governance"]
+    allowed = [governance, None, governance, None, governance]
+    memory = retrieve(queries, index, 20, -1.0, allowed)
+    database = pg.search(queries, 20, -1.0, allowed)
+    for row, (mem_row, db_row) in enumerate(zip(memory, database, strict=True)):
+        assert [h.cre_id for h in db_row] == [h.cre_id for h in mem_row]
+        if allowed[row] is not None:
+            assert len(db_row) == 20 and {h.cre_id for h in db_row} <= governance
     engine.dispose()
 
 
