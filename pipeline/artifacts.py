@@ -44,6 +44,24 @@ def has_models(directory: Path) -> bool:
     return (directory / CARD_NAME).is_file()
 
 
+def recorded_embedder(directory: Path) -> Path | None:
+    """The embedding model the calibrator was fitted with, when it was not the packaged
+    MiniLM: run and eval use it unless told otherwise, so scores stay on the fitted scale."""
+    try:
+        recorded = json.loads((directory / CARD_NAME).read_text())["models"].get("embedding_model")
+    except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
+        raise ArtifactError(f"{directory / CARD_NAME} is damaged: {exc}") from exc
+    if recorded is None:
+        return None
+    path = (directory / str(recorded)).resolve()
+    if not path.is_dir():
+        raise ArtifactError(
+            f"{directory} was calibrated with the embedding model {path}, which is missing: "
+            "build it (`librarian quantize`, or `make train`) or pass --embedding-model"
+        )
+    return path
+
+
 def load_trained(
     directory: Path, hub_hash: str | None = None, embedder_fingerprint: str | None = None
 ) -> TrainedModels:

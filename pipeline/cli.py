@@ -19,7 +19,7 @@ from rich.markup import escape
 from rich.table import Table
 from sqlalchemy.exc import SQLAlchemyError
 
-from pipeline.artifacts import DEFAULT_MODELS_DIR, ArtifactError, load_trained
+from pipeline.artifacts import DEFAULT_MODELS_DIR, ArtifactError, load_trained, recorded_embedder
 from pipeline.catalogue import load_hubs
 from pipeline.config import DEFAULT_CACHE_DIR, LinkerSettings
 from pipeline.hub import DEFAULT_HUB_PATH, Hub, HubError, load_hub
@@ -208,6 +208,8 @@ def _check_models(settings: LinkerSettings) -> None:
     if any(models.iterdir()):
         try:
             load_trained(models)
+            if settings.embedding_model is None:
+                recorded_embedder(models)
         except ArtifactError as exc:
             raise _usage_error(f"--models refused: {exc}") from exc
 
@@ -669,7 +671,7 @@ def train(
         except (LinksError, TrainingError, ModelError) as exc:
             err.print(f"[red]training failed:[/red] {escape(str(exc))}", highlight=False)
             raise typer.Exit(EXIT_FAILED) from exc
-    save(result, out_dir)
+    save(result, out_dir, settings.embedding_model)
     card: dict[str, Any] = result.card
     oof = card["out_of_fold"]
     data = card["data"]

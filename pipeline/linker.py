@@ -9,7 +9,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
-from pipeline.artifacts import TrainedModels, has_models, load_trained
+from pipeline.artifacts import TrainedModels, has_models, load_trained, recorded_embedder
 from pipeline.beam import BeamRetriever
 from pipeline.catalogue import load_hubs
 from pipeline.config import UNCALIBRATED_THRESHOLD, LinkerSettings
@@ -98,7 +98,10 @@ class Linker:
     ) -> Linker:
         """Load everything `settings` names; `make_retriever` swaps the in-memory search."""
         hub = load_hubs(settings.hub_path, settings.extra_hubs)
-        embedder = load_embedder(settings.embedding_model)
+        embedding_model = settings.embedding_model
+        if embedding_model is None and settings.models_dir and has_models(settings.models_dir):
+            embedding_model = recorded_embedder(settings.models_dir)
+        embedder = load_embedder(embedding_model)
         index = build_index(hub, embedder, settings.cache_dir)
         scorer = CrossEncoderScorer(settings.reranker_model) if settings.reranker_model else None
         trained = None

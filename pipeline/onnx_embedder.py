@@ -24,6 +24,7 @@ from pipeline.models import MAX_MODEL_CHARS, ModelError, Vectors
 ONNX_MODEL_NAME = "model.onnx"
 TOKENIZER_NAME = "tokenizer.json"
 ONNX_CARD_NAME = "card.json"
+ENCODE_PROCEDURE = "one text a call, mean pooling, L2 norm"
 
 
 def is_onnx_dir(path: Path) -> bool:
@@ -58,8 +59,12 @@ class OnnxEmbedder:
         self.max_tokens = int(card["max_tokens"])
         self.dimension = int(card["dimension"])
         self.name = f"{card['source']['name']} {card['backend']}"
+        # Cached hub and section vectors are keyed by this: it names the files *and* how
+        # they are run, so vectors made another way (batched, before) are never reused.
         self.fingerprint = hashlib.sha256(
-            json.dumps(card["files"], sort_keys=True).encode()
+            json.dumps(
+                {"files": card["files"], "encode": ENCODE_PROCEDURE}, sort_keys=True
+            ).encode()
         ).hexdigest()
         tokenizer = Tokenizer.from_file(str(path / TOKENIZER_NAME))
         # The tokenizer file pads every text to 128 tokens; one text a call needs no padding.

@@ -71,7 +71,9 @@ def _export_fp32(source: Path, target: Path) -> None:
         )
 
 
-def _fuse_and_quantise(fp32: Path, target: Path, heads: int, hidden: int) -> dict[str, int]:
+def _fuse_and_quantise(
+    fp32: Path, target: Path, heads: int, hidden: int, keep_float: Sequence[str] = ()
+) -> dict[str, int]:
     from onnxruntime.quantization import QuantType, quantize_dynamic
     from onnxruntime.transformers import optimizer
 
@@ -88,10 +90,17 @@ def _fuse_and_quantise(fp32: Path, target: Path, heads: int, hidden: int) -> dic
         str(target),
         weight_type=QuantType.QInt8,
         per_channel=True,  # per-tensor int8 drops agreement to ~0.95 mean cosine
+        nodes_to_exclude=[n for n in _node_names(fused_path) if any(k in n for k in keep_float)],
         # Fused ops hide some tensor types from shape inference; those are float.
         extra_options={"DefaultTensorType": 1},
     )
     return statistics
+
+
+def _node_names(path: Path) -> list[str]:
+    import onnx
+
+    return [node.name for node in onnx.load(str(path)).graph.node]
 
 
 def agreement(a: Vectors, b: Vectors) -> dict[str, float]:
@@ -103,7 +112,10 @@ def agreement(a: Vectors, b: Vectors) -> dict[str, float]:
 
 
 def quantize(
-    out_dir: Path, probe_texts: Sequence[str], source: Path | None = None
+    out_dir: Path,
+    probe_texts: Sequence[str],
+    source: Path | None = None,
+    keep_float: Sequence[str] = (),
 ) -> dict[str, Any]:
     """Write the int8 embedder to `out_dir`; returns its card. Refuses (ModelError) when the
     int8 vectors of `probe_texts` disagree with the source model's."""
@@ -121,6 +133,7 @@ def quantize(
                 staging / ONNX_MODEL_NAME,
                 int(config["num_attention_heads"]),
                 int(config["hidden_size"]),
+                keep_float,
             )
         except Exception as exc:
             raise ModelError(f"ONNX export of {reference.path} failed: {exc}") from exc

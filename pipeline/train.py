@@ -10,6 +10,7 @@ lost to it on dev.
 from __future__ import annotations
 
 import json
+import os
 import platform
 import time
 from collections import Counter
@@ -234,13 +235,23 @@ def fit_router(
     return BranchClassifier.fit(x, labels, {"collections": sorted(collections)}), card
 
 
-def save(result: TrainResult, out_dir: Path) -> None:
-    """Write the calibrator, then the card last: a directory with a card is complete."""
+def save(result: TrainResult, out_dir: Path, embedding_model: Path | None = None) -> None:
+    """Write the calibrator, then the card last: a directory with a card is complete.
+
+    `embedding_model` (None = the packaged MiniLM) is recorded relative to `out_dir`, so
+    `run` reads scores on the scale the calibrator was fitted on."""
     out_dir.mkdir(parents=True, exist_ok=True)
     card_path = out_dir / CARD_NAME
     card_path.unlink(missing_ok=True)
     result.calibrator.save(out_dir / CALIBRATOR_NAME)
     card = dict(result.card)
+    models = dict(card.get("models", {}))  # type: ignore[call-overload]
+    models["embedding_model"] = (
+        None
+        if embedding_model is None
+        else os.path.relpath(embedding_model.resolve(), out_dir.resolve())
+    )
+    card["models"] = models
     files = {CALIBRATOR_NAME: sha256_of(out_dir / CALIBRATOR_NAME)}
     (out_dir / ROUTER_NAME).unlink(missing_ok=True)
     if result.router is not None:

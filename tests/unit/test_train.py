@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.artifacts import ArtifactError, has_models, load_trained
+from pipeline.artifacts import ArtifactError, has_models, load_trained, recorded_embedder
 from pipeline.config import LinkerSettings
 from pipeline.linker import Linker
 from pipeline.links import links_digest, load_links
@@ -102,6 +102,24 @@ def test_models_read_with_another_embedder_or_hub_say_so(tmp_path: Path) -> None
     assert not other.same_embedder and not other.same_hub
     assert "calibrated on another embedder's scores" in other.description
     assert "trained on another hub catalogue" in other.description
+
+
+def test_the_card_records_a_non_default_embedder_relative_to_it(tmp_path: Path) -> None:
+    hub, embedder = small_hub(), StubEmbedder()
+    links = load_links(links_file(tmp_path))
+    options = TrainOptions(tuple(links), ("links.jsonl",), links_digest(links))
+    result = train(options, hub, embedder, build_index(hub, embedder, None))
+    save(result, tmp_path / "plain")
+    assert recorded_embedder(tmp_path / "plain") is None  # the packaged MiniLM
+    int8 = tmp_path / "embedders" / "int8"
+    int8.mkdir(parents=True)
+    save(result, tmp_path / "models", int8)
+    card = json.loads((tmp_path / "models" / "card.json").read_text())
+    assert card["models"]["embedding_model"] == "../embedders/int8"
+    assert recorded_embedder(tmp_path / "models") == int8.resolve()
+    int8.rmdir()
+    with pytest.raises(ArtifactError, match="which is missing"):
+        recorded_embedder(tmp_path / "models")
 
 
 def test_directory_without_card_holds_no_models(tmp_path: Path) -> None:
