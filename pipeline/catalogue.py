@@ -10,7 +10,6 @@ most MAX_CHILDREN children a node. Groups are navigation only, never link target
 
 from __future__ import annotations
 
-import json
 import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
@@ -18,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from pipeline.hub import Hub, HubError, build_hub, load_hub
+from pipeline.jsonl import JsonLineError, json_objects
 from schemas.records import HubNode
 
 MAX_CHILDREN = 20
@@ -99,21 +99,15 @@ def load_catalogue(path: Path) -> list[HubNode]:
     if not path.is_file():
         raise HubError(f"catalogue {path} does not exist")
     title = path.stem
-    raw: list[tuple[int, dict[str, object]]] = []
-    with path.open("rb") as handle:
-        for line_no, line in enumerate(handle, start=1):
-            if not line.strip():
-                continue
-            try:
-                obj = json.loads(line.decode("utf-8-sig"))
-            except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-                raise HubError(f"{path}:{line_no}: not a JSON line ({exc})") from exc
-            if not isinstance(obj, dict):
-                raise HubError(f"{path}:{line_no}: not a JSON object")
-            for key in ("cre_id", "name"):
-                if not isinstance(obj.get(key), str) or not str(obj[key]).strip():
-                    raise HubError(f"{path}:{line_no}: missing or empty {key!r}")
-            raw.append((line_no, obj))
+    try:
+        with path.open(encoding="utf-8-sig") as handle:
+            raw = list(json_objects(handle))
+    except (UnicodeDecodeError, JsonLineError) as exc:
+        raise HubError(f"{path}: {exc}") from exc
+    for line_no, obj in raw:
+        for key in ("cre_id", "name"):
+            if not isinstance(obj.get(key), str) or not str(obj[key]).strip():
+                raise HubError(f"{path}:{line_no}: missing or empty {key!r}")
     if not raw:
         raise HubError(f"catalogue {path} has no nodes")
     names = {str(o["cre_id"]): str(o["name"]).strip() for _, o in raw}
