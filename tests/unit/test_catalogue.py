@@ -100,6 +100,13 @@ def test_a_catalogue_with_parents_keeps_its_hierarchy(tmp_path: Path) -> None:
     assert not nodes["900-000"].is_leaf and nodes["900-001"].depth == 2
 
 
+def test_a_line_that_is_not_json_is_refused_naming_it(tmp_path: Path) -> None:
+    catalogue = tmp_path / "bad.jsonl"
+    catalogue.write_text('{"cre_id": "900-000", "name": "Fine"}\n{not json\n')
+    with pytest.raises(HubError, match="line 2: invalid JSON"):
+        load_catalogue(catalogue)
+
+
 @pytest.mark.parametrize(
     ("rows", "message"),
     [
@@ -109,13 +116,6 @@ def test_a_catalogue_with_parents_keeps_its_hierarchy(tmp_path: Path) -> None:
         ([{"cre_id": "900-001", "name": "Orphan", "parent_id": "900-009"}], "not in the catalogue"),
     ],
 )
-def test_a_line_that_is_not_json_is_refused_naming_it(tmp_path: Path) -> None:
-    catalogue = tmp_path / "bad.jsonl"
-    catalogue.write_text('{"cre_id": "900-000", "name": "Fine"}\n{not json\n')
-    with pytest.raises(HubError, match="line 2: invalid JSON"):
-        load_catalogue(catalogue)
-
-
 def test_bad_catalogues_are_refused_naming_the_node(
     tmp_path: Path, rows: list[dict[str, object]], message: str
 ) -> None:
