@@ -11,14 +11,19 @@ reads the same scale.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from pipeline.hub import Hub
 from pipeline.models import Vectors
-from pipeline.retrieve import DimensionMismatchError, HubIndex, ScoredHub, combined_vectors
+from pipeline.retrieve import (
+    Allowed,
+    DimensionMismatchError,
+    HubIndex,
+    ScoredHub,
+    combined_vectors,
+)
 
 Path = tuple[str, ...]
 
@@ -63,7 +68,7 @@ class BeamRetriever:
         queries: Vectors,
         top_k: int,
         min_score: float,
-        allowed: Sequence[frozenset[str] | None] | None = None,
+        allowed: Allowed = None,
     ) -> list[list[ScoredHub]]:
         if queries.ndim != 2 or queries.shape[1] != self.index.dimension:
             raise DimensionMismatchError(

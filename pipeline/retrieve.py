@@ -106,6 +106,10 @@ def _save(path: Path, index: HubIndex) -> None:
     os.replace(tmp, path)
 
 
+# Per query row, the only CRE ids it may return (None: all); None for the whole batch: all.
+Allowed = Sequence[frozenset[str] | None] | None
+
+
 class Retriever(Protocol):
     """Top-k hubs for query vectors: in memory, or in a vector database."""
 
@@ -116,7 +120,7 @@ class Retriever(Protocol):
         queries: Vectors,
         top_k: int,
         min_score: float,
-        allowed: Sequence[frozenset[str] | None] | None = None,
+        allowed: Allowed = None,
     ) -> list[list[ScoredHub]]:
         """`allowed[i]`: the only CRE ids row i may return (None: all)."""
         ...
@@ -132,7 +136,7 @@ class MemoryRetriever:
         queries: Vectors,
         top_k: int,
         min_score: float,
-        allowed: Sequence[frozenset[str] | None] | None = None,
+        allowed: Allowed = None,
     ) -> list[list[ScoredHub]]:
         return retrieve(queries, self.index, top_k, min_score, allowed)
 
@@ -152,7 +156,7 @@ def retrieve(
     index: HubIndex,
     top_k: int,
     min_score: float = 0.0,
-    allowed: Sequence[frozenset[str] | None] | None = None,
+    allowed: Allowed = None,
 ) -> list[list[ScoredHub]]:
     """Top-k hubs per query row, best first; hubs scoring at or below `min_score` are dropped."""
     if queries.ndim != 2 or queries.shape[1] != index.dimension:

@@ -11,7 +11,7 @@ it is named by dimension and rebuilt when the model fingerprint or hub hash chan
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -19,7 +19,7 @@ from sqlalchemy import Engine, text
 from sqlalchemy.exc import SQLAlchemyError
 
 from pipeline.models import Vectors
-from pipeline.retrieve import HubIndex, ScoredHub, combined_vectors
+from pipeline.retrieve import Allowed, HubIndex, ScoredHub, combined_vectors
 from store.db import StoreError, is_postgres, make_engine, reason
 
 
@@ -81,7 +81,7 @@ class PgVectorRetriever:
         queries: Vectors,
         top_k: int,
         min_score: float,
-        allowed: Sequence[frozenset[str] | None] | None = None,
+        allowed: Allowed = None,
     ) -> list[list[ScoredHub]]:
         results: list[list[ScoredHub]] = []
         try:
