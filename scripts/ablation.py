@@ -31,15 +31,15 @@ from pathlib import Path
 import numpy as np
 from numpy.typing import NDArray
 
-from pipeline.hub import DEFAULT_HUB_PATH, Hub, load_hub
-from pipeline.links import (
-    DEFAULT_LINKS_PATH,
+from librarian.catalogue.hub import Hub, load_hub
+from librarian.learning.links import (
     DEV_FRAMEWORKS,
     LinkedSection,
     curated_sections,
     load_links,
 )
-from pipeline.models import SentenceTransformerEmbedder, default_embedding_model_path
+from librarian.models.transformer import SentenceTransformerEmbedder, default_embedding_model_path
+from librarian.paths import DEFAULT_HUB, DEFAULT_LINKS
 
 Matrix = NDArray[np.float32]
 
@@ -57,8 +57,8 @@ class Data:
 
 
 def load(embedder: SentenceTransformerEmbedder) -> Data:
-    hub = load_hub(DEFAULT_HUB_PATH)
-    sections = curated_sections(load_links(DEFAULT_LINKS_PATH), known_cres=hub.by_id)
+    hub = load_hub(DEFAULT_HUB)
+    sections = curated_sections(load_links(DEFAULT_LINKS), known_cres=hub.by_id)
     texts = sorted({s.text for s in sections})
     children: dict[str, list[str]] = defaultdict(list)
     for node in hub.nodes:

@@ -25,15 +25,16 @@ import tempfile
 import time
 from pathlib import Path
 
+from librarian.factory import build_linker
+
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_throughput import build_queue, untrained_cross_encoder
 
-from pipeline.config import LinkerSettings
-from pipeline.ingest import parse_line
-from pipeline.linker import Linker, query_text
-from pipeline.models import CrossEncoderScorer, SentenceTransformerEmbedder
-from pipeline.onnx_embedder import OnnxEmbedder
-from schemas.records import Section
+from librarian.contracts.records import Section
+from librarian.models.onnx_embedder import OnnxEmbedder
+from librarian.models.transformer import CrossEncoderScorer, SentenceTransformerEmbedder
+from librarian.settings import LinkerSettings
+from librarian.stages.ingest import parse_line, query_text
 
 
 def best_of(repeats: int, work: object) -> float:
@@ -71,7 +72,7 @@ def main() -> None:
 
         embedder = SentenceTransformerEmbedder()
         settings = LinkerSettings(cache_dir=Path(tmp) / "cache", models_dir=None)
-        linker = Linker.from_settings(settings)
+        linker = build_linker(settings)
         embedder.encode(texts[:64])  # warm-up
         encode_s = best_of(args.repeats, lambda: embedder.encode(texts))
 
@@ -91,7 +92,7 @@ def main() -> None:
             int8.encode(texts[:64])
             int8_encode_s = best_of(args.repeats, lambda: int8.encode(texts))
             int8_settings = settings.model_copy(update={"embedding_model": args.int8})
-            int8_linker = Linker.from_settings(int8_settings)
+            int8_linker = build_linker(int8_settings)
 
             def int8_pipeline() -> None:
                 for start in range(0, len(sections), args.batch_size):

@@ -16,11 +16,13 @@ import sys
 import time
 from pathlib import Path
 
+from librarian.factory import build_linker
+
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from pipeline.config import LinkerSettings
-from pipeline.golden import load_golden, sections_of
-from pipeline.linker import Linker, query_text
+from librarian.learning.golden import load_golden, sections_of
+from librarian.settings import LinkerSettings
+from librarian.stages.ingest import query_text
 
 STRATEGIES: list[tuple[str, dict[str, object]]] = [
     ("flat, routing off (all collections)", {"routing": "off"}),
@@ -48,18 +50,18 @@ def main() -> None:
     ]
     sections = sections_of(rows)
     base = LinkerSettings(models_dir=args.models, top_k=args.top_k)
-    vectors = Linker.from_settings(base).embedder.encode([query_text(s) for s in sections])
+    vectors = build_linker(base).embedder.encode([query_text(s) for s in sections])
     print(f"{len(rows)} dev rows with a known CRE, top-{args.top_k}")
     print("| strategy | recall@20 | top-1 | µs a section (route + search) |")
     print("|---|---|---|---|")
     for name, options in STRATEGIES:
-        linker = Linker.from_settings(base.model_copy(update=options))
+        linker = build_linker(base.model_copy(update=options))
         best = float("inf")
         for _ in range(3):
             started = time.perf_counter()
             decisions = [linker.router.route(s, vectors[i]) for i, s in enumerate(sections)]
             allowed = [linker.router.allowed(d) for d in decisions]
-            hits = linker.search.search(vectors, args.top_k, 0.0, allowed)
+            hits = linker.retriever.search(vectors, args.top_k, 0.0, allowed)
             best = min(best, time.perf_counter() - started)
         recall = sum(
             any(h.cre_id in (r.expected.cre_ids or ()) for h in row)

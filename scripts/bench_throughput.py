@@ -70,7 +70,7 @@ def untrained_cross_encoder(target: Path) -> Path:
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     from sentence_transformers import CrossEncoder
 
-    from pipeline.models import default_embedding_model_path
+    from librarian.models.transformer import default_embedding_model_path
 
     CrossEncoder(str(default_embedding_model_path()), num_labels=1, device="cpu").save(str(target))
     return target

@@ -13,17 +13,22 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from pipeline.golden import dump_golden, load_golden, rows_from_links
-from pipeline.hub import DEFAULT_HUB_PATH, load_hub
-from pipeline.links import DEFAULT_LINKS_PATH, DEV_FRAMEWORKS, curated_sections, load_links
+from librarian.catalogue.hub import load_hub
+from librarian.learning.golden import dump_golden, load_golden, rows_from_links
+from librarian.learning.links import (
+    DEV_FRAMEWORKS,
+    curated_sections,
+    load_links,
+)
+from librarian.paths import DEFAULT_HUB, DEFAULT_LINKS
 
 GOLDEN_DIR = Path("data") / "golden"
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--links", type=Path, default=DEFAULT_LINKS_PATH)
-    parser.add_argument("--hub", type=Path, default=DEFAULT_HUB_PATH)
+    parser.add_argument("--links", type=Path, default=DEFAULT_LINKS)
+    parser.add_argument("--hub", type=Path, default=DEFAULT_HUB)
     parser.add_argument("--handwritten", type=Path, default=GOLDEN_DIR / "handwritten.json")
     parser.add_argument("--out", type=Path, default=GOLDEN_DIR / "dev.json")
     args = parser.parse_args()

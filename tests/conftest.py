@@ -9,6 +9,17 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 
 
+@pytest.fixture(autouse=True)
+def librarian_home(
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> Path:
+    """No test reads or writes the user's own librarian home (or LIBRARIAN_DB)."""
+    home = tmp_path_factory.mktemp("home")
+    monkeypatch.setenv("LIBRARIAN_HOME", str(home))
+    monkeypatch.delenv("LIBRARIAN_DB", raising=False)
+    return home
+
+
 @pytest.fixture
 def write_jsonl(tmp_path: Path):  # type: ignore[no-untyped-def]
     def _write(rows: list[Any], name: str = "in.jsonl") -> Path:

@@ -9,11 +9,11 @@ from collections.abc import Sequence
 import numpy as np
 from numpy.typing import NDArray
 
-from pipeline.config import LinkerSettings
-from pipeline.hub import Hub, build_hub
-from pipeline.linker import Linker
-from pipeline.retrieve import build_index
-from schemas.records import HubNode
+from librarian.catalogue.hub import Hub, build_hub
+from librarian.contracts.records import HubNode
+from librarian.linker import Linker
+from librarian.retrieval.index import build_index
+from librarian.settings import LinkerSettings
 
 
 def node(cre_id: str, name: str, parent: str | None, path: list[str], leaf: bool) -> HubNode:

@@ -25,7 +25,7 @@ def dev_models(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """Models trained by the real CLI on the shipped links, without the dev frameworks."""
     from typer.testing import CliRunner
 
-    from pipeline.cli import app
+    from librarian.cli import app
 
     out = tmp_path_factory.mktemp("models-dev")
     result = CliRunner().invoke(app, ["train", "--out", str(out), "--holdout-dev"])

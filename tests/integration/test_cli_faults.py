@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from librarian.paths import packaged_data
+
 pytestmark = pytest.mark.integration
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -19,7 +21,7 @@ LIBRARIAN = str(Path(sys.executable).with_name("librarian"))
 
 
 def big_queue(path: Path, rows: int) -> Path:
-    sample = (ROOT / "data/samples/queue_sample.jsonl").read_text().splitlines()
+    sample = (packaged_data("samples", "queue_sample.jsonl")).read_text().splitlines()
     with path.open("w") as handle:
         for i in range(rows):
             row = json.loads(sample[i % len(sample)])

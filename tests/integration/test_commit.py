@@ -19,17 +19,18 @@ import pytest
 from sqlalchemy import Engine, func, select, text
 from sqlalchemy.orm import Session
 
-from schemas.envelopes import LinkProposal, ReviewItem
-from store.db import make_engine, upgrade
-from store.queue import enqueue, pending
-from store.tables import Decision, KnowledgeQueueRow, RejectedRow
+from librarian.contracts.envelopes import LinkProposal, ReviewItem
+from librarian.paths import DEFAULT_LINKS, packaged_data
+from librarian.store.db import make_engine, upgrade
+from librarian.store.queue import enqueue, pending
+from librarian.store.tables import DecisionRow, KnowledgeQueueRow, RejectedRow
 
 pytestmark = pytest.mark.integration
 
 ROOT = Path(__file__).resolve().parents[2]
 LIBRARIAN = str(Path(sys.executable).with_name("librarian"))
-SAMPLE = ROOT / "data" / "samples" / "queue_sample.jsonl"
-BAD_ROWS = ROOT / "data" / "samples" / "queue_with_bad_rows.jsonl"
+SAMPLE = packaged_data("samples", "queue_sample.jsonl")
+BAD_ROWS = packaged_data("samples", "queue_with_bad_rows.jsonl")
 
 
 def run_command(tmp_path: Path, *args: str) -> list[str]:
@@ -72,7 +73,7 @@ def count(engine: Engine, column: Any) -> int:
 def consumed_once(engine: Engine, expected: int) -> None:
     """Every queue row consumed, and each decided exactly once."""
     with Session(engine) as session:
-        ids = session.execute(select(Decision.queue_row_id)).scalars().all()
+        ids = session.execute(select(DecisionRow.queue_row_id)).scalars().all()
         unconsumed = session.execute(
             select(func.count(KnowledgeQueueRow.id)).where(KnowledgeQueueRow.consumed_at.is_(None))
         ).scalar_one()
@@ -85,10 +86,10 @@ def test_commit_twice_adds_nothing_and_keeps_bad_rows(tmp_path: Path) -> None:
     first = librarian(tmp_path, str(BAD_ROWS), "--commit", "--db", db, "--out", str(tmp_path / "a"))
     assert first.returncode == 0, first.stderr[-3000:]
     engine = make_engine(db)
-    assert count(engine, Decision.id) == 29
+    assert count(engine, DecisionRow.id) == 29
     assert count(engine, RejectedRow.id) == 14
     with Session(engine) as session:
-        for row in session.execute(select(Decision)).scalars():
+        for row in session.execute(select(DecisionRow)).scalars():
             model = LinkProposal if row.status == "linked" else ReviewItem
             model.model_validate(row.envelope)
         raw = session.execute(
@@ -102,7 +103,7 @@ def test_commit_twice_adds_nothing_and_keeps_bad_rows(tmp_path: Path) -> None:
     summary = json.loads((tmp_path / "b" / "summary.json").read_text())
     assert summary["by_reason"]["skipped"]["UNCHANGED"] == 29
     assert summary["stored"] == {"decisions": 0, "rejections": 0, "already_stored": 0}
-    assert count(engine, Decision.id) == 29 and count(engine, RejectedRow.id) == 14
+    assert count(engine, DecisionRow.id) == 29 and count(engine, RejectedRow.id) == 14
     engine.dispose()
 
 
@@ -151,12 +152,12 @@ def test_sigkill_mid_commit_then_rerun_decides_every_row_once(
         env=own_prefect(tmp_path / "prefect-home"),
     )  # fmt: skip
     deadline = time.monotonic() + 300
-    while count(engine, Decision.id) < 30 and time.monotonic() < deadline:
+    while count(engine, DecisionRow.id) < 30 and time.monotonic() < deadline:
         assert proc.poll() is None, "the run ended before it could be killed"
         time.sleep(0.2)
     os.killpg(proc.pid, signal.SIGKILL)
     proc.wait()
-    decided = count(engine, Decision.id)
+    decided = count(engine, DecisionRow.id)
     assert 30 <= decided < 600
     assert pending(engine) == 600 - decided  # consumed exactly when decided, not before
     rerun = subprocess.run(
@@ -184,7 +185,7 @@ def test_file_commit_killed_then_rerun_keeps_each_chunk_once(tmp_path: Path) -> 
     while time.monotonic() < deadline:
         assert proc.poll() is None, "the run ended before it could be killed"
         try:
-            if count(engine, Decision.id) >= 30:
+            if count(engine, DecisionRow.id) >= 30:
                 break
         except Exception:  # the run has not created the tables yet
             pass
@@ -200,7 +201,7 @@ def test_file_commit_killed_then_rerun_keeps_each_chunk_once(tmp_path: Path) -> 
     summary = json.loads((tmp_path / "rerun" / "summary.json").read_text())
     assert summary["by_reason"]["skipped"]["UNCHANGED"] >= 30
     with Session(engine) as session:
-        chunks = session.execute(select(Decision.chunk_id)).scalars().all()
+        chunks = session.execute(select(DecisionRow.chunk_id)).scalars().all()
     assert sorted(chunks) == sorted(f"q-{i}" for i in range(600))
     engine.dispose()
 
@@ -232,7 +233,7 @@ def test_postgres_refusing_writes_fails_and_leaves_the_queue(
     assert failed.returncode == 1
     expected = "No space left on device" if fault == "disk full" else "connection"
     assert expected in failed.stderr and "database refused the batch" in failed.stderr
-    assert pending(engine) == 20 and count(engine, Decision.id) == 0
+    assert pending(engine) == 20 and count(engine, DecisionRow.id) == 0
     assert not (tmp_path / "f" / "summary.json").exists()
     with engine.begin() as conn:
         conn.execute(text("DROP TRIGGER refuse ON decision_queue"))
@@ -257,7 +258,7 @@ def test_locked_sqlite_fails_the_batch_and_leaves_the_queue(tmp_path: Path) -> N
         blocker.close()
     assert result.returncode == 1
     assert "database is locked" in result.stderr
-    assert pending(engine) == 10 and count(engine, Decision.id) == 0
+    assert pending(engine) == 10 and count(engine, DecisionRow.id) == 0
     engine.dispose()
 
 
@@ -267,7 +268,7 @@ def test_updates_reviews_and_learning_from_reviewers(tmp_path: Path) -> None:
 
     from typer.testing import CliRunner
 
-    from pipeline.cli import app
+    from librarian.cli import app
 
     db = f"sqlite:///{tmp_path / 'l.db'}"
     (_, first), (_, second) = queue_rows(2)
@@ -288,7 +289,7 @@ def test_updates_reviews_and_learning_from_reviewers(tmp_path: Path) -> None:
     with Session(engine) as session:
         updates = {
             d.chunk_id: d
-            for d in session.execute(select(Decision).where(Decision.is_update)).scalars()
+            for d in session.execute(select(DecisionRow).where(DecisionRow.is_update)).scalars()
         }
     assert set(updates) == {"q-0-v2", "q-1-v2"}
     assert updates["q-0-v2"].prior_chunk_id == "q-0"
@@ -317,7 +318,7 @@ def test_updates_reviews_and_learning_from_reviewers(tmp_path: Path) -> None:
 
     trained = runner.invoke(
         app,
-        ["train", "--links", str(ROOT / "data/opencre/links.jsonl"), "--links", db,
+        ["train", "--links", str(DEFAULT_LINKS), "--links", db,
          "--out", str(tmp_path / "models")],
     )  # fmt: skip
     assert trained.exit_code == 0, trained.output

@@ -11,11 +11,13 @@ from typing import Any
 
 import pytest
 
+from librarian.paths import packaged_data
+
 pytestmark = pytest.mark.integration
 
 ROOT = Path(__file__).resolve().parents[2]
 LIBRARIAN = str(Path(sys.executable).with_name("librarian"))
-MIXED = ROOT / "data" / "samples" / "queue_with_bad_rows.jsonl"
+MIXED = packaged_data("samples", "queue_with_bad_rows.jsonl")
 OUTPUTS = ("proposals", "reviews", "rejected", "skipped")
 
 

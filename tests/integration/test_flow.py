@@ -11,21 +11,22 @@ from typing import Any
 import jsonschema
 import pytest
 
-from pipeline.config import LinkerSettings
-from pipeline.decide import EXPLICIT_RETRIEVER
-from pipeline.emit import read_jsonl
-from schemas.export import PACKAGED_SCHEMA_DIR
+from librarian.contracts.export import PACKAGED_SCHEMA_DIR
+from librarian.paths import packaged_data
+from librarian.settings import LinkerSettings
+from librarian.stages.decide import EXPLICIT_RETRIEVER
+from librarian.stages.emit import read_jsonl
 
 pytestmark = pytest.mark.integration
 
 ROOT = Path(__file__).resolve().parents[2]
-MIXED = ROOT / "data" / "samples" / "queue_with_bad_rows.jsonl"
-EXPECTED = json.loads((ROOT / "data" / "samples" / "queue_with_bad_rows.expected.json").read_text())
+MIXED = packaged_data("samples", "queue_with_bad_rows.jsonl")
+EXPECTED = json.loads((packaged_data("samples", "queue_with_bad_rows.expected.json")).read_text())
 
 
 @pytest.fixture(scope="module")
 def run(prefect_server: None, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
-    from flows.link_flow import link_queue
+    from librarian.flows.link_flow import link_queue
 
     out = tmp_path_factory.mktemp("run")
     cache = tmp_path_factory.mktemp("cache")
@@ -68,7 +69,7 @@ def test_every_good_row_comes_out_exactly_once_and_valid(run: dict[str, Any]) ->
     reviews = read_jsonl(out / "reviews.jsonl")
     good = [
         json.loads(line)
-        for line in (ROOT / "data/samples/queue_sample.jsonl").read_text().splitlines()
+        for line in (packaged_data("samples", "queue_sample.jsonl")).read_text().splitlines()
     ]
     emitted = Counter(e["chunk_id"] for e in proposals + reviews)
     assert emitted == Counter(r["chunk_id"] for r in good)

@@ -8,12 +8,12 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from pipeline.cli import app
-from pipeline.config import LinkerSettings
-from pipeline.explain import explain_text
-from pipeline.hub import DEFAULT_HUB_PATH
-from pipeline.linker import Linker
-from pipeline.retrieve import cache_file
+from librarian.cli import app
+from librarian.factory import build_linker
+from librarian.linker import Linker, explain_text
+from librarian.paths import DEFAULT_HUB, packaged_data
+from librarian.retrieval.index import cache_file
+from librarian.settings import LinkerSettings
 
 pytestmark = pytest.mark.integration
 
@@ -21,7 +21,7 @@ pytestmark = pytest.mark.integration
 @pytest.fixture(scope="module")
 def linker(tmp_path_factory: pytest.TempPathFactory) -> Linker:
     settings = LinkerSettings(cache_dir=tmp_path_factory.mktemp("cache"), models_dir=None)
-    return Linker.from_settings(settings)
+    return build_linker(settings)
 
 
 def test_minilm_finds_the_obvious_hub(linker: Linker) -> None:
@@ -71,10 +71,9 @@ def test_librarian_run_end_to_end(tmp_path: Path, dev_models: Path) -> None:
     import subprocess
     import sys
 
-    root = Path(__file__).resolve().parents[2]
     out = tmp_path / "out"
     librarian = str(Path(sys.executable).with_name("librarian"))
-    queue = str(root / "data/samples/queue_sample.jsonl")
+    queue = str(packaged_data("samples", "queue_sample.jsonl"))
     proc = subprocess.run(
         [librarian, "run", queue, "--out", str(out), "--run-id", "cli-run",
          "--cache-dir", str(tmp_path / "cache"), "--models", str(dev_models)],
@@ -103,11 +102,11 @@ def test_explain_many_texts_from_stdin_in_one_process() -> None:
 
 
 def test_a_team_catalogue_is_searched_when_pinned(tmp_path: Path) -> None:
-    catalogue = Path(__file__).resolve().parents[2] / "data/catalogues/example_policies.jsonl"
+    catalogue = packaged_data("catalogues", "example_policies.jsonl")
     text = "Administrator passwords must be rotated every 90 days"
     args = ["explain", text, "--json", "--cache-dir", str(tmp_path)]
     args += ["--models", str(tmp_path / "none")]
-    args += ["--hub", str(DEFAULT_HUB_PATH), "--hub", str(catalogue)]
+    args += ["--hub", str(DEFAULT_HUB), "--hub", str(catalogue)]
     pinned = CliRunner().invoke(app, [*args, "--collections", "example_policies"])
     assert pinned.exit_code == 0, pinned.output
     ids = [c["cre_id"] for c in json.loads(pinned.output)["retrieval"]["candidates"]]

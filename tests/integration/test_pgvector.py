@@ -5,13 +5,16 @@ from __future__ import annotations
 import pytest
 from sqlalchemy import text
 
-from pipeline.config import LinkerSettings
-from pipeline.hub import DEFAULT_HUB_PATH, load_hub
-from pipeline.models import SentenceTransformerEmbedder
-from pipeline.retrieve import build_index, retrieve
-from pipeline.route import hub_collections
-from store.db import StoreError, make_engine
-from store.vectors import PgVectorRetriever
+from librarian.catalogue.hub import load_hub
+from librarian.factory import build_linker
+from librarian.models.transformer import SentenceTransformerEmbedder
+from librarian.paths import DEFAULT_HUB
+from librarian.retrieval.flat import retrieve
+from librarian.retrieval.index import build_index
+from librarian.routing.collections import hub_collections
+from librarian.settings import LinkerSettings, VectorBackend
+from librarian.store.db import StoreError, make_engine
+from librarian.store.vectors import PgVectorRetriever
 
 pytestmark = pytest.mark.integration
 
@@ -25,7 +28,7 @@ QUERIES = [
 
 
 def test_same_top_k_as_in_memory(postgres_url: str) -> None:
-    hub = load_hub(DEFAULT_HUB_PATH)
+    hub = load_hub(DEFAULT_HUB)
     embedder = SentenceTransformerEmbedder()
     index = build_index(hub, embedder, None)
     queries = embedder.encode(QUERIES)
@@ -58,19 +61,19 @@ def test_same_top_k_as_in_memory(postgres_url: str) -> None:
 
 
 def test_linker_runs_on_pgvector_and_says_so(postgres_url: str) -> None:
-    from pipeline.explain import explain_text
-    from pipeline.linker import Linker
-    from store.vectors import retriever_factory
+    from librarian.linker import explain_text
 
-    settings = LinkerSettings(models_dir=None, vector_backend="pgvector", vector_db=postgres_url)
-    linker = Linker.from_settings(settings, retriever_factory("pgvector", postgres_url))
+    settings = LinkerSettings(
+        uncalibrated=True, vector_backend=VectorBackend.PGVECTOR, vector_db=postgres_url
+    )
+    linker = build_linker(settings)
     envelope = explain_text(linker, "Use parameterized queries against SQL injection")
     assert "(pgvector hnsw)" in envelope.retrieval.retriever
     assert envelope.retrieval.candidates[0].cre_id == "732-873"
 
 
 def test_pgvector_needs_postgres(tmp_path) -> None:  # type: ignore[no-untyped-def]
-    hub = load_hub(DEFAULT_HUB_PATH)
+    hub = load_hub(DEFAULT_HUB)
     from tests.stubs import StubEmbedder
 
     embedder = StubEmbedder(384)

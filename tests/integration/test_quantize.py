@@ -9,9 +9,10 @@ import numpy as np
 import pytest
 from typer.testing import CliRunner
 
-from pipeline.cli import app
-from pipeline.models import ModelError, SentenceTransformerEmbedder
-from pipeline.onnx_embedder import OnnxEmbedder
+from librarian.cli import app
+from librarian.models.onnx_embedder import OnnxEmbedder
+from librarian.models.seams import ModelError
+from librarian.models.transformer import SentenceTransformerEmbedder
 
 pytestmark = pytest.mark.integration
 

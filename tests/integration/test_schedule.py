@@ -14,17 +14,19 @@ from typing import Any
 
 import pytest
 
+from librarian.paths import packaged_data
+
 pytestmark = pytest.mark.integration
 
 ROOT = Path(__file__).resolve().parents[2]
 BIN = Path(sys.executable).parent
-SAMPLE = ROOT / "data" / "samples" / "queue_sample.jsonl"
+SAMPLE = packaged_data("samples", "queue_sample.jsonl")
 
 
 @pytest.fixture(scope="module")
 def prefect_api() -> Iterator[str]:
     """A real `prefect server start` (own PREFECT_HOME, free port), stopped afterwards."""
-    from flows.server import local_prefect_server
+    from librarian.flows.server import local_prefect_server
 
     with local_prefect_server() as api:
         yield api

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from pipeline.cli import app
+from librarian.cli import app
 
 pytestmark = pytest.mark.integration
 

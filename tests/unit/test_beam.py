@@ -1,7 +1,8 @@
 from __future__ import annotations
 
-from pipeline.beam import BeamRetriever
-from pipeline.retrieve import build_index, retrieve
+from librarian.retrieval.beam import BeamRetriever
+from librarian.retrieval.flat import retrieve
+from librarian.retrieval.index import build_index
 from tests.stubs import StubEmbedder
 from tests.unit.test_route import two_branch_hub
 

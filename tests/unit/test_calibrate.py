@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from pipeline.calibrate import (
+from librarian.learning.calibrate import (
     CalibrationError,
     Calibrator,
     choose_threshold,

@@ -8,15 +8,15 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.catalogue import (
+from librarian.catalogue.hub import HubError
+from librarian.catalogue.teams import (
     MAX_CHILDREN,
     Item,
     load_catalogue,
     merge_catalogues,
     navigation_paths,
 )
-from pipeline.hub import HubError
-from pipeline.route import hub_collections
+from librarian.routing.collections import hub_collections
 from tests.stubs import small_hub
 
 TOPICS = ["password", "backup", "vendor", "incident", "laptop", "email", "badge", "cloud"]

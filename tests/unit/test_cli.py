@@ -8,8 +8,9 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from pipeline.cli import app
-from schemas.export import CONTRACTS
+from librarian.cli import app
+from librarian.contracts.export import CONTRACTS
+from librarian.paths import DEFAULT_HUB
 
 runner = CliRunner()
 
@@ -99,10 +100,10 @@ def test_schema_export_writes_every_contract(tmp_path: Path) -> None:
     ("args", "message"),
     [
         (["run", "IN", "--collections", "nope"], "--collections nope: no such collection"),
-        (["run", "IN", "--routing", "sometimes"], "--routing 'sometimes'"),
+        (["run", "IN", "--routing", "sometimes"], "'sometimes' is not one of"),
         (["run", "IN", "--routing", "off", "--collections", "technical"], "--routing off"),
         (["run", "IN", "--routing-rules", "missing.yaml"], "missing.yaml does not exist"),
-        (["run", "IN", "--search", "deep"], "--search 'deep'"),
+        (["run", "IN", "--search", "deep"], "'deep' is not one of"),
         (["explain", "x", "--routing-rules", "RULES"], "needs `boost` or `exclude`"),
         (["serve", "IN", "--collections", "nope"], "no such collection"),
         (["route", "x", "--hub", "HUB", "--hub", "CAT"], "in both"),
@@ -113,7 +114,7 @@ def test_routing_usage_errors(tmp_path: Path, args: list[str], message: str) -> 
     queue.write_text("")
     rules = tmp_path / "rules.yaml"
     rules.write_text("rules: [{name: r, keywords: [x]}]\n")
-    hub = Path(__file__).resolve().parents[2] / "data" / "opencre" / "hubs.jsonl"
+    hub = DEFAULT_HUB
     clash = tmp_path / "cat.jsonl"
     clash.write_text(json.dumps({"cre_id": "616-305", "name": "Ours"}) + "\n")
     swap = {"IN": str(queue), "RULES": str(rules), "HUB": str(hub), "CAT": str(clash)}

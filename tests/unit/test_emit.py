@@ -5,11 +5,11 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.emit import OUTPUT_FILES, OutputWriter, read_jsonl
-from pipeline.explain import section_from_text
-from pipeline.summary import AccountingError, check_accounting
-from schemas.envelopes import Envelope
-from schemas.records import RejectCode, Rejection, RunSummary
+from librarian.contracts.envelopes import Envelope
+from librarian.contracts.records import RejectCode, Rejection, RunSummary
+from librarian.stages.accounting import AccountingError, check_accounting
+from librarian.stages.emit import OUTPUT_FILES, OutputWriter, read_jsonl
+from librarian.stages.ingest import section_from_text
 from tests.stubs import stub_linker
 
 

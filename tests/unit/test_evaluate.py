@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from pipeline.evaluate import gate_failures, per_source, run_golden, score
-from schemas.golden import GoldenRow
+from librarian.contracts.evaluation import GoldenRow
+from librarian.learning.evaluate import gate_failures, per_source, run_golden, score
 from tests.stubs import stub_linker
 
 SPEC_KEYS = {

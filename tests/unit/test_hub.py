@@ -6,7 +6,8 @@ from typing import Any
 
 import pytest
 
-from pipeline.hub import DEFAULT_HUB_PATH, HubError, load_hub
+from librarian.catalogue.hub import HubError, load_hub
+from librarian.paths import DEFAULT_HUB
 
 
 def node(cre_id: str, parent: str | None, name: str = "n") -> dict[str, Any]:
@@ -28,7 +29,7 @@ def write(tmp_path: Path, nodes: list[Any]) -> Path:
 
 
 def test_default_hub_loads() -> None:
-    hub = load_hub(DEFAULT_HUB_PATH)
+    hub = load_hub(DEFAULT_HUB)
     assert len(hub.nodes) == 522
     assert sum(1 for n in hub.nodes if n.parent_id is None) == 5
     assert hub.by_id["616-305"].name

@@ -2,11 +2,11 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from pipeline.decide import EXPLICIT_RETRIEVER
-from pipeline.explain import section_from_text
-from pipeline.linker import link_resilient
-from schemas.envelopes import AdversarialFlag, LinkProposal, ReasonCode, ReviewItem
-from schemas.records import RejectCode
+from librarian.contracts.envelopes import AdversarialFlag, LinkProposal, ReasonCode, ReviewItem
+from librarian.contracts.records import RejectCode
+from librarian.linker import link_resilient
+from librarian.stages.decide import EXPLICIT_RETRIEVER
+from librarian.stages.ingest import section_from_text
 from tests.stubs import StubScorer, stub_linker
 
 NOW = datetime(2026, 11, 30, tzinfo=UTC)

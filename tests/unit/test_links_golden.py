@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.golden import (
+from librarian.contracts.evaluation import GoldenInput, GoldenRow
+from librarian.learning.golden import (
     GoldenError,
     dump_golden,
     load_golden,
@@ -15,8 +16,7 @@ from pipeline.golden import (
     rows_from_links,
     sections_of,
 )
-from pipeline.links import LinksError, curated_sections, is_bare_id, load_links
-from schemas.golden import GoldenInput, GoldenRow
+from librarian.learning.links import LinksError, curated_sections, is_bare_id, load_links
 
 
 def write_links(path: Path, rows: list[dict[str, str]]) -> Path:

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from pipeline.negation import negation_mismatch
+from librarian.stages.negation import negation_differs
 
 
 @pytest.mark.parametrize(
@@ -22,4 +22,4 @@ from pipeline.negation import negation_mismatch
     ],
 )
 def test_negation_parity(text: str, hub: str, flag: bool) -> None:
-    assert negation_mismatch(text, hub) is flag
+    assert negation_differs(text, hub) is flag

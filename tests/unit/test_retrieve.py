@@ -5,8 +5,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from pipeline.hub import build_hub
-from pipeline.retrieve import DimensionMismatchError, build_index, cache_file, retrieve
+from librarian.catalogue.hub import build_hub
+from librarian.retrieval.flat import DimensionMismatchError, retrieve
+from librarian.retrieval.index import build_index, cache_file
 from tests.stubs import StubEmbedder, node, small_hub
 
 

@@ -12,20 +12,12 @@ import pytest
 from sqlalchemy import Engine, select
 from sqlalchemy.orm import Session
 
-from pipeline.explain import section_from_text
-from store.db import make_engine, upgrade
-from store.decisions import write
-from store.review import (
-    apply_sheet,
-    neutralise,
-    read_sheet,
-    review_items,
-    reviewer_links,
-    to_csv,
-    to_html,
-    to_jsonl,
-)
-from store.tables import Decision
+from librarian.review.sheets import neutralise, read_sheet, to_csv, to_html, to_jsonl
+from librarian.stages.ingest import section_from_text
+from librarian.store.db import make_engine, upgrade
+from librarian.store.decisions import write
+from librarian.store.review import apply_sheet, review_items, reviewer_links
+from librarian.store.tables import DecisionRow
 from tests.stubs import small_hub, stub_linker
 
 TEXTS = ["=HYPERLINK(\"http://evil\") rotate session token", "<script>x</script> sql queries",
@@ -119,7 +111,9 @@ def test_a_bad_row_refuses_the_whole_sheet(
     assert any(re.search(message, e) for e in result.errors), result.errors
     assert len(items(engine)) == 4  # nothing applied, not even the good row
     with Session(engine) as session:
-        assert session.execute(select(Decision.status)).scalars().all() == ["review_required"] * 4
+        assert (
+            session.execute(select(DecisionRow.status)).scalars().all() == ["review_required"] * 4
+        )
 
 
 def test_an_item_decided_already_is_not_open(tmp_path: Path, engine: Engine) -> None:

@@ -10,19 +10,18 @@ import pytest
 from sqlalchemy import Engine, func, select
 from sqlalchemy.orm import Session
 
-from pipeline.explain import section_from_text
-from pipeline.ingest import parse_line
-from schemas.records import RejectCode, Rejection, Section, SkipCode
-from store.db import StoreError, make_engine, upgrade
-from store.decisions import priors, unchanged, write
-from store.queue import claim, enqueue, pending, stamp_consumed
-from store.tables import Decision, KnowledgeQueueRow, RejectedRow
+from librarian.contracts.records import RejectCode, Rejection, Section, SkipCode
+from librarian.stages.ingest import parse_line, section_from_text
+from librarian.store.db import DatabaseUrlError, make_engine, upgrade
+from librarian.store.decisions import priors, unchanged, write
+from librarian.store.queue import claim, enqueue, pending, stamp_consumed
+from librarian.store.tables import DecisionRow, KnowledgeQueueRow, RejectedRow
 from tests.stubs import stub_linker
 
 
 @pytest.fixture
 def engine(tmp_path: Path) -> Engine:
-    engine = make_engine(f"sqlite:///{tmp_path / 'store.db'}")
+    engine = make_engine(f"sqlite:///{tmp_path / 'librarian.store.db'}")
     upgrade(engine)
     upgrade(engine)  # idempotent
     return engine
@@ -54,7 +53,7 @@ def test_a_decided_chunk_is_unchanged_next_time(engine: Engine) -> None:
     assert [s.reason for s in skips] == [SkipCode.UNCHANGED, SkipCode.UNCHANGED]
     assert decide_and_write(engine, batch, "r2") == 0  # a racing writer adds nothing either
     with Session(engine) as session:
-        assert session.execute(select(func.count(Decision.id))).scalar_one() == 2
+        assert session.execute(select(func.count(DecisionRow.id))).scalar_one() == 2
 
 
 def test_each_decision_keeps_its_routing_decision(engine: Engine) -> None:
@@ -65,7 +64,7 @@ def test_each_decision_keeps_its_routing_decision(engine: Engine) -> None:
         write(session, "r1", result.envelopes, {s.chunk_id: s for s in batch}, [], {}, "test",
               routing=result.routing)  # fmt: skip
         session.commit()
-        rows = session.execute(select(Decision.chunk_id, Decision.routing)).tuples().all()
+        rows = session.execute(select(DecisionRow.chunk_id, DecisionRow.routing)).tuples().all()
     stored: dict[str, Any] = dict(rows)
     assert stored["c0"] is not None and stored["c0"]["effective"] == "all"
     assert stored["c0"]["widened"] is False
@@ -138,8 +137,9 @@ def test_claim_takes_oldest_accepted_rows_and_stamps_only_on_commit(engine: Engi
         assert sorted(str(c) for c in consumed) == ["q0", "q1", "q2"]
 
 
-def test_bad_urls_are_store_errors() -> None:
-    with pytest.raises(StoreError, match="only sqlite"):
-        make_engine("mysql://u@h/db")
-    with pytest.raises(StoreError, match="not a database URL"):
+def test_bad_urls_are_refused_without_their_password() -> None:
+    with pytest.raises(DatabaseUrlError, match="only sqlite") as refused:
+        make_engine("mysql://u:hunter2@h/db")
+    assert "hunter2" not in str(refused.value)
+    with pytest.raises(DatabaseUrlError, match="not a database URL"):
         make_engine("nope")

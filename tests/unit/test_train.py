@@ -7,14 +7,14 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.artifacts import ArtifactError, has_models, load_trained, recorded_embedder
-from pipeline.config import LinkerSettings
-from pipeline.linker import Linker
-from pipeline.links import links_digest, load_links
-from pipeline.retrieve import build_index
-from pipeline.train import TrainingError, TrainOptions, save, train
-from schemas.envelopes import AdversarialFlag, LinkProposal, ReviewItem
-from schemas.records import Section
+from librarian.contracts.envelopes import AdversarialFlag, LinkProposal, ReviewItem
+from librarian.contracts.records import Section
+from librarian.learning.links import links_digest, load_links
+from librarian.learning.modeldir import ModelDirError, has_models, load_trained, recorded_embedder
+from librarian.learning.train import TrainingError, TrainOptions, save, train
+from librarian.linker import Linker
+from librarian.retrieval.index import build_index
+from librarian.settings import LinkerSettings
 from tests.stubs import StubEmbedder, small_hub
 
 TEXTS = {
@@ -90,18 +90,23 @@ def test_changed_file_is_refused_on_load(tmp_path: Path) -> None:
     models = trained(tmp_path)
     assert load_trained(models).calibrator.fitted_on == 28
     (models / "calibrator.json").write_text((models / "calibrator.json").read_text() + " ")
-    with pytest.raises(ArtifactError, match="does not match its card"):
+    with pytest.raises(ModelDirError, match="does not match its card"):
         load_trained(models)
 
 
-def test_models_read_with_another_embedder_or_hub_say_so(tmp_path: Path) -> None:
+def test_models_read_with_another_hub_say_so(tmp_path: Path) -> None:
     models = trained(tmp_path)
     same = load_trained(models, small_hub().content_hash, StubEmbedder.fingerprint)
-    assert same.same_embedder and same.same_hub and ", trained on" not in same.description
-    other = load_trained(models, "another-hub", "another-embedder")
-    assert not other.same_embedder and not other.same_hub
-    assert "calibrated on another embedder's scores" in other.description
+    assert same.same_hub and ", trained on" not in same.description
+    other = load_trained(models, "another-hub", StubEmbedder.fingerprint)
+    assert not other.same_hub
     assert "trained on another hub catalogue" in other.description
+
+
+def test_models_calibrated_on_another_embedder_are_refused(tmp_path: Path) -> None:
+    models = trained(tmp_path)
+    with pytest.raises(ModelDirError, match="calibrated on the scores of embedder"):
+        load_trained(models, small_hub().content_hash, "another-embedder")
 
 
 def test_the_card_records_a_non_default_embedder_relative_to_it(tmp_path: Path) -> None:
@@ -118,18 +123,18 @@ def test_the_card_records_a_non_default_embedder_relative_to_it(tmp_path: Path) 
     assert card["models"]["embedding_model"] == "../embedders/int8"
     assert recorded_embedder(tmp_path / "models") == int8.resolve()
     int8.rmdir()
-    with pytest.raises(ArtifactError, match="which is missing"):
+    with pytest.raises(ModelDirError, match="which is missing"):
         recorded_embedder(tmp_path / "models")
 
 
 def test_directory_without_card_holds_no_models(tmp_path: Path) -> None:
     assert not has_models(tmp_path)
-    with pytest.raises(ArtifactError, match="librarian train"):
+    with pytest.raises(ModelDirError, match="librarian train"):
         load_trained(tmp_path)
 
 
 def section(text: str) -> Section:
-    from pipeline.explain import section_from_text
+    from librarian.stages.ingest import section_from_text
 
     return section_from_text(text)
 
@@ -142,7 +147,7 @@ def test_linker_uses_the_calibrator_and_its_threshold(tmp_path: Path) -> None:
         LinkerSettings(cache_dir=None, top_k=4), models,
     )  # fmt: skip
     assert linker.threshold == models.threshold
-    assert "calibrated" in linker.retriever
+    assert "calibrated" in linker.description
     env = linker.link([section("rotate session token after login")], "r").envelopes[0]
     confidence = (
         env.links[0].confidence

@@ -4,10 +4,16 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from pipeline.decide import RunContext
-from pipeline.explain import section_from_text
-from pipeline.update import PriorDecision, apply_update
-from schemas.envelopes import AdversarialFlag, Envelope, LinkProposal, ReasonCode, ReviewItem
+from librarian.contracts.envelopes import (
+    AdversarialFlag,
+    Envelope,
+    LinkProposal,
+    ReasonCode,
+    ReviewItem,
+)
+from librarian.stages.decide import RunContext
+from librarian.stages.ingest import section_from_text
+from librarian.stages.update import PriorDecision, apply_update
 from tests.stubs import stub_linker
 
 CTX = RunContext("run-2", 0.1, datetime(2026, 11, 30, tzinfo=UTC))
@@ -21,7 +27,7 @@ def envelope(text: str, threshold: float = 0.1) -> Envelope:
 def test_same_cre_above_threshold_links_as_an_update() -> None:
     new = envelope("rotate the session token after login")
     assert isinstance(new, LinkProposal) and new.links[0].cre_id == "200-001"
-    out = apply_update(new, PriorDecision("old-chunk", "rotate session token", "200-001"), CTX)
+    out = apply_update(new, PriorDecision("old-chunk", "rotate session token", "200-001"))
     assert isinstance(out, LinkProposal)
     assert out.update_detection.is_update
     assert out.update_detection.prior_chunk_id == "old-chunk"
@@ -30,7 +36,7 @@ def test_same_cre_above_threshold_links_as_an_update() -> None:
 
 def test_another_cre_than_before_goes_to_review() -> None:
     new = envelope("rotate the session token after login")
-    out = apply_update(new, PriorDecision("old", "sql queries", "300-001"), CTX)
+    out = apply_update(new, PriorDecision("old", "sql queries", "300-001"))
     assert isinstance(out, ReviewItem)
     assert out.reason_code == ReasonCode.UPDATE_AMBIGUOUS
     assert out.update_detection.prior_document_ref == "300-001"
@@ -40,7 +46,7 @@ def test_another_cre_than_before_goes_to_review() -> None:
 def test_negated_rewording_is_flagged_whatever_the_scores() -> None:
     new = envelope("do not rotate the session token after login")
     prior = PriorDecision("old", "rotate the session token after login", "200-001")
-    out = apply_update(new, prior, CTX)
+    out = apply_update(new, prior)
     assert isinstance(out, ReviewItem)
     assert out.reason_code == ReasonCode.ADVERSARIAL_FLAG
     assert AdversarialFlag.NEGATION_MISMATCH in out.update_detection.adversarial_flags
@@ -49,6 +55,6 @@ def test_negated_rewording_is_flagged_whatever_the_scores() -> None:
 def test_prior_that_was_never_linked_keeps_the_new_decision() -> None:
     new = envelope("rotate the session token after login", threshold=0.99)
     assert isinstance(new, ReviewItem)
-    out = apply_update(new, PriorDecision("old", "session tokens", None), CTX)
+    out = apply_update(new, PriorDecision("old", "session tokens", None))
     assert isinstance(out, ReviewItem) and out.reason_code == ReasonCode.BELOW_THRESHOLD
     assert out.update_detection.is_update and out.update_detection.prior_document_ref is None

@@ -8,8 +8,8 @@ from pathlib import Path
 import numpy as np
 from numpy.typing import NDArray
 
-from pipeline.models import CachingEmbedder
-from store.vector_cache import SqliteVectorCache
+from librarian.models.cache import CachingEmbedder
+from librarian.store.vector_cache import SqliteVectorCache
 from tests.stubs import StubEmbedder
 
 

@@ -1,1 +1,0 @@
-"""The librarian's stages: plain typed functions and small classes, one module each."""

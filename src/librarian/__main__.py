@@ -1,0 +1,3 @@
+from librarian.cli import main
+
+main()

@@ -1,0 +1,74 @@
+"""The `librarian` command line: one module per command group, options defined once
+(`options.py`), settings assembled once (`common.py`), output in one place (`render.py`),
+and one handler mapping the error hierarchy to exit codes: 0 done, 1 the run failed,
+2 bad usage, configuration or input."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import typer
+from typer.core import TyperGroup
+
+from librarian.errors import LibrarianError
+
+
+class _Commands(TyperGroup):
+    """Every command's LibrarianError becomes one line on stderr and its exit code."""
+
+    def invoke(self, ctx: Any) -> Any:  # typer's own (vendored) click Context
+        try:
+            return super().invoke(ctx)
+        except LibrarianError as exc:
+            from librarian.cli.errors import report
+
+            raise typer.Exit(report(exc)) from exc
+
+
+def _version(value: bool) -> None:
+    if value:
+        from librarian import __version__
+
+        typer.echo(f"librarian {__version__}")
+        raise typer.Exit()
+
+
+app = typer.Typer(
+    cls=_Commands,
+    add_completion=False,
+    no_args_is_help=True,
+    context_settings={"help_option_names": ["-h", "--help"]},
+    help="Link security-knowledge sections to OpenCRE hubs, or route them to a person.",
+)
+
+
+@app.callback()
+def _root(
+    version: bool = typer.Option(
+        False, "--version", callback=_version, is_eager=True, help="print the version and exit"
+    ),
+) -> None:
+    """Link security-knowledge sections to OpenCRE hubs, or route them to a person."""
+
+
+def _register() -> None:
+    from librarian.cli import inspect_text, learn, queue, review, run, schedule, schema
+
+    app.command()(run.run)
+    app.command()(inspect_text.explain)
+    app.command()(inspect_text.route)
+    app.command()(learn.train)
+    app.command()(learn.quantize)
+    app.command("eval")(learn.eval_golden)
+    app.command()(schedule.serve)
+    app.command()(schedule.deploy)
+    app.add_typer(review.app, name="review")
+    app.add_typer(queue.app, name="queue")
+    app.add_typer(schema.app, name="schema")
+
+
+_register()
+
+
+def main() -> None:
+    app()

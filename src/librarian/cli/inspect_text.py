@@ -1,0 +1,80 @@
+"""`librarian explain` and `librarian route`: one text through the linker, shown."""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Annotated
+
+import typer
+
+from librarian.cli import render
+from librarian.cli.common import err, linker_settings, out
+from librarian.cli.options import LinkerOptions, with_linker_options
+from librarian.errors import UsageError
+
+TextArg = Annotated[str, typer.Argument(help="the section text, or - for one text a line on stdin")]
+TitleOpt = Annotated[str | None, typer.Option(help="title hint")]
+
+
+def _texts(text: str) -> list[str]:
+    texts = (
+        [line for line in sys.stdin.read().splitlines() if line.strip()] if text == "-" else [text]
+    )
+    if not texts or not all(t.strip() for t in texts):
+        raise UsageError("TEXT is empty")
+    return texts
+
+
+@with_linker_options
+def explain(
+    text: TextArg,
+    title: TitleOpt = None,
+    as_json: Annotated[bool, typer.Option("--json", help="print the envelope as JSON")] = False,
+    *,
+    linker: LinkerOptions,
+) -> None:
+    """Show the candidates, scores and decision for one text (no Prefect).
+
+    `-` explains many texts (one a line on stdin) in one process, each in milliseconds.
+    """
+    texts = _texts(text)
+    settings = linker_settings(linker)
+    from librarian.contracts.envelopes import dump_envelope
+    from librarian.factory import build_linker
+    from librarian.linker import explain_text
+
+    built = build_linker(settings)
+    for one in texts:
+        envelope = explain_text(built, one, title)
+        if as_json:
+            sys.stdout.write(json.dumps(dump_envelope(envelope), ensure_ascii=False) + "\n")
+        else:
+            render.explanation(envelope, built.description, built.threshold)
+
+
+@with_linker_options
+def route(
+    text: Annotated[str, typer.Argument(help="the section text")],
+    title: TitleOpt = None,
+    as_json: Annotated[bool, typer.Option("--json", help="print the decision as JSON")] = False,
+    *,
+    linker: LinkerOptions,
+) -> None:
+    """Show which hub collections one text would search, and why."""
+    if not text.strip():
+        raise UsageError("TEXT is empty")
+    settings = linker_settings(linker)
+    from librarian.factory import build_linker
+    from librarian.stages.ingest import section_from_text
+
+    built = build_linker(settings)
+    section = section_from_text(text, title)
+    vector = built.embedder.encode([text])[0] if settings.routing == "auto" else None
+    decision = built.router.route(section, vector)
+    if as_json:
+        out.print(decision.model_dump_json(), markup=False)
+        return
+    render.routing(decision, {c: len(ids) for c, ids in built.router.collections.items()})
+    for warning in decision.warnings:
+        err.print(f"warning: {warning}", markup=False)

@@ -1,0 +1,218 @@
+"""`librarian train`, `quantize` and `eval`: build the models a run reads, and score them."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from librarian.cli import render
+from librarian.cli.common import err, home_of, linker_settings, out, redacted
+from librarian.cli.options import (
+    CacheOpt,
+    EmbeddingOpt,
+    HomeOpt,
+    HubOpt,
+    LinkerOptions,
+    with_linker_options,
+)
+from librarian.errors import RunError, UsageError
+from librarian.learning.links import DEV_FRAMEWORKS, TrainingLink
+from librarian.paths import DEFAULT_HUB, DEFAULT_LINKS
+
+
+@contextmanager
+def progress_bar() -> Iterator[Callable[[str, int, int], None] | None]:
+    """A progress bar on stderr when it is a terminal; (stage, done, total), total -1 = add."""
+    if not sys.stderr.isatty():
+        yield None
+        return
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
+
+    bars: dict[str, Any] = {}
+    with Progress("[progress.description]{task.description}", BarColumn(), MofNCompleteColumn(),
+                  TimeElapsedColumn(), console=err) as progress:  # fmt: skip
+
+        def update(stage: str, done: int, total: int) -> None:
+            if stage not in bars:
+                bars[stage] = progress.add_task(stage, total=None if total < 0 else total)
+            if total < 0:
+                progress.advance(bars[stage], done)
+            else:
+                progress.update(bars[stage], completed=done, total=total)
+
+        yield update
+
+
+def train(
+    links: Annotated[
+        list[str] | None,
+        typer.Option(
+            help="links.jsonl file, or a database URL for the reviewers' decisions "
+            "(repeatable; default: the packaged OpenCRE links)"
+        ),
+    ] = None,
+    hub: HubOpt = None,
+    exclude_framework: Annotated[
+        list[str] | None,
+        typer.Option("--exclude-framework", help="leave this framework out (repeatable)"),
+    ] = None,
+    holdout_dev: Annotated[
+        bool,
+        typer.Option(
+            "--holdout-dev",
+            help=f"also leave out the dev frameworks ({', '.join(DEV_FRAMEWORKS)})",
+        ),
+    ] = False,
+    out_dir: Annotated[
+        Path | None,
+        typer.Option("--out", help="model directory to write (default: models/ in the home)"),
+    ] = None,
+    embedding_model: EmbeddingOpt = None,
+    cache_dir: CacheOpt = None,
+    seed: Annotated[int, typer.Option(help="random seed")] = 13,
+    home: HomeOpt = None,
+) -> None:
+    """Build everything a run needs into the model directory: the int8 embedder (unless
+    --embedding-model names another) and the calibrator, threshold and router."""
+    where = home_of(home)
+    target = out_dir or where.models
+    if target.exists() and not target.is_dir():
+        raise UsageError(f"--out {target} exists and is not a directory")
+    hub_path = hub or DEFAULT_HUB
+    sources = links or [str(DEFAULT_LINKS)]
+    loaded = load_links(sources)
+    excluded = [*(exclude_framework or ()), *(DEV_FRAMEWORKS if holdout_dev else ())]
+    embedder_dir = embedding_model or ensure_int8(target / "embedder-int8", hub_path)
+    from librarian.learning.train import train_directory
+
+    with progress_bar() as progress:
+        card = train_directory(
+            target, loaded, [redacted(s) if "://" in s else s for s in sources],
+            hub_path, embedder_dir, cache_dir or where.cache, tuple(dict.fromkeys(excluded)),
+            seed, progress,
+        )  # fmt: skip
+    render.trained(card, target)
+
+
+def ensure_int8(target: Path, hub_path: Path) -> Path:
+    """The shipped embedder, built once (~15 s) and reused while its card checks out."""
+    from librarian.models.onnx_embedder import read_onnx_card
+    from librarian.models.seams import ModelError
+
+    try:
+        read_onnx_card(target)
+        return target
+    except ModelError:
+        pass
+    err.print(f"building the int8 embedder into {target} ...", markup=False)
+    render.quantized(build_int8(target, hub_path, None), target)
+    return target
+
+
+def build_int8(target: Path, hub_path: Path, source: Path | None) -> dict[str, Any]:
+    from librarian.catalogue.hub import load_hub
+    from librarian.models.quantize import quantize as build
+
+    hub_nodes = load_hub(hub_path)
+    probe = [*hub_nodes.name_texts(), *hub_nodes.path_texts()]
+    err.print(f"exporting and quantising; checking on {len(probe)} hub texts ...", markup=False)
+    return build(target, probe, source)
+
+
+def quantize(
+    out_dir: Annotated[
+        Path | None,
+        typer.Option(
+            "--out", help="directory to write (default: models/embedder-int8 in the home)"
+        ),
+    ] = None,
+    source: Annotated[
+        Path | None,
+        typer.Option("--source", help="sentence-transformers directory (default: packaged MiniLM)"),
+    ] = None,
+    hub: HubOpt = None,
+    home: HomeOpt = None,
+) -> None:
+    """Build an int8 ONNX copy of the embedding model (faster on CPU); refused unless its
+    vectors of the hub's texts agree with the source model's. `train` does this itself."""
+    if source is not None and not (source / "config.json").is_file():
+        raise UsageError(f"--source {source} is not a model directory (no config.json)")
+    target = out_dir or home_of(home).embedder_int8
+    render.quantized(build_int8(target, hub or DEFAULT_HUB, source), target)
+
+
+def load_links(sources: list[str]) -> list[TrainingLink]:
+    """Links from files and from stores (the reviewers' accepted decisions), in order."""
+    from librarian.learning.links import load_links as read_file
+
+    found: list[TrainingLink] = []
+    for source in sources:
+        if "://" in source:
+            from librarian.store.db import check_database, make_engine
+            from librarian.store.review import reviewer_links
+
+            check_database(source, create=False)
+            engine = make_engine(source)
+            try:
+                found.extend(reviewer_links(engine))
+            finally:
+                engine.dispose()
+        else:
+            found.extend(read_file(Path(source)))
+    return found
+
+
+@with_linker_options
+def eval_golden(
+    dataset: Annotated[Path, typer.Argument(help="golden set (JSON list of rows)")],
+    json_out: Annotated[Path | None, typer.Option("--json", help="write the report here")] = None,
+    plot: Annotated[
+        Path | None, typer.Option(help="draw the reliability diagram into this PNG")
+    ] = None,
+    *,
+    linker: LinkerOptions,
+) -> None:
+    """Score the pipeline on a golden set with the trained models as they are (fits nothing).
+
+    Exits 1 when a gate fails: the explicit fast path below 100%, or ECE >= 0.10.
+    """
+    from librarian.factory import build_linker
+    from librarian.learning.evaluate import (
+        calibration_bins,
+        gate_failures,
+        per_source,
+        run_golden,
+        score,
+    )
+    from librarian.learning.golden import load_golden
+
+    rows = load_golden(dataset)
+    settings = linker_settings(linker)
+    built = build_linker(settings)
+    with progress_bar() as progress:
+
+        def step(n: int) -> None:
+            if progress is not None:
+                progress("eval rows", n, -1)
+
+        outcomes = run_golden(built, rows, progress=step)
+    report = score(outcomes, built.threshold, settings.top_k)
+    if json_out is not None:
+        json_out.parent.mkdir(parents=True, exist_ok=True)
+        json_out.write_text(json.dumps(report.model_dump(mode="json"), indent=2) + "\n")
+    render.eval_report(report, per_source(outcomes), built.description)
+    if plot is not None:
+        from librarian.learning.plot import reliability_diagram
+
+        ece, bins = calibration_bins(outcomes)
+        reliability_diagram(bins, ece, plot, title=f"{dataset.name}: reliability")
+        out.print(f"reliability diagram: {plot}", markup=False)
+    failures = gate_failures(report)
+    if failures:
+        raise RunError("gate failed: " + "; ".join(failures))

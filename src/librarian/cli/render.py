@@ -1,0 +1,182 @@
+"""Everything the CLI prints as a table or a line of results: one place for presentation.
+Text from inputs never goes through rich markup (it is printed as plain `Text`)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from rich.table import Table
+from rich.text import Text
+
+from librarian.cli.common import out
+from librarian.contracts.envelopes import Envelope, LinkProposal
+from librarian.contracts.evaluation import EvalReport
+from librarian.contracts.records import RunSummary
+from librarian.contracts.routing import RoutingDecision
+from librarian.learning.modeldir import ModelCard
+
+
+def plain(value: object) -> Text:
+    """A cell or line that is printed as it is: no markup, no highlighting."""
+    return Text(str(value))
+
+
+def run_summary(summary: RunSummary, target: Path) -> None:
+    table = Table(title=f"run {summary.run_id} ({summary.mode})", show_header=True)
+    table.add_column("outcome")
+    table.add_column("count", justify="right")
+    table.add_column("by reason")
+    for outcome in ("linked", "review", "rejected", "skipped"):
+        reasons = summary.by_reason.get(outcome, {})
+        detail = ", ".join(f"{k} {v}" for k, v in sorted(reasons.items()))
+        table.add_row(outcome, str(getattr(summary, outcome)), plain(detail))
+    table.add_row("read", str(summary.read), f"{summary.blank_lines} blank lines tolerated")
+    out.print(table)
+    out.print(plain(f"retriever: {summary.retriever}"))
+    out.print(
+        plain(
+            f"explicit fast path: {summary.explicit_fast_path}; "
+            f"cut to fit a model: {summary.truncated_for_model}"
+        )
+    )
+    out.print(plain(f"outputs: {target}/"))
+    if summary.database:
+        stored = ", ".join(f"{k} {v}" for k, v in summary.stored.items())
+        out.print(plain(f"database: {summary.database} ({stored})"))
+
+
+def explanation(envelope: Envelope, description: str, threshold: float) -> None:
+    table = Table(title=plain(f"candidates ({description})"))
+    for column in ("rank", "cre_id", "name", "vector", "rerank"):
+        table.add_column(
+            column, justify="right" if column in ("rank", "vector", "rerank") else "left"
+        )
+    for rank, cand in enumerate(envelope.retrieval.candidates, start=1):
+        rerank = "" if cand.score_rerank is None else f"{cand.score_rerank:.3f}"
+        table.add_row(
+            str(rank), cand.cre_id, plain(cand.cre_name), f"{cand.score_vector:.3f}", rerank
+        )
+    out.print(table)
+    if isinstance(envelope, LinkProposal):
+        link = envelope.links[0]
+        out.print(
+            plain(
+                f"decision: LINK {link.cre_id} ({link.link_type}) confidence "
+                f"{link.confidence:.3f} — {link.rationale}"
+            )
+        )
+        return
+    flags = ", ".join(envelope.update_detection.adversarial_flags) or "none"
+    out.print(
+        plain(f"decision: REVIEW ({envelope.reason_code}), threshold {threshold}; flags: {flags}")
+    )
+    for link in envelope.suggested_links or []:
+        out.print(plain(f"  suggest {link.cre_id} confidence {link.confidence:.3f}"))
+
+
+def routing(decision: RoutingDecision, sizes: dict[str, int]) -> None:
+    table = Table(
+        title=f"routing: configured {decision.configured}, effective {decision.effective}"
+    )
+    for column in ("collection", "hubs", "selected", "score", "reason"):
+        table.add_column(column)
+    for row in decision.collections:
+        score = "" if row.score is None else f"{row.score:.3f}"
+        table.add_row(
+            row.collection,
+            str(sizes[row.collection]),
+            "yes" if row.selected else "no",
+            score,
+            plain(row.reason),
+        )
+    out.print(table)
+    widened = " (widened)" if decision.widened else ""
+    out.print(plain(f"searches: {', '.join(decision.selected)}{widened}"))
+
+
+def trained(card: ModelCard, out_dir: Path) -> None:
+    oof, data = card.out_of_fold, card.data
+    table = Table(title=plain(f"trained {out_dir}/ in {card.seconds} s"))
+    table.add_column("what")
+    table.add_column("value", overflow="fold")
+    table.add_row("sections (curated, with text)", str(data.sections))
+    table.add_row("frameworks seen", ", ".join(data.frameworks_seen))
+    table.add_row("frameworks excluded", ", ".join(data.frameworks_excluded) or "none")
+    table.add_row("out-of-fold top-1", f"{oof.top1:.3f}")
+    table.add_row("out-of-fold ECE", f"{oof.ece:.3f}")
+    table.add_row(
+        "threshold",
+        f"{card.threshold:.3f} (auto-links {oof.auto_linked} of {oof.rows} "
+        f"out of fold, {oof.auto_link_wrong} wrong)",
+    )
+    out.print(table)
+
+
+def quantized(card: dict[str, Any], out_dir: Path) -> None:
+    agreed = card["agreement"]
+    out.print(
+        plain(
+            f"wrote {out_dir}/ ({card['backend']} of {card['source']['name']}) in "
+            f"{card['seconds']} s; agreement with the source on {agreed['probe']}: "
+            f"mean cosine {agreed['mean_cosine']}, min {agreed['min_cosine']}"
+        )
+    )
+
+
+def _pct(part: int, whole: int) -> str:
+    return f"{part}/{whole} ({100.0 * part / whole:.1f}%)" if whole else "0/0"
+
+
+def eval_report(report: EvalReport, sources: dict[str, dict[str, int]], description: str) -> None:
+    out.print(_overall(report))
+    out.print(_per_slice(report))
+    out.print(_per_source(sources))
+    out.print(plain(f"pipeline: {description}"))
+
+
+def _overall(report: EvalReport) -> Table:
+    table = Table(title=f"eval: {report.rows} rows")
+    table.add_column("metric")
+    table.add_column("value", justify="right")
+    table.add_row("explicit fast path", _pct(report.explicit.correct, report.explicit.total))
+    r = report.recall_at_k
+    table.add_row(f"recall@{r.k} (any / all)", f"{_pct(r.any_hit, r.total)} / {r.all_hit}")
+    table.add_row(
+        "top-1 retriever", _pct(report.top1.retriever.correct, report.top1.retriever.total)
+    )
+    table.add_row("top-1 final", _pct(report.top1.final.correct, report.top1.final.total))
+    table.add_row("ECE", f"{report.calibration.ece:.4f} ({report.calibration.bins} bins)")
+    d = report.decision
+    table.add_row("threshold", f"{d.threshold:.3f}")
+    auto = d.auto_link.correct + d.auto_link.wrong
+    table.add_row("auto-linked right", _pct(d.auto_link.correct, d.auto_link.expected_linked))
+    table.add_row("auto-links wrong", _pct(d.auto_link.wrong, auto))
+    table.add_row("expected review routed", _pct(d.review.routed, d.review.expected_review))
+    return table
+
+
+def _per_slice(report: EvalReport) -> Table:
+    slices = Table(title="per slice")
+    for column in ("slice", "rows", "top-1", "auto-linked", "reviewed"):
+        slices.add_column(column, justify="left" if column == "slice" else "right")
+    for name, entry in report.per_slice.items():
+        slices.add_row(name, str(entry.total), str(entry.top1_correct), str(entry.auto_linked),
+                       str(entry.reviewed))  # fmt: skip
+    return slices
+
+
+def _per_source(sources: dict[str, dict[str, int]]) -> Table:
+    table = Table(title="per source standard (linkable rows)")
+    for column in ("source", "rows", "top-1", "recall", "auto-linked", "wrong"):
+        table.add_column(column, justify="left" if column == "source" else "right")
+    for name, counts in sources.items():
+        table.add_row(
+            plain(name),
+            str(counts["total"]),
+            _pct(counts["top1"], counts["total"]),
+            _pct(counts["recall"], counts["total"]),
+            str(counts["auto"]),
+            str(counts["wrong"]),
+        )
+    return table

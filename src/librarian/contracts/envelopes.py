@@ -1,0 +1,125 @@
+"""The pipeline's output contract: LinkProposal and ReviewItem.
+
+Every model forbids additional properties, so the exported JSON Schemas say
+`additionalProperties: false` at every level, as consumers require.
+Optional fields are omitted from the JSON when unset (see `dump_envelope`).
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from enum import StrEnum
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from librarian.contracts import SCHEMA_VERSION
+
+CreId = Annotated[str, Field(pattern=r"^\d{3}-\d{3}$")]
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class ReasonCode(StrEnum):
+    BELOW_THRESHOLD = "BELOW_THRESHOLD"
+    NO_CANDIDATES = "NO_CANDIDATES"
+    ADVERSARIAL_FLAG = "ADVERSARIAL_FLAG"
+    UPDATE_AMBIGUOUS = "UPDATE_AMBIGUOUS"
+
+
+class AdversarialFlag(StrEnum):
+    UNKNOWN_CRE_REFERENCE = "UNKNOWN_CRE_REFERENCE"
+    CONFLICTING_CRE_REFERENCES = "CONFLICTING_CRE_REFERENCES"
+    NEGATION_MISMATCH = "NEGATION_MISMATCH"
+
+
+class Source(_Strict):
+    type: Literal["github", "url", "rss"]
+    repo: str | None = None
+    url: str | None = None
+    commit_sha: str | None = Field(default=None, min_length=7)
+    commit_message: str | None = None
+    committed_at: datetime
+    author_login: str | None = None
+
+
+class Locator(_Strict):
+    kind: Literal["repo_path", "url", "feed_item"]
+    id: str | None = None
+    path: str | None = None
+    url: str | None = None
+    title: str | None = None
+
+
+class Knowledge(_Strict):
+    text: str = Field(min_length=1)
+    source: Source
+    locator: Locator
+    security_summary: str | None = None
+
+
+class Candidate(_Strict):
+    cre_id: CreId
+    cre_name: str
+    score_vector: float
+    score_rerank: float | None = None
+    score_hybrid: float | None = None
+
+
+class Retrieval(_Strict):
+    retriever: str = Field(min_length=1, description="names every model that actually ran")
+    candidates: list[Candidate]
+    reranked: list[Candidate]
+    threshold: float = Field(ge=0.0, le=1.0)
+
+
+class Link(_Strict):
+    cre_id: CreId
+    link_type: Literal["LinkedTo", "AutomaticallyLinkedTo"]
+    confidence: float = Field(ge=0.0, le=1.0)
+    rationale: str | None = None
+
+
+class UpdateDetection(_Strict):
+    is_update: bool = False
+    prior_chunk_id: str | None = None
+    prior_document_ref: str | None = None
+    adversarial_flags: list[AdversarialFlag] = Field(default_factory=list)
+
+
+class LinkProposal(_Strict):
+    schema_version: str = SCHEMA_VERSION
+    chunk_id: str = Field(min_length=1)
+    artifact_id: str = Field(min_length=1)
+    pipeline_run_id: str = Field(min_length=1)
+    classified_at: datetime
+    status: Literal["linked"] = "linked"
+    knowledge: Knowledge
+    retrieval: Retrieval
+    links: list[Link] = Field(min_length=1)
+    update_detection: UpdateDetection = Field(default_factory=UpdateDetection)
+
+
+class ReviewItem(_Strict):
+    schema_version: str = SCHEMA_VERSION
+    review_id: str = Field(min_length=1)
+    chunk_id: str = Field(min_length=1)
+    artifact_id: str = Field(min_length=1)
+    pipeline_run_id: str = Field(min_length=1)
+    created_at: datetime
+    status: Literal["review_required"] = "review_required"
+    reason_code: ReasonCode
+    knowledge: Knowledge
+    retrieval: Retrieval
+    suggested_links: list[Link] | None = None
+    update_detection: UpdateDetection = Field(default_factory=UpdateDetection)
+
+
+Envelope = LinkProposal | ReviewItem
+
+
+def dump_envelope(envelope: Envelope) -> dict[str, Any]:
+    """JSON-ready dict, unset optionals omitted (consumers refuse unknown keys, not absent ones)."""
+    return envelope.model_dump(mode="json", exclude_none=True)

@@ -1,0 +1,107 @@
+"""Golden-set rows (what `librarian eval` reads) and the report it writes."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from librarian.contracts.envelopes import CreId
+
+Slice = Literal["positive", "hard_negative", "explicit", "update", "ambiguous"]
+SLICES: tuple[Slice, ...] = ("positive", "hard_negative", "explicit", "update", "ambiguous")
+
+
+class GoldenInput(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    text: str = Field(min_length=1)
+    title_hint: str | None = None
+    explicit_cre_ref: CreId | None = None
+    prior_text: str | None = None
+    source_standard: str | None = None
+
+
+class GoldenExpected(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    decision: Literal["linked", "review"]
+    cre_ids: list[CreId] | None = None
+    is_update: bool | None = None
+    reason_code: str | None = None
+
+    @model_validator(mode="after")
+    def _linked_names_a_cre(self) -> GoldenExpected:
+        if self.decision == "linked" and not self.cre_ids:
+            raise ValueError("an expected decision of 'linked' needs cre_ids")
+        return self
+
+
+class GoldenRow(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    id: str = Field(min_length=1)
+    slice: Slice
+    input: GoldenInput
+    expected: GoldenExpected
+
+
+class Correct(BaseModel):
+    correct: int
+    total: int
+
+
+class RecallAtK(BaseModel):
+    k: int
+    any_hit: int
+    all_hit: int
+    total: int
+
+
+class Top1(BaseModel):
+    retriever: Correct
+    final: Correct
+
+
+class Calibration(BaseModel):
+    ece: float
+    bins: int
+
+
+class AutoLink(BaseModel):
+    correct: int
+    wrong: int
+    expected_linked: int
+
+
+class Routed(BaseModel):
+    routed: int
+    expected_review: int
+
+
+class DecisionReport(BaseModel):
+    threshold: float
+    auto_link: AutoLink
+    review: Routed
+
+
+class SliceReport(BaseModel):
+    top1_correct: int
+    total: int
+    auto_linked: int
+    reviewed: int
+
+
+class EvalReport(BaseModel):
+    """Exactly the keys `librarian eval --json` writes."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    rows: int
+    slices: dict[str, int]
+    explicit: Correct
+    recall_at_k: RecallAtK
+    top1: Top1
+    calibration: Calibration
+    decision: DecisionReport
+    per_slice: dict[str, SliceReport]

@@ -1,0 +1,149 @@
+"""Internal records passed between stages, and the run summary."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from librarian.contracts.envelopes import CreId, Envelope, Locator, Source
+from librarian.contracts.routing import RoutingDecision
+
+
+class Section(BaseModel):
+    """One validated input row, whichever shape it came in."""
+
+    model_config = ConfigDict(frozen=True)
+
+    line: int = Field(ge=1, description="1-based line number in the input file")
+    chunk_id: str
+    artifact_id: str
+    input_shape: Literal["queue_row", "knowledge_item"]
+    text: str
+    title_hint: str | None = None
+    heading_path: tuple[str, ...] = ()
+    source: Source
+    locator: Locator
+    security_summary: str | None = None
+    upstream_run_id: str | None = None
+    content_hash: str = Field(description="sha256 of the text, hex")
+    span_index: int | None = Field(default=None, description="which span of the artifact")
+    collections: tuple[str, ...] | None = Field(
+        default=None, description="hub collections the input pins this section to"
+    )
+
+    @property
+    def span_key(self) -> str:
+        """Where in which artifact this text sits: equal keys, different text = an update."""
+        where = self.locator.path or self.locator.url or self.locator.id or ""
+        span = "" if self.span_index is None else str(self.span_index)
+        return "\x1f".join((self.artifact_id, self.locator.kind, where, span))
+
+
+class RejectCode(StrEnum):
+    INVALID_ENCODING = "INVALID_ENCODING"
+    INVALID_JSON = "INVALID_JSON"
+    NOT_AN_OBJECT = "NOT_AN_OBJECT"
+    UNKNOWN_SHAPE = "UNKNOWN_SHAPE"
+    MISSING_FIELD = "MISSING_FIELD"
+    INVALID_FIELD = "INVALID_FIELD"
+    EMPTY_TEXT = "EMPTY_TEXT"
+    MISSING_PROVENANCE = "MISSING_PROVENANCE"
+    DUPLICATE_CHUNK_CONFLICT = "DUPLICATE_CHUNK_CONFLICT"
+    PROCESSING_ERROR = "PROCESSING_ERROR"
+
+
+class SkipCode(StrEnum):
+    LABEL_NOT_OURS = "LABEL_NOT_OURS"
+    STATUS_NOT_ACCEPTED = "STATUS_NOT_ACCEPTED"
+    DUPLICATE_CHUNK = "DUPLICATE_CHUNK"
+    UNCHANGED = "UNCHANGED"
+
+
+class Rejection(BaseModel):
+    """A row that could not be processed: kept, with why, never dropped."""
+
+    line: int
+    chunk_id: str | None = None
+    reason: RejectCode
+    field: str | None = None
+    message: str
+
+
+class Skip(BaseModel):
+    """A well-formed row that is not for the librarian (or already seen in this run)."""
+
+    line: int
+    chunk_id: str | None = None
+    reason: SkipCode
+    message: str
+
+
+class HubNode(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="ignore")
+
+    cre_id: CreId
+    name: str = Field(min_length=1)
+    parent_id: CreId | None = None
+    hierarchy_path: tuple[str, ...] = Field(min_length=1)
+    depth: int = Field(ge=0)
+    is_leaf: bool
+    related_ids: tuple[str, ...] = ()
+
+
+class Outcome(StrEnum):
+    LINKED = "linked"
+    REVIEW = "review"
+    REJECTED = "rejected"
+    SKIPPED = "skipped"
+
+
+class RunSummary(BaseModel):
+    """Every non-blank input line lands in exactly one outcome; `check_accounting` enforces it."""
+
+    run_id: str
+    mode: Literal["dry-run", "commit"] = "dry-run"
+    input: str
+    database: str | None = Field(default=None, description="commit mode: where decisions went")
+    stored: dict[str, int] = Field(
+        default_factory=dict, description="commit mode: decisions and rejections written"
+    )
+    out_dir: str
+    started_at: str
+    finished_at: str | None = None
+    lines_total: int = 0
+    blank_lines: int = 0
+    read: int = 0
+    linked: int = 0
+    review: int = 0
+    rejected: int = 0
+    skipped: int = 0
+    by_reason: dict[str, dict[str, int]] = Field(default_factory=dict)
+    explicit_fast_path: int = 0
+    truncated_for_model: int = 0
+    routing: dict[str, int] = Field(
+        default_factory=dict,
+        description="sections routed, by effective strategy; narrowed and widened counts",
+    )
+    timings_s: dict[str, float] = Field(default_factory=dict)
+    models: dict[str, str | None] = Field(default_factory=dict)
+    retriever: str = ""
+    hub: dict[str, str | int] = Field(default_factory=dict)
+    threshold: float = 0.8
+    top_k: int = 20
+    top_n: int = 5
+    batch_size: int = 0
+    batches: int = 0
+    outputs: dict[str, str] = Field(default_factory=dict)
+
+
+@dataclass
+class BatchResult:
+    envelopes: list[Envelope]
+    explicit: int
+    truncated: int
+    timings_s: dict[str, float] = field(default_factory=dict)
+    reranked: int = 0
+    routing: list[RoutingDecision] = field(default_factory=list)

@@ -1,0 +1,385 @@
+"""The linking flow: a task per batch of lines (Prefect costs ~30 ms a task).
+
+Dry-run writes files only. Commit mode stores each batch's decisions in one transaction;
+from the queue table, that transaction also stamps the rows consumed. The flow only
+wires: reading, validating, linking, storing and writing are the stages' and the store's.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TypeVar, cast
+
+from prefect import flow, get_run_logger, task
+from prefect.artifacts import create_markdown_artifact
+from prefect.cache_policies import NONE
+from prefect.futures import PrefectFuture
+from prefect.utilities.annotations import quote
+from sqlalchemy import Engine
+from sqlalchemy.exc import SQLAlchemyError
+from sqlalchemy.orm import Session
+
+from librarian.contracts.envelopes import Envelope
+from librarian.contracts.records import BatchResult, Rejection, RunSummary, Section, Skip
+from librarian.contracts.routing import RoutingDecision
+from librarian.factory import build_linker
+from librarian.linker import Linker, link_resilient
+from librarian.models.cache import CachingEmbedder
+from librarian.settings import LinkerSettings
+from librarian.stages.accounting import (
+    add_timings,
+    check_accounting,
+    record_batch,
+    summary_markdown,
+)
+from librarian.stages.emit import OutputWriter
+from librarian.stages.ingest import ChunkRegistry, RawBatch, parse_line, read_batch
+from librarian.stages.update import PriorDecision, apply_updates
+from librarian.store.db import StoreError, make_engine, reason, redacted, upgrade
+from librarian.store.decisions import WriteResult, priors, unchanged, write
+from librarian.store.queue import QUEUE_SOURCE, ClaimedBatch, claim, stamp_consumed
+from librarian.store.vector_cache import SqliteVectorCache
+
+# Progress callbacks by run id: a callable is no flow parameter (parameters are stored by the API).
+_PROGRESS: dict[str, Callable[[int], None]] = {}
+
+
+def on_progress(run_id: str, callback: Callable[[int], None] | None) -> None:
+    if callback is None:
+        _PROGRESS.pop(run_id, None)
+    else:
+        _PROGRESS[run_id] = callback
+
+
+# Loaded models, one linker per settings per process: a Dask worker loads its own once,
+# never receives one by pickle (hundreds of MB), and keeps it for every later batch.
+_LINKERS: dict[str, Linker] = {}
+
+
+def linker_for(settings: LinkerSettings) -> Linker:
+    key = settings.model_dump_json()
+    if key not in _LINKERS:
+        linker = build_linker(settings)
+        if settings.cache_dir is not None:
+            # Section vectors by content hash: a re-run of unchanged text does no model work.
+            name = f"queries-{linker.embedder.fingerprint[:16]}.sqlite"
+            cache = SqliteVectorCache(settings.cache_dir / name, linker.embedder.dimension)
+            linker.embedder = CachingEmbedder(linker.embedder, cache)
+        _LINKERS[key] = linker
+    return _LINKERS[key]
+
+
+@task(name="load-models", cache_policy=NONE)
+def load_linker(settings: LinkerSettings) -> Linker:
+    return linker_for(settings)
+
+
+T = TypeVar("T")
+
+
+def as_is(value: T) -> T:
+    """Hand `value` to a task without Prefect walking it. Prefect visits every element of a
+    task's parameters to find upstream futures (docs/benchmarks.md: a cost that grew with
+    the run). None of ours hold futures. Only for tasks called in the flow's own process:
+    a Dask worker receives the wrapper itself."""
+    return cast(T, quote(value))
+
+
+@task(name="read-batch", retries=2, retry_delay_seconds=1, cache_policy=NONE)
+def read_batch_task(path: Path, offset: int, first_line: int, max_lines: int) -> RawBatch:
+    return read_batch(path, offset, first_line, max_lines)
+
+
+@task(name="validate-batch", cache_policy=NONE)
+def validate_batch(batch: RawBatch) -> list[Section | Rejection | Skip]:
+    return [parse_line(line, raw) for line, raw in batch.lines]
+
+
+@task(name="link-batch", cache_policy=NONE)
+def link_batch(
+    settings: LinkerSettings, sections: list[Section], run_id: str
+) -> tuple[BatchResult, list[Rejection]]:
+    """Runs wherever the task runner puts it (a Dask worker, say), on that process's models."""
+    return link_resilient(linker_for(settings), sections, run_id)
+
+
+@task(name="write-batch", retries=2, retry_delay_seconds=1, cache_policy=NONE)
+def write_batch(
+    writer: OutputWriter, result: BatchResult, rejections: list[Rejection], skips: list[Skip]
+) -> None:
+    writer.write_batch(result.envelopes, rejections, skips, result.routing)
+
+
+@task(name="claim-queue-batch", cache_policy=NONE)
+def claim_batch(engine: Engine, limit: int) -> ClaimedBatch:
+    return claim(engine, limit)
+
+
+@task(name="look-up-prior-decisions", cache_policy=NONE)
+def look_up_priors(
+    session: Session, sections: list[Section]
+) -> tuple[list[Skip], dict[str, PriorDecision]]:
+    return unchanged(session, sections), priors(session, sections)
+
+
+@dataclass
+class StoredBatch:
+    """What one batch puts in the database, in one transaction."""
+
+    run_id: str
+    envelopes: list[Envelope]
+    sections: dict[str, Section]
+    rejections: list[Rejection]
+    raw_lines: dict[int, bytes]
+    source: str
+    claimed_ids: list[int]
+    routing: list[RoutingDecision]
+
+
+@task(name="commit-batch", cache_policy=NONE)
+def commit_batch(session: Session, batch: StoredBatch) -> WriteResult:
+    """Decisions, rejections and (from the queue table) consumed_at: one transaction."""
+    queue_ids = {s.chunk_id: s.line for s in batch.sections.values()} if batch.claimed_ids else None
+    try:
+        result = write(
+            session, batch.run_id, batch.envelopes, batch.sections, batch.rejections,
+            batch.raw_lines, batch.source, queue_ids, batch.routing,
+        )  # fmt: skip
+        stamp_consumed(session, batch.claimed_ids)
+        session.commit()
+    except SQLAlchemyError as exc:
+        session.rollback()
+        raise StoreError(f"the database refused the batch: {reason(exc)}") from exc
+    return result
+
+
+@dataclass
+class _InFlight:
+    """A batch read, validated and handed to the linker, waiting to be stored and written."""
+
+    raw: RawBatch
+    sections: list[Section]
+    rejections: list[Rejection]
+    skips: list[Skip]
+    prior_by_span: dict[str, PriorDecision]
+    session: Session | None
+    claimed_ids: list[int]
+    linked: PrefectFuture[tuple[BatchResult, list[Rejection]]]
+
+    def close(self) -> None:
+        if self.session is not None:
+            self.session.close()
+
+
+@dataclass
+class _Run:
+    """One run's state: where the input stands, what was counted, where it goes."""
+
+    input_path: Path | None
+    settings: LinkerSettings
+    run_id: str
+    engine: Engine | None
+    summary: RunSummary
+    linker: Linker
+    registry: ChunkRegistry = field(default_factory=ChunkRegistry)
+    stored: WriteResult = field(default_factory=WriteResult)
+    offset: int = 0
+    next_line: int = 1
+    eof: bool = False
+
+    @property
+    def source(self) -> str:
+        return str(self.input_path) if self.input_path is not None else QUEUE_SOURCE
+
+    def timed(self, stage: str, started: float) -> None:
+        add_timings(self.summary, {stage: time.perf_counter() - started})
+
+    def read_next(self) -> tuple[RawBatch, Session | None, list[int]]:
+        """The next raw batch, from the file or claimed from the queue table."""
+        if self.input_path is None:
+            assert self.engine is not None
+            claimed = claim_batch(self.engine, self.settings.batch_size)
+            raw = RawBatch(
+                claimed.lines, 0, 0, 0, eof=len(claimed.lines) < self.settings.batch_size
+            )
+            self.eof = raw.eof
+            return raw, claimed.session, claimed.ids
+        raw = read_batch_task(
+            self.input_path, self.offset, self.next_line, self.settings.batch_size
+        )
+        self.offset, self.next_line, self.eof = raw.next_offset, raw.next_line, raw.eof
+        return raw, Session(self.engine) if self.engine is not None else None, []
+
+    def start_next(self) -> _InFlight:
+        started = time.perf_counter()
+        raw, session, claimed_ids = self.read_next()
+        try:
+            # The run's chunk registry grows with the input: it stays in the flow, never a
+            # task parameter (Prefect would walk it for every call).
+            parsed = [self.registry.admit(p) for p in validate_batch(as_is(raw))]
+            self.timed("read_validate", started)
+            sections = [p for p in parsed if isinstance(p, Section)]
+            rejections = [p for p in parsed if isinstance(p, Rejection)]
+            skips = [p for p in parsed if isinstance(p, Skip)]
+            prior_by_span: dict[str, PriorDecision] = {}
+            if session is not None:
+                started = time.perf_counter()
+                already, prior_by_span = look_up_priors(as_is(session), as_is(sections))
+                done = {skip.line for skip in already}
+                sections = [s for s in sections if s.line not in done]
+                skips.extend(already)
+                self.timed("store_read", started)
+            # Not as_is: a quoted parameter reaches a Dask worker still wrapped.
+            linked = link_batch.submit(self.settings, sections, self.run_id)
+        except BaseException:
+            if session is not None:
+                session.close()
+            raise
+        return _InFlight(raw, sections, rejections, skips, prior_by_span, session, claimed_ids,
+                         linked)  # fmt: skip
+
+    def finish(self, batch: _InFlight, writer: OutputWriter) -> None:
+        started = time.perf_counter()
+        result, failed = batch.linked.result()
+        self.timed("wait_for_link", started)
+        batch.rejections.extend(failed)
+        if batch.session is not None:
+            self.store(batch, result)
+        started = time.perf_counter()
+        write_batch(as_is(writer), as_is(result), as_is(batch.rejections), as_is(batch.skips))
+        self.timed("write", started)
+        record_batch(self.summary, batch.raw, result, batch.rejections, batch.skips)
+        self.report(batch)
+
+    def store(self, batch: _InFlight, result: BatchResult) -> None:
+        started = time.perf_counter()
+        assert batch.session is not None
+        by_chunk = {s.chunk_id: s for s in batch.sections}
+        spans = {c: s.span_key for c, s in by_chunk.items()}
+        result.envelopes = apply_updates(result.envelopes, spans, batch.prior_by_span)
+        stored = StoredBatch(self.run_id, result.envelopes, by_chunk, batch.rejections,
+                             dict(batch.raw.lines), self.source, batch.claimed_ids,
+                             result.routing)  # fmt: skip
+        written = commit_batch(as_is(batch.session), as_is(stored))
+        self.stored.decisions += written.decisions
+        self.stored.rejections += written.rejections
+        self.stored.already_there += written.already_there
+        self.timed("store_write", started)
+
+    def report(self, batch: _InFlight) -> None:
+        s = self.summary
+        get_run_logger().info(
+            "batch %d: %d lines (linked %d, review %d, rejected %d, skipped %d so far)",
+            s.batches, len(batch.raw.lines), s.linked, s.review, s.rejected, s.skipped,
+        )  # fmt: skip
+        callback = _PROGRESS.get(self.run_id)
+        if callback is not None:
+            callback(len(batch.raw.lines) + batch.raw.blank_lines)
+
+    def close_out(self) -> None:
+        """The summary's last fields, checked: every line accounted for."""
+        self.summary.finished_at = datetime.now(UTC).isoformat()
+        self.summary.timings_s = {k: round(v, 4) for k, v in self.summary.timings_s.items()}
+        if self.engine is not None:
+            self.summary.stored = {
+                "decisions": self.stored.decisions,
+                "rejections": self.stored.rejections,
+                "already_stored": self.stored.already_there,
+            }
+        check_accounting(self.summary)
+
+
+def new_summary(
+    source: str, out_dir: Path, settings: LinkerSettings, run_id: str, database: str | None
+) -> RunSummary:
+    return RunSummary(
+        run_id=run_id,
+        mode="commit" if database else "dry-run",
+        input=source,
+        database=redacted(database) if database else None,
+        out_dir=str(out_dir),
+        started_at=datetime.now(UTC).isoformat(),
+        top_k=settings.top_k,
+        top_n=settings.top_n,
+        batch_size=settings.batch_size,
+    )
+
+
+def describe_linker(summary: RunSummary, linker: Linker) -> None:
+    summary.threshold = linker.threshold
+    summary.models = linker.model_ids
+    summary.retriever = linker.description
+    summary.hub = {
+        "source": linker.hub.source,
+        "content_hash": linker.hub.content_hash,
+        "nodes": len(linker.hub.nodes),
+    }
+
+
+def drain(run: _Run, writer: OutputWriter, in_flight: int) -> None:
+    """Keep `in_flight` batches linking; store and write them in input order."""
+    pending: deque[_InFlight] = deque()
+    try:
+        while not run.eof or pending:
+            while not run.eof and len(pending) < max(1, in_flight):
+                pending.append(run.start_next())
+            batch = pending.popleft()
+            try:
+                run.finish(batch, writer)
+            finally:
+                batch.close()
+    finally:
+        for batch in pending:  # a failure leaves later batches unstored and unconsumed
+            batch.close()
+
+
+@flow(name="librarian-link", validate_parameters=False)
+def link_queue(
+    input_path: Path | None,
+    out_dir: Path,
+    settings: LinkerSettings,
+    run_id: str,
+    database: str | None = None,
+    in_flight: int = 1,
+) -> RunSummary:
+    """Dry-run (`database` None): files only. Commit: decisions into `database`, and the
+    same files as a record. `input_path` None: drain the database's knowledge_queue.
+
+    `in_flight` batches are linked at once (on a Dask cluster, one or two a worker);
+    they are stored and written in input order, so outputs do not depend on it.
+    """
+    engine = make_engine(database) if database else None
+    if engine is not None:
+        upgrade(engine)
+    source = str(input_path) if input_path is not None else QUEUE_SOURCE
+    summary = new_summary(source, out_dir, settings, run_id, database)
+    started = time.perf_counter()
+    linker = load_linker(settings)
+    add_timings(summary, {"load_models": time.perf_counter() - started})
+    describe_linker(summary, linker)
+    run = _Run(input_path, settings, run_id, engine, summary, linker)
+    try:
+        with OutputWriter(out_dir) as writer:
+            summary.outputs = writer.paths()
+            drain(run, writer, in_flight)
+            run.close_out()
+            writer.commit(summary)
+    finally:
+        if engine is not None:
+            engine.dispose()
+    create_markdown_artifact(
+        summary_markdown(summary),
+        key="librarian-run-summary",
+        description=f"librarian run {run_id}: counts, timings, models, where the outputs went",
+    )
+    get_run_logger().info(
+        "run %s: read %d, linked %d, review %d, rejected %d, skipped %d -> %s",
+        run_id, summary.read, summary.linked, summary.review, summary.rejected,
+        summary.skipped, out_dir,
+    )  # fmt: skip
+    return summary

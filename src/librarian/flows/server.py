@@ -1,0 +1,76 @@
+"""A local Prefect server for runs whose tasks leave this process (Dask workers).
+
+Prefect's temporary server lives inside one process; workers in other processes would
+each start their own and the run's task states would scatter. So such a run starts a
+real `prefect server start` on a free port (its own PREFECT_HOME) and stops it at the end.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from librarian.errors import RunError
+
+STARTUP_TIMEOUT_S = 180.0
+
+
+class ServerError(RunError):
+    """The local Prefect server did not come up; the message carries its log's tail."""
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@contextmanager
+def local_prefect_server() -> Iterator[str]:
+    """Start a server, yield its API URL, stop it (and its process group) afterwards."""
+    home = Path(tempfile.mkdtemp(prefix="librarian-prefect-"))
+    port = _free_port()
+    env = {**os.environ, "PREFECT_HOME": str(home), "PREFECT_SERVER_ANALYTICS_ENABLED": "false"}
+    env.pop("PREFECT_API_URL", None)
+    log_path = home / "server.log"
+    prefect = str(Path(sys.executable).with_name("prefect"))
+    with log_path.open("w") as log:
+        server = subprocess.Popen(
+            [prefect, "server", "start", "--host", "127.0.0.1", "--port", str(port)],
+            env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+        )  # fmt: skip
+        api = f"http://127.0.0.1:{port}/api"
+        try:
+            _wait_healthy(api, server, log_path)
+            yield api
+        finally:
+            os.killpg(server.pid, signal.SIGTERM)
+            try:
+                server.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                os.killpg(server.pid, signal.SIGKILL)
+                server.wait()
+
+
+def _wait_healthy(api: str, server: subprocess.Popen[bytes], log_path: Path) -> None:
+    deadline = time.monotonic() + STARTUP_TIMEOUT_S
+    while time.monotonic() < deadline:
+        if server.poll() is not None:
+            raise ServerError(f"prefect server exited: {log_path.read_text()[-2000:]}")
+        try:
+            with urllib.request.urlopen(f"{api}/health", timeout=2) as response:
+                if response.status == 200:
+                    return
+        except OSError:
+            pass
+        time.sleep(0.5)
+    raise ServerError(f"prefect server not healthy after {STARTUP_TIMEOUT_S:.0f} s")

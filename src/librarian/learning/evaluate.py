@@ -1,0 +1,191 @@
+"""Scores envelopes against a golden set. Pure: it reads decisions, it never fits anything."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from librarian.contracts.envelopes import Candidate, Envelope, LinkProposal, ReviewItem
+from librarian.contracts.evaluation import (
+    SLICES,
+    AutoLink,
+    Calibration,
+    Correct,
+    DecisionReport,
+    EvalReport,
+    GoldenRow,
+    RecallAtK,
+    Routed,
+    SliceReport,
+    Top1,
+)
+from librarian.learning.calibrate import ReliabilityBin, reliability
+from librarian.learning.golden import sections_of
+from librarian.linker import Linker
+
+CALIBRATION_BINS = 10
+EVAL_RUN_ID = "eval"
+
+
+@dataclass(frozen=True)
+class RowOutcome:
+    """What the pipeline did with one golden row, reduced to what the metrics need."""
+
+    row: GoldenRow
+    auto_linked: bool
+    final_top: str | None  # the CRE the pipeline ranked first (or linked)
+    retriever_top: str | None
+    candidates: tuple[str, ...]  # retriever order
+    confidence: float  # of final_top
+    reason_code: str | None = None  # a review's reason
+
+    @property
+    def expected(self) -> set[str]:
+        return set(self.row.expected.cre_ids or [])
+
+    @property
+    def top1_correct(self) -> bool:
+        return self.final_top is not None and self.final_top in self.expected
+
+    @property
+    def decision_correct(self) -> bool:
+        if self.row.expected.decision == "review":
+            wanted = self.row.expected.reason_code
+            return not self.auto_linked and (wanted is None or wanted == self.reason_code)
+        return self.auto_linked and self.top1_correct
+
+    @property
+    def scored_for_ranking(self) -> bool:
+        return self.row.slice != "explicit" and self.row.expected.decision == "linked"
+
+
+def _ranked(candidates: Sequence[Candidate], reranked: Sequence[Candidate]) -> list[Candidate]:
+    return list(reranked) if reranked else list(candidates)
+
+
+def outcome_of(row: GoldenRow, envelope: Envelope) -> RowOutcome:
+    retrieval = envelope.retrieval
+    candidates = tuple(c.cre_id for c in retrieval.candidates)
+    retriever_top = candidates[0] if candidates else None
+    if isinstance(envelope, LinkProposal):
+        link = envelope.links[0]
+        return RowOutcome(row, True, link.cre_id, retriever_top, candidates, link.confidence)
+    assert isinstance(envelope, ReviewItem)
+    suggestions = envelope.suggested_links or []
+    ranked = _ranked(retrieval.candidates, retrieval.reranked)
+    top = suggestions[0].cre_id if suggestions else (ranked[0].cre_id if ranked else None)
+    confidence = suggestions[0].confidence if suggestions else 0.0
+    return RowOutcome(
+        row, False, top, retriever_top, candidates, confidence, str(envelope.reason_code)
+    )
+
+
+def score(outcomes: Sequence[RowOutcome], threshold: float, k: int) -> EvalReport:
+    explicit = [o for o in outcomes if o.row.slice == "explicit"]
+    ranked = [o for o in outcomes if o.scored_for_ranking]
+    decided = [o for o in outcomes if o.row.slice != "explicit"]
+
+    ece, _ = calibration_bins(outcomes)
+    per_slice: dict[str, SliceReport] = {}
+    for name in SLICES:
+        rows = [o for o in outcomes if o.row.slice == name]
+        if rows:
+            per_slice[name] = SliceReport(
+                top1_correct=sum(o.top1_correct for o in rows),
+                total=len(rows),
+                auto_linked=sum(o.auto_linked for o in rows),
+                reviewed=sum(not o.auto_linked for o in rows),
+            )
+    auto = [o for o in decided if o.auto_linked]
+    auto_right = sum(o.decision_correct for o in auto)
+    expected_review = [o for o in decided if o.row.expected.decision == "review"]
+    return EvalReport(
+        rows=len(outcomes),
+        slices=dict(Counter(o.row.slice for o in outcomes)),
+        explicit=Correct(correct=sum(o.decision_correct for o in explicit), total=len(explicit)),
+        recall_at_k=RecallAtK(
+            k=k,
+            any_hit=sum(bool(o.expected & set(o.candidates[:k])) for o in ranked),
+            all_hit=sum(o.expected <= set(o.candidates[:k]) for o in ranked),
+            total=len(ranked),
+        ),
+        top1=Top1(
+            retriever=Correct(
+                correct=sum(o.retriever_top in o.expected for o in ranked), total=len(ranked)
+            ),
+            final=Correct(correct=sum(o.top1_correct for o in ranked), total=len(ranked)),
+        ),
+        calibration=Calibration(ece=round(ece, 4), bins=CALIBRATION_BINS),
+        decision=DecisionReport(
+            threshold=threshold,
+            auto_link=AutoLink(
+                correct=auto_right,
+                wrong=len(auto) - auto_right,
+                expected_linked=sum(o.row.expected.decision == "linked" for o in decided),
+            ),
+            review=Routed(
+                routed=sum(not o.auto_linked for o in expected_review),
+                expected_review=len(expected_review),
+            ),
+        ),
+        per_slice=per_slice,
+    )
+
+
+def calibration_bins(outcomes: Sequence[RowOutcome]) -> tuple[float, list[ReliabilityBin]]:
+    """Does a confidence of p mean the first-ranked CRE is right p of the time?"""
+    ranked = [o for o in outcomes if o.scored_for_ranking]
+    return reliability(
+        [o.confidence for o in ranked], [o.top1_correct for o in ranked], CALIBRATION_BINS
+    )
+
+
+def gate_failures(report: EvalReport, max_ece: float = 0.10) -> list[str]:
+    failures: list[str] = []
+    if report.explicit.total and report.explicit.correct < report.explicit.total:
+        failures.append(
+            f"explicit fast path right on {report.explicit.correct} of {report.explicit.total}"
+        )
+    if report.calibration.ece >= max_ece:
+        failures.append(f"ECE {report.calibration.ece:.3f} >= {max_ece}")
+    return failures
+
+
+def run_golden(
+    linker: Linker,
+    rows: Sequence[GoldenRow],
+    batch_size: int = 256,
+    progress: Callable[[int], None] | None = None,
+) -> list[RowOutcome]:
+    """Every golden row through validation and the same linker a run uses."""
+    sections = sections_of(rows)
+    outcomes: list[RowOutcome] = []
+    for start in range(0, len(rows), batch_size):
+        batch = sections[start : start + batch_size]
+        result = linker.link(batch, EVAL_RUN_ID)
+        outcomes.extend(
+            outcome_of(row, envelope)
+            for row, envelope in zip(
+                rows[start : start + batch_size], result.envelopes, strict=True
+            )
+        )
+        if progress:
+            progress(len(batch))
+    return outcomes
+
+
+def per_source(outcomes: Sequence[RowOutcome]) -> dict[str, dict[str, int]]:
+    """Top-1 and decisions per source standard, for the ranking rows."""
+    table: dict[str, dict[str, int]] = {}
+    for o in outcomes:
+        if not o.scored_for_ranking:
+            continue
+        key = o.row.input.source_standard or "(handwritten)"
+        entry = table.setdefault(key, {"total": 0, "top1": 0, "recall": 0, "auto": 0, "wrong": 0})
+        entry["total"] += 1
+        entry["top1"] += o.top1_correct
+        entry["recall"] += bool(o.expected & set(o.candidates))
+        entry["auto"] += o.auto_linked
+        entry["wrong"] += o.auto_linked and not o.top1_correct
+    return dict(sorted(table.items()))

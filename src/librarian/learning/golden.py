@@ -1,0 +1,106 @@
+"""Golden sets: loading them, cutting dev rows from links, and turning rows into sections.
+
+Golden rows go through the same validation as a run: each is written as a queue row and
+parsed by `ingest.parse_line`, so eval scores exactly what `run` would see.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+
+from pydantic import TypeAdapter, ValidationError
+
+from librarian.contracts.evaluation import GoldenExpected, GoldenInput, GoldenRow
+from librarian.contracts.records import Section
+from librarian.errors import InputError
+from librarian.learning.links import LinkedSection
+from librarian.stages.ingest import parse_line
+
+_ROWS = TypeAdapter(list[GoldenRow])
+GOLDEN_COMMIT = "0" * 40
+GOLDEN_TIME = "2026-01-01T00:00:00Z"
+
+
+class GoldenError(InputError):
+    """A golden file is unreadable or a row of it is malformed (the message names the row)."""
+
+
+def load_golden(path: Path) -> list[GoldenRow]:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise GoldenError(f"golden set {path} cannot be read: {exc.strerror}") from exc
+    except json.JSONDecodeError as exc:
+        raise GoldenError(f"golden set {path} is not JSON: {exc.msg} (line {exc.lineno})") from exc
+    if not isinstance(data, list):
+        raise GoldenError(f"golden set {path} must be a JSON list of rows")
+    try:
+        rows = _ROWS.validate_python(data)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"])
+        raise GoldenError(f"golden set {path}: row {where}: {first['msg']}") from exc
+    seen: set[str] = set()
+    for row in rows:
+        if row.id in seen:
+            raise GoldenError(f"golden set {path}: row id {row.id!r} appears twice")
+        seen.add(row.id)
+    return rows
+
+
+def dump_golden(rows: Sequence[GoldenRow]) -> str:
+    return json.dumps([r.model_dump(mode="json", exclude_none=True) for r in rows], indent=1) + "\n"
+
+
+def rows_from_links(sections: Iterable[LinkedSection]) -> list[GoldenRow]:
+    """One `positive` row per linked section: expected linked to any of its CREs."""
+    rows: list[GoldenRow] = []
+    seen: dict[str, int] = {}
+    for s in sections:
+        base = f"{s.framework_id}:{s.section_id}"
+        # Some standards reuse a section id for two texts: keep ids unique, and stable.
+        seen[base] = seen.get(base, 0) + 1
+        rows.append(
+            GoldenRow(
+                id=base if seen[base] == 1 else f"{base}#{seen[base]}",
+                slice="positive",
+                input=GoldenInput(text=s.text, source_standard=s.framework_id),
+                expected=GoldenExpected(decision="linked", cre_ids=sorted(s.cre_ids)),
+            )
+        )
+    return rows
+
+
+def queue_row_of(row: GoldenRow) -> dict[str, object]:
+    """The queue row a golden row stands for; a cited CRE is written into the text."""
+    text = row.input.text
+    ref = row.input.explicit_cre_ref
+    if ref and ref not in text:
+        text = f"{text}\nSee CRE {ref}."
+    headings = [row.input.title_hint] if row.input.title_hint else []
+    return {
+        "chunk_id": f"golden:{row.id}",
+        "artifact_id": f"golden:{row.input.source_standard or 'handwritten'}",
+        "source_type": "github",
+        "source_repo": f"golden/{row.input.source_standard or 'handwritten'}",
+        "source_commit_sha": GOLDEN_COMMIT,
+        "source_committed_at": GOLDEN_TIME,
+        "locator_kind": "repo_path",
+        "locator_path": row.id,
+        "span_heading_path": json.dumps(headings),
+        "text": text,
+        "llm_label": "KNOWLEDGE",
+    }
+
+
+def sections_of(rows: Sequence[GoldenRow]) -> list[Section]:
+    """Validate every golden row as a run would; a row a run would refuse is a golden error."""
+    out: list[Section] = []
+    for number, row in enumerate(rows, start=1):
+        parsed = parse_line(number, json.dumps(queue_row_of(row)).encode())
+        if not isinstance(parsed, Section):
+            raise GoldenError(f"golden row {row.id!r} would not reach the linker: {parsed.message}")
+        out.append(parsed)
+    return out

@@ -1,0 +1,105 @@
+"""The bi-encoder as an int8 ONNX graph run by onnxruntime: the torch model's vectors to
+~0.99 cosine, faster on CPU (docs/benchmarks.md has the measured ratio).
+
+`librarian quantize` (pipeline/quantize.py) writes the directory this reads: `model.onnx`,
+`tokenizer.json` and `card.json` (the source model, how it was built, how closely it
+agrees with it, and the sha256 of each file, checked on load). Nothing here executes
+code from the directory: an ONNX graph and JSON.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from librarian.integrity import files_problem
+from librarian.models.seams import MAX_MODEL_CHARS, ModelError, Vectors
+
+ONNX_MODEL_NAME = "model.onnx"
+TOKENIZER_NAME = "tokenizer.json"
+ONNX_CARD_NAME = "card.json"
+ENCODE_PROCEDURE = "one text a call, mean pooling, L2 norm"
+
+
+def is_onnx_dir(path: Path) -> bool:
+    return (path / ONNX_MODEL_NAME).is_file()
+
+
+def read_onnx_card(path: Path) -> dict[str, Any]:
+    """The card, with every file it lists checked against its sha256."""
+    card_path = path / ONNX_CARD_NAME
+    try:
+        card: dict[str, Any] = json.loads(card_path.read_text())
+        files: dict[str, str] = card["files"]
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise ModelError(f"ONNX model {path}: {ONNX_CARD_NAME} missing or damaged: {exc}") from exc
+    if problem := files_problem(path, files):
+        raise ModelError(f"ONNX model {path}: {problem}")
+    return card
+
+
+class OnnxEmbedder:
+    """Mean-pooled, L2-normalised sentence vectors from an exported ONNX encoder."""
+
+    def __init__(self, path: Path, threads: int | None = None) -> None:
+        card = read_onnx_card(path)
+        try:
+            import onnxruntime as ort
+            from tokenizers import Tokenizer
+        except ImportError as exc:  # pragma: no cover - a broken install
+            raise ModelError(f"the ONNX backend needs onnxruntime: {exc}") from exc
+        self.path = path
+        self.card = card
+        self.max_tokens = int(card["max_tokens"])
+        self.dimension = int(card["dimension"])
+        self.name = f"{card['source']['name']} {card['backend']}"
+        # Cached hub and section vectors are keyed by this: it names the files *and* how
+        # they are run, so vectors made another way (batched, before) are never reused.
+        self.fingerprint = hashlib.sha256(
+            json.dumps(
+                {"files": card["files"], "encode": ENCODE_PROCEDURE}, sort_keys=True
+            ).encode()
+        ).hexdigest()
+        tokenizer = Tokenizer.from_file(str(path / TOKENIZER_NAME))
+        # The tokenizer file pads every text to 128 tokens; one text a call needs no padding.
+        tokenizer.no_padding()
+        self._counter = Tokenizer.from_file(str(path / TOKENIZER_NAME))
+        self._counter.no_padding()
+        self._counter.no_truncation()
+        tokenizer.enable_truncation(self.max_tokens)
+        self._tokenizer = tokenizer
+        options = ort.SessionOptions()
+        options.intra_op_num_threads = threads or os.cpu_count() or 1
+        options.inter_op_num_threads = 1
+        try:
+            self._session = ort.InferenceSession(
+                str(path / ONNX_MODEL_NAME), options, providers=["CPUExecutionProvider"]
+            )
+        except Exception as exc:
+            raise ModelError(f"ONNX model {path} could not be loaded: {exc}") from exc
+        self._inputs = {i.name for i in self._session.get_inputs()}
+
+    def encode(self, texts: Sequence[str]) -> Vectors:
+        # One text a call: dynamic int8 quantises activations with one scale per call, so in
+        # a batch a text's vector would depend on its neighbours (min cosine ~0.987 between
+        # the two). Alone, a vector is a function of its text (caching by content hash and
+        # Dask's row-for-row equality rely on that), there is no padding, and it costs ~10%.
+        out = np.zeros((len(texts), self.dimension), dtype=np.float32)
+        for row, text in enumerate(texts):
+            ids = np.asarray([self._tokenizer.encode(text[:MAX_MODEL_CHARS]).ids], dtype=np.int64)
+            feeds = {"input_ids": ids, "attention_mask": np.ones_like(ids)}
+            if "token_type_ids" in self._inputs:
+                feeds["token_type_ids"] = np.zeros_like(ids)
+            pooled = self._session.run(None, feeds)[0][0].mean(axis=0)
+            out[row] = pooled / max(float(np.linalg.norm(pooled)), 1e-12)
+        return out
+
+    def count_truncated(self, texts: Sequence[str]) -> int:
+        encodings = self._counter.encode_batch([t[:MAX_MODEL_CHARS] for t in texts])
+        return sum(1 for e in encodings if len(e.ids) > self.max_tokens)

@@ -1,0 +1,189 @@
+"""Review sheets: the open items rendered as CSV, JSONL or one static HTML page, and a
+filled sheet read back as rows for `store.review.apply_sheet`."""
+
+from __future__ import annotations
+
+import csv
+import html
+import io
+import json
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+from librarian.jsonl import JsonLineError, json_objects
+from librarian.store.review import SUGGESTIONS, OpenItem, ReviewImportError, SheetRow
+
+# A spreadsheet treats a cell starting with these as a formula.
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+
+
+CSV_COLUMNS = (
+    "review_id", "created_at", "reason", "flags", "chunk_id", "source_url", "text",
+    *(f"suggestion_{i}_{part}" for i in range(1, SUGGESTIONS + 1)
+      for part in ("cre_id", "name", "confidence")),
+    "decision", "cre_id", "note",
+)  # fmt: skip
+
+
+def neutralise(cell: str) -> str:
+    """Make a cell inert in a spreadsheet: a leading formula character gets a quote."""
+    return "'" + cell if cell.startswith(_FORMULA_START) else cell
+
+
+def _flat(item: OpenItem) -> dict[str, str]:
+    row = {
+        "review_id": item.review_id,
+        "created_at": item.created_at.isoformat(),
+        "reason": item.reason,
+        "flags": " ".join(item.flags),
+        "chunk_id": item.chunk_id,
+        "source_url": item.source_url or "",
+        "text": item.text,
+        "decision": "",
+        "cre_id": "",
+        "note": "",
+    }
+    for i in range(1, SUGGESTIONS + 1):
+        s = item.suggestions[i - 1] if i <= len(item.suggestions) else None
+        row[f"suggestion_{i}_cre_id"] = s.cre_id if s else ""
+        row[f"suggestion_{i}_name"] = s.name if s else ""
+        row[f"suggestion_{i}_confidence"] = f"{s.confidence:.3f}" if s else ""
+    return row
+
+
+def to_csv(items: Iterable[OpenItem]) -> str:
+    buffer = io.StringIO()
+    writer = csv.DictWriter(buffer, fieldnames=CSV_COLUMNS, quoting=csv.QUOTE_ALL)
+    writer.writeheader()
+    for item in items:
+        writer.writerow({k: neutralise(v) for k, v in _flat(item).items()})
+    return buffer.getvalue()
+
+
+def to_jsonl(items: Iterable[OpenItem]) -> str:
+    lines = []
+    for item in items:
+        lines.append(
+            json.dumps(
+                {
+                    "review_id": item.review_id,
+                    "created_at": item.created_at.isoformat(),
+                    "status": item.status,
+                    "reason": item.reason,
+                    "flags": list(item.flags),
+                    "chunk_id": item.chunk_id,
+                    "artifact_id": item.artifact_id,
+                    "source_url": item.source_url,
+                    "text": item.text,
+                    "suggestions": [
+                        {"cre_id": s.cre_id, "name": s.name, "confidence": s.confidence}
+                        for s in item.suggestions
+                    ],
+                    "decision": None,
+                    "cre_id": None,
+                },
+                ensure_ascii=False,
+            )
+        )
+    return "".join(line + "\n" for line in lines)
+
+
+def to_html(items: Sequence[OpenItem], title: str = "librarian: review queue") -> str:
+    """One static page: a filterable table with confidence bars and links to the source."""
+    e = html.escape
+    rows = []
+    for item in items:
+        bars = "".join(
+            f'<div class="s"><span class="id">{e(s.cre_id)}</span> {e(s.name)}'
+            f'<div class="bar"><div style="width:{100 * s.confidence:.0f}%"></div></div>'
+            f'<span class="c">{s.confidence:.2f}</span></div>'
+            for s in item.suggestions
+        )
+        link = (
+            f'<a href="{e(item.source_url)}" rel="noopener noreferrer">source</a>'
+            if item.source_url and item.source_url.startswith(("https://", "http://"))
+            else ""
+        )
+        flags = f' <span class="flag">{e(" ".join(item.flags))}</span>' if item.flags else ""
+        rows.append(
+            f"<tr><td>{e(item.created_at.strftime('%Y-%m-%d %H:%M'))}</td>"
+            f"<td>{e(item.reason)}{flags}</td><td class='t'>{e(item.text)}<br>"
+            f"<small>{e(item.chunk_id)} {link}</small></td><td>{bars}</td>"
+            f"<td><code>{e(item.review_id)}</code></td></tr>"
+        )
+    return _PAGE.format(title=e(title), count=len(items), rows="\n".join(rows))
+
+
+_PAGE = """<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>{title}</title>
+<meta http-equiv="Content-Security-Policy"
+ content="default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'">
+<style>
+body{{font:14px system-ui,sans-serif;margin:1.5em;color:#222}}
+input{{font-size:15px;padding:.4em;width:28em}}
+table{{border-collapse:collapse;width:100%;margin-top:1em}}
+th,td{{border-bottom:1px solid #ddd;padding:.5em;vertical-align:top;text-align:left}}
+th{{background:#f4f4f4;position:sticky;top:0}}
+td.t{{max-width:40em;white-space:pre-wrap}}
+.s{{margin-bottom:.3em}} .id{{font-family:monospace}}
+.bar{{display:inline-block;width:8em;height:.7em;background:#eee;margin:0 .4em}}
+.bar div{{height:100%;background:#3a7}}
+.flag{{background:#fdd;color:#900;padding:0 .3em;border-radius:3px}}
+</style></head><body>
+<h1>{title}</h1>
+<p>{count} items, oldest first. Decide in the CSV export
+(<code>librarian review export --format csv</code>) and load it with
+<code>librarian review import</code>.</p>
+<input id="q" placeholder="filter: any text, reason or CRE id" autofocus>
+<table><thead><tr><th>created</th><th>reason</th><th>section</th>
+<th>suggestions (confidence)</th><th>review id</th></tr></thead>
+<tbody id="rows">
+{rows}
+</tbody></table>
+<script>
+document.getElementById("q").addEventListener("input", function (ev) {{
+  var q = ev.target.value.toLowerCase();
+  document.querySelectorAll("#rows tr").forEach(function (tr) {{
+    tr.style.display = tr.textContent.toLowerCase().indexOf(q) >= 0 ? "" : "none";
+  }});
+}});
+</script></body></html>
+"""
+
+
+def read_sheet(path: Path) -> list[SheetRow]:
+    """A filled CSV or JSONL export; rows without a decision stay open."""
+    try:
+        text = path.read_text(encoding="utf-8-sig")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ReviewImportError(f"{path} cannot be read: {exc}") from exc
+    records: list[dict[str, Any]] = []
+    if path.suffix.lower() == ".jsonl":
+        try:
+            records = [record for _, record in json_objects(text.splitlines())]
+        except JsonLineError as exc:
+            raise ReviewImportError(f"{path} row {exc.line}: {exc}") from exc
+    elif path.suffix.lower() == ".csv":
+        reader = csv.DictReader(io.StringIO(text))
+        missing = {"review_id", "decision", "cre_id"} - set(reader.fieldnames or ())
+        if missing:
+            raise ReviewImportError(f"{path}: no column {', '.join(sorted(missing))}")
+        records = list(reader)
+    else:
+        raise ReviewImportError(f"{path}: a review sheet is .csv or .jsonl")
+    return [
+        SheetRow(
+            number=number,
+            review_id=_cell(record.get("review_id")),
+            action=_cell(record.get("decision")).lower(),
+            cre_id=_cell(record.get("cre_id")),
+        )
+        for number, record in enumerate(records, start=1)
+    ]
+
+
+def _cell(value: object) -> str:
+    # An export neutralised cells with a leading quote; a round trip must undo it.
+    text = "" if value is None else str(value).strip()
+    return text[1:] if text.startswith("'") and text[1:2] in _FORMULA_START else text

@@ -1,0 +1,207 @@
+"""Stage 5: turn scored candidates (or an explicit citation) into an envelope."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import datetime
+
+from librarian.catalogue.hub import Hub
+from librarian.contracts.envelopes import (
+    AdversarialFlag,
+    Candidate,
+    Envelope,
+    Knowledge,
+    Link,
+    LinkProposal,
+    ReasonCode,
+    Retrieval,
+    ReviewItem,
+    UpdateDetection,
+)
+from librarian.contracts.records import Section
+from librarian.stages.explicit import ExplicitReference
+from librarian.stages.negation import negation_differs
+
+EXPLICIT_RETRIEVER = "explicit-cre-reference (no model)"
+
+
+@dataclass(frozen=True)
+class RunContext:
+    run_id: str
+    threshold: float
+    now: datetime
+
+
+def knowledge_of(section: Section) -> Knowledge:
+    return Knowledge(
+        text=section.text,
+        source=section.source,
+        locator=section.locator,
+        security_summary=section.security_summary,
+    )
+
+
+def review_id(run_id: str, chunk_id: str) -> str:
+    return "rev-" + hashlib.sha256(f"{run_id}\x00{chunk_id}".encode()).hexdigest()[:20]
+
+
+def raw_confidence(candidate: Candidate) -> float:
+    """Without a calibrator: the reranker's score when it ran, else the cosine, in [0, 1]."""
+    raw = candidate.score_rerank if candidate.score_rerank is not None else candidate.score_vector
+    return min(1.0, max(0.0, raw))
+
+
+def decide(
+    section: Section,
+    candidates: list[Candidate],
+    reranked: list[Candidate],
+    retriever: str,
+    top_n: int,
+    ctx: RunContext,
+    confidence: Mapping[str, float] | None = None,
+) -> Envelope:
+    """Link the first-ranked candidate when its confidence reaches the threshold.
+
+    `confidence` maps cre_id to a calibrated probability; without it, raw scores stand in.
+    """
+    retrieval = Retrieval(
+        retriever=retriever, candidates=candidates, reranked=reranked, threshold=ctx.threshold
+    )
+    ranked = reranked or candidates
+    if not ranked:
+        return _review(section, retrieval, ReasonCode.NO_CANDIDATES, None, ctx)
+
+    def confidence_of(candidate: Candidate) -> float:
+        if confidence is None:
+            return raw_confidence(candidate)
+        return min(1.0, max(0.0, confidence[candidate.cre_id]))
+
+    best = ranked[0]
+    best_confidence = confidence_of(best)
+    suggestions = [
+        Link(cre_id=c.cre_id, link_type="AutomaticallyLinkedTo", confidence=confidence_of(c))
+        for c in ranked[:top_n]
+    ]
+    if best_confidence >= ctx.threshold and negation_differs(section.text, best.cre_name):
+        return _review(
+            section,
+            retrieval,
+            ReasonCode.ADVERSARIAL_FLAG,
+            suggestions,
+            ctx,
+            UpdateDetection(adversarial_flags=[AdversarialFlag.NEGATION_MISMATCH]),
+        )
+    if best_confidence >= ctx.threshold:
+        link = Link(
+            cre_id=best.cre_id,
+            link_type="AutomaticallyLinkedTo",
+            confidence=best_confidence,
+            rationale=(
+                f"top candidate '{best.cre_name}' at {best_confidence:.3f} >= {ctx.threshold}"
+            ),
+        )
+        return _proposal(section, retrieval, link, ctx)
+    return _review(section, retrieval, ReasonCode.BELOW_THRESHOLD, suggestions, ctx)
+
+
+def decide_explicit(
+    section: Section, ref: ExplicitReference, hub: Hub, ctx: RunContext
+) -> Envelope:
+    """A cited CRE id decides without any model: one known id links, anything else is flagged."""
+    retrieval = Retrieval(
+        retriever=EXPLICIT_RETRIEVER, candidates=[], reranked=[], threshold=ctx.threshold
+    )
+    if ref.is_single_known:
+        cre_id = ref.known[0]
+        link = Link(
+            cre_id=cre_id,
+            link_type="LinkedTo",
+            confidence=1.0,
+            rationale=f"the text cites CRE {cre_id} ({hub.by_id[cre_id].name})",
+        )
+        return _proposal(section, retrieval, link, ctx)
+    flags: list[AdversarialFlag] = []
+    if ref.unknown:
+        flags.append(AdversarialFlag.UNKNOWN_CRE_REFERENCE)
+    if len(ref.known) + len(ref.unknown) > 1:
+        flags.append(AdversarialFlag.CONFLICTING_CRE_REFERENCES)
+    suggestions = [
+        Link(
+            cre_id=cre_id,
+            link_type="LinkedTo",
+            confidence=0.0,
+            rationale="cited in the text alongside other references",
+        )
+        for cre_id in ref.known
+    ]
+    return _review(
+        section,
+        retrieval,
+        ReasonCode.ADVERSARIAL_FLAG,
+        suggestions or None,
+        ctx,
+        UpdateDetection(adversarial_flags=flags),
+    )
+
+
+def _proposal(section: Section, retrieval: Retrieval, link: Link, ctx: RunContext) -> LinkProposal:
+    return LinkProposal(
+        chunk_id=section.chunk_id,
+        artifact_id=section.artifact_id,
+        pipeline_run_id=ctx.run_id,
+        classified_at=ctx.now,
+        knowledge=knowledge_of(section),
+        retrieval=retrieval,
+        links=[link],
+    )
+
+
+def _review(
+    section: Section,
+    retrieval: Retrieval,
+    reason: ReasonCode,
+    suggestions: list[Link] | None,
+    ctx: RunContext,
+    update: UpdateDetection | None = None,
+) -> ReviewItem:
+    return review_item(
+        run_id=ctx.run_id,
+        chunk_id=section.chunk_id,
+        artifact_id=section.artifact_id,
+        created_at=ctx.now,
+        reason=reason,
+        knowledge=knowledge_of(section),
+        retrieval=retrieval,
+        suggestions=suggestions,
+        update=update or UpdateDetection(),
+    )
+
+
+def review_item(
+    *,
+    run_id: str,
+    chunk_id: str,
+    artifact_id: str,
+    created_at: datetime,
+    reason: ReasonCode,
+    knowledge: Knowledge,
+    retrieval: Retrieval,
+    suggestions: list[Link] | None,
+    update: UpdateDetection,
+) -> ReviewItem:
+    """The one place a ReviewItem is built (from a section here, from a proposal in
+    `update`), so its review id is always derived the same way."""
+    return ReviewItem(
+        review_id=review_id(run_id, chunk_id),
+        chunk_id=chunk_id,
+        artifact_id=artifact_id,
+        pipeline_run_id=run_id,
+        created_at=created_at,
+        reason_code=reason,
+        knowledge=knowledge,
+        retrieval=retrieval,
+        suggested_links=suggestions,
+        update_detection=update,
+    )

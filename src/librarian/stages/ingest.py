@@ -1,0 +1,316 @@
+"""Stage 0: read knowledge-queue JSONL and validate each line into a Section.
+
+Every non-blank line becomes exactly one of Section, Rejection or Skip: nothing
+is dropped silently, and one bad row never stops the batch.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ValidationError
+
+from librarian.contracts.envelopes import Locator, Source
+from librarian.contracts.inputs import (
+    ACCEPTED_LABELS,
+    EMPTY_TEXT_ERROR,
+    MISSING_PROVENANCE_ERROR,
+    KnowledgeItem,
+    QueueRow,
+)
+from librarian.contracts.records import RejectCode, Rejection, Section, Skip, SkipCode
+
+_BOM = b"\xef\xbb\xbf"
+_KNOWLEDGE_ITEM_KEYS = frozenset({"content", "event_id", "filtered_at", "locator"})
+_QUEUE_ROW_KEYS = frozenset({"llm_label", "source_type", "span_heading_path"})
+
+Parsed = Section | Rejection | Skip
+
+
+@dataclass(frozen=True)
+class RawBatch:
+    """Up to `max_lines` non-blank lines read from a byte offset, for streaming input."""
+
+    lines: list[tuple[int, bytes]]
+    blank_lines: int
+    next_offset: int
+    next_line: int
+    eof: bool
+
+
+def read_batch(path: Path, offset: int, first_line: int, max_lines: int) -> RawBatch:
+    """Read the next batch of raw lines; a BOM at the start, CRLF and blank lines are tolerated."""
+    lines: list[tuple[int, bytes]] = []
+    blank = 0
+    line_no = first_line
+    with path.open("rb") as handle:
+        handle.seek(offset)
+        while len(lines) < max_lines:
+            raw = handle.readline()
+            if not raw:
+                return RawBatch(lines, blank, handle.tell(), line_no, eof=True)
+            if line_no == 1 and raw.startswith(_BOM):
+                raw = raw[len(_BOM) :]
+            raw = raw.rstrip(b"\r\n")
+            if raw.strip():
+                lines.append((line_no, raw))
+            else:
+                blank += 1
+            line_no += 1
+        next_offset = handle.tell()
+        eof = not handle.read(1)
+    return RawBatch(lines, blank, next_offset, line_no, eof)
+
+
+def content_hash(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def parse_line(line: int, raw: bytes) -> Parsed:
+    """Validate one raw line into a Section, or say exactly why not."""
+    try:
+        decoded = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return Rejection(
+            line=line,
+            reason=RejectCode.INVALID_ENCODING,
+            message=f"line {line}: bytes are not UTF-8 (at byte {exc.start}: {exc.reason})",
+        )
+    try:
+        obj = json.loads(decoded)
+    except json.JSONDecodeError as exc:
+        return Rejection(
+            line=line,
+            reason=RejectCode.INVALID_JSON,
+            message=f"line {line}: invalid JSON: {exc.msg} (column {exc.colno})",
+        )
+    if not isinstance(obj, dict):
+        return Rejection(
+            line=line,
+            reason=RejectCode.NOT_AN_OBJECT,
+            message=f"line {line}: expected a JSON object, got {type(obj).__name__}",
+        )
+    chunk_id = obj.get("chunk_id") if isinstance(obj.get("chunk_id"), str) else None
+    keys = obj.keys()
+    if keys & _KNOWLEDGE_ITEM_KEYS:
+        return _parse_knowledge_item(line, obj, chunk_id)
+    if keys & _QUEUE_ROW_KEYS:
+        return _parse_queue_row(line, obj, chunk_id)
+    return Rejection(
+        line=line,
+        chunk_id=chunk_id,
+        reason=RejectCode.UNKNOWN_SHAPE,
+        message=(
+            f"line {line}: neither a queue row (needs llm_label, source_type, ...) "
+            "nor a KnowledgeItem envelope (needs content, locator, ...)"
+        ),
+    )
+
+
+def _parse_queue_row(line: int, obj: dict[str, Any], chunk_id: str | None) -> Parsed:
+    label = obj.get("llm_label")
+    if isinstance(label, str) and label not in ACCEPTED_LABELS:
+        return Skip(
+            line=line,
+            chunk_id=chunk_id,
+            reason=SkipCode.LABEL_NOT_OURS,
+            message=f"llm_label {label!r} is not KNOWLEDGE or UNCERTAIN",
+        )
+    row = _validate(QueueRow, line, obj, chunk_id)
+    if isinstance(row, Rejection):
+        return row
+    assert isinstance(row, QueueRow)
+    headings = _heading_path(row.span_heading_path)
+    if headings is None:
+        return Rejection(
+            line=line,
+            chunk_id=row.chunk_id,
+            reason=RejectCode.INVALID_FIELD,
+            field="span_heading_path",
+            message=f"line {line}: span_heading_path must be a JSON-encoded list of strings",
+        )
+    # rss rows carry no commit time: fall back to when the filter wrote the row.
+    committed_at = row.source_committed_at or row.created_at
+    if committed_at is None:
+        return Rejection(
+            line=line,
+            chunk_id=row.chunk_id,
+            reason=RejectCode.MISSING_PROVENANCE,
+            field="source_committed_at",
+            message=f"line {line}: no source_committed_at and no created_at to fall back to",
+        )
+    title = headings[-1] if headings else None
+    if row.source_type == "github":
+        source = Source(
+            type="github",
+            repo=row.source_repo,
+            commit_sha=row.source_commit_sha,
+            committed_at=committed_at,
+        )
+        locator = Locator(kind="repo_path", path=row.locator_path, title=title)
+    else:
+        guid = row.post_guid or ""
+        post_url = guid if guid.startswith(("http://", "https://")) else row.feed_url
+        source = Source(type="rss", url=row.feed_url, committed_at=committed_at)
+        locator = Locator(kind="feed_item", id=guid, url=post_url, title=title)
+    return Section(
+        line=line,
+        chunk_id=row.chunk_id,
+        artifact_id=row.artifact_id,
+        input_shape="queue_row",
+        text=row.text,
+        title_hint=title,
+        heading_path=tuple(headings),
+        source=source,
+        locator=locator,
+        upstream_run_id=row.pipeline_run_id,
+        content_hash=content_hash(row.text),
+        span_index=row.span_index,
+        collections=tuple(row.collections) if row.collections else None,
+    )
+
+
+def _parse_knowledge_item(line: int, obj: dict[str, Any], chunk_id: str | None) -> Parsed:
+    status = obj.get("status")
+    if isinstance(status, str) and status in ("rejected", "deferred"):
+        return Skip(
+            line=line,
+            chunk_id=chunk_id,
+            reason=SkipCode.STATUS_NOT_ACCEPTED,
+            message=f"status {status!r}: only accepted items are linked",
+        )
+    item = _validate(KnowledgeItem, line, obj, chunk_id)
+    if isinstance(item, Rejection):
+        return item
+    assert isinstance(item, KnowledgeItem)
+    src = item.source
+    # committed_at is required downstream; an envelope without it was at least filtered then.
+    committed_at: datetime = src.committed_at or item.filtered_at
+    source = Source(
+        type=src.type,
+        repo=src.repo,
+        url=src.url,
+        commit_sha=src.commit_sha,
+        commit_message=src.commit_message,
+        committed_at=committed_at,
+        author_login=src.author_login,
+    )
+    loc = item.locator
+    locator = Locator(kind=loc.kind, id=loc.id, path=loc.path, url=loc.url, title=loc.title)
+    return Section(
+        line=line,
+        chunk_id=item.chunk_id,
+        artifact_id=item.artifact_id,
+        input_shape="knowledge_item",
+        text=item.content.text,
+        title_hint=item.content.title_hint or loc.title,
+        heading_path=(),
+        source=source,
+        locator=locator,
+        security_summary=item.filter.security_summary if item.filter else None,
+        upstream_run_id=item.pipeline_run_id,
+        content_hash=content_hash(item.content.text),
+        collections=tuple(item.collections) if item.collections else None,
+    )
+
+
+_ERROR_PRIORITY = {MISSING_PROVENANCE_ERROR: 0, EMPTY_TEXT_ERROR: 1, "missing": 2}
+
+
+def _validate(
+    model: type[BaseModel], line: int, obj: dict[str, Any], chunk_id: str | None
+) -> BaseModel | Rejection:
+    try:
+        return model.model_validate(obj)
+    except ValidationError as exc:
+        errors = sorted(exc.errors(), key=lambda e: _ERROR_PRIORITY.get(e["type"], 9))
+        first = errors[0]
+        field = ".".join(str(p) for p in first["loc"]) or None
+        code = {
+            MISSING_PROVENANCE_ERROR: RejectCode.MISSING_PROVENANCE,
+            EMPTY_TEXT_ERROR: RejectCode.EMPTY_TEXT,
+            "missing": RejectCode.MISSING_FIELD,
+        }.get(first["type"], RejectCode.INVALID_FIELD)
+        detail = "; ".join(
+            f"{'.'.join(str(p) for p in e['loc']) or '(row)'}: {e['msg']}" for e in errors[:5]
+        )
+        return Rejection(
+            line=line,
+            chunk_id=chunk_id,
+            reason=code,
+            field=field,
+            message=f"line {line}: {model.__name__} {detail}",
+        )
+
+
+def _heading_path(encoded: str | None) -> list[str] | None:
+    if encoded is None or not encoded.strip():
+        return []
+    try:
+        value = json.loads(encoded)
+    except json.JSONDecodeError:
+        return None
+    if not isinstance(value, list) or not all(isinstance(h, str) for h in value):
+        return None
+    return [h for h in value if h.strip()]
+
+
+@dataclass
+class ChunkRegistry:
+    """Chunks seen in this run, so a repeated chunk is processed once."""
+
+    seen: dict[str, str] = field(default_factory=dict)
+
+    def admit(self, parsed: Parsed) -> Parsed:
+        if not isinstance(parsed, Section):
+            return parsed
+        prior = self.seen.get(parsed.chunk_id)
+        if prior is None:
+            self.seen[parsed.chunk_id] = parsed.content_hash
+            return parsed
+        if prior == parsed.content_hash:
+            return Skip(
+                line=parsed.line,
+                chunk_id=parsed.chunk_id,
+                reason=SkipCode.DUPLICATE_CHUNK,
+                message=f"chunk {parsed.chunk_id} already read earlier in this run",
+            )
+        return Rejection(
+            line=parsed.line,
+            chunk_id=parsed.chunk_id,
+            reason=RejectCode.DUPLICATE_CHUNK_CONFLICT,
+            field="chunk_id",
+            message=(
+                f"line {parsed.line}: chunk {parsed.chunk_id} appeared earlier in this run "
+                "with different text; the first one was processed"
+            ),
+        )
+
+
+def section_from_text(text: str, title: str | None = None) -> Section:
+    """One free text as a Section, for `librarian explain` and `route`."""
+    now = datetime.now(UTC)
+    return Section(
+        line=1,
+        chunk_id="explain",
+        artifact_id="explain",
+        input_shape="knowledge_item",
+        text=text,
+        title_hint=title,
+        source=Source(type="url", url="about:explain", committed_at=now),
+        locator=Locator(kind="url", url="about:explain", title=title),
+        content_hash=content_hash(text),
+    )
+
+
+def query_text(section: Section) -> str:
+    """What the models read: the title hint first when the text does not already carry it."""
+    title = section.title_hint
+    if title and title.strip() and title.strip() not in section.text:
+        return f"{title.strip()}\n{section.text}"
+    return section.text

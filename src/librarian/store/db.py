@@ -1,0 +1,129 @@
+"""Engines and migrations: an explicit URL, else `LIBRARIAN_DB`, else the home's SQLite."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from sqlalchemy import Engine, create_engine, event
+from sqlalchemy.engine import URL, make_url
+from sqlalchemy.exc import ArgumentError, SQLAlchemyError
+
+from librarian.errors import RunError, UsageError
+
+DATABASE_ENV = "LIBRARIAN_DB"
+MIGRATIONS = Path(__file__).resolve().parent / "migrations"
+# How long a SQLite writer waits for another's lock before the batch fails (seconds).
+SQLITE_LOCK_TIMEOUT_S = 10.0
+
+
+class StoreError(RunError):
+    """The database refused, or cannot be reached; the message says which and why."""
+
+
+class DatabaseUrlError(UsageError):
+    """The database URL cannot name a database the librarian can use."""
+
+
+def database_url(explicit: str | None, default: str) -> str:
+    """The URL to use: `explicit`, else `LIBRARIAN_DB`, else `default` (the home's SQLite)."""
+    return explicit or os.environ.get(DATABASE_ENV) or default
+
+
+def sqlite_file(url: str) -> Path | None:
+    """The file a SQLite URL names; None for another database (or an in-memory one)."""
+    parsed = _parse(url)
+    if parsed.get_backend_name() != "sqlite" or parsed.database in (None, "", ":memory:"):
+        return None
+    return Path(parsed.database)
+
+
+def check_database(url: str, create: bool) -> None:
+    """Refuse, before any work, a database that cannot keep what a command does: an
+    in-memory SQLite (gone when the run ends), or a SQLite file that does not exist when
+    the command only reads (a misspelt path would otherwise be a new, empty database)."""
+    parsed = _parse(url)
+    if parsed.get_backend_name() == "sqlite" and parsed.database in (None, "", ":memory:"):
+        raise DatabaseUrlError(
+            f"{redacted(url)} is an in-memory SQLite database: nothing stored there outlives "
+            "the command; name a file (sqlite:////path/to/librarian.db)"
+        )
+    path = sqlite_file(url)
+    if path is not None and not create and not path.is_file():
+        raise DatabaseUrlError(
+            f"database {path} does not exist (this command only reads; runs with --commit "
+            "and `queue load` create one)"
+        )
+    if path is not None and create:
+        path.parent.mkdir(parents=True, exist_ok=True)
+
+
+def _parse(url: str) -> URL:
+    try:
+        return make_url(url)
+    except ArgumentError as exc:
+        raise DatabaseUrlError(f"{redacted(url)} is not a database URL") from exc
+
+
+def is_postgres(engine: Engine) -> bool:
+    return engine.dialect.name == "postgresql"
+
+
+def make_engine(url: str, lock_timeout_s: float | None = None) -> Engine:
+    if lock_timeout_s is None:
+        lock_timeout_s = float(os.environ.get("LIBRARIAN_SQLITE_TIMEOUT_S", SQLITE_LOCK_TIMEOUT_S))
+    parsed = _parse(url)
+    if parsed.drivername == "postgresql":
+        parsed = parsed.set(drivername="postgresql+psycopg")  # psycopg 3 is what ships
+    if parsed.get_backend_name() not in ("sqlite", "postgresql"):
+        raise DatabaseUrlError(
+            f"{redacted(url)}: only sqlite:/// and postgresql+psycopg:// databases are supported"
+        )
+    try:
+        if parsed.get_backend_name() == "sqlite":
+            engine = create_engine(parsed, connect_args={"timeout": lock_timeout_s})
+            event.listen(engine, "connect", _sqlite_pragmas)
+            return engine
+        return create_engine(parsed, pool_pre_ping=True)
+    except SQLAlchemyError as exc:
+        raise StoreError(f"cannot open database {redacted(url)}: {reason(exc)}") from exc
+
+
+def _sqlite_pragmas(dbapi_connection: object, _record: object) -> None:
+    cursor = dbapi_connection.cursor()  # type: ignore[attr-defined]
+    # WAL: readers never block the writer; one writer at a time, said plainly in the README.
+    cursor.execute("PRAGMA journal_mode=WAL")
+    cursor.execute("PRAGMA foreign_keys=ON")
+    cursor.close()
+
+
+def upgrade(engine: Engine) -> None:
+    """Bring the schema to the newest migration (idempotent)."""
+    from alembic import command
+    from alembic.config import Config
+
+    config = Config()
+    config.set_main_option("script_location", str(MIGRATIONS))
+    try:
+        with engine.begin() as connection:
+            config.attributes["connection"] = connection
+            command.upgrade(config, "head")
+    except SQLAlchemyError as exc:
+        raise StoreError(
+            f"cannot migrate database {redacted(str(engine.url))}: {reason(exc)}"
+        ) from exc
+
+
+def redacted(url: str) -> str:
+    """The URL without its password, for logs, summaries and error messages."""
+    try:
+        return make_url(url).render_as_string(hide_password=True)
+    except ArgumentError:
+        scheme = url.split("://", 1)[0] if "://" in url else "?"
+        return f"<unparseable database URL, scheme {scheme[:20]!r}>"
+
+
+def reason(exc: SQLAlchemyError) -> str:
+    """The driver's own first line (`database is locked`, `could not extend file`...)."""
+    original = getattr(exc, "orig", None)
+    return str(original or exc).strip().splitlines()[0]

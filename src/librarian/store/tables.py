@@ -1,0 +1,111 @@
+"""Tables of the decision store. Schema changes go through Alembic (store/migrations)."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import JSON, DateTime, Float, Index, Integer, String, Text, UniqueConstraint
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+
+
+class Base(DeclarativeBase):
+    pass
+
+
+class DecisionRow(Base):
+    """One LinkProposal or ReviewItem, whole, with the columns queries need indexed."""
+
+    __tablename__ = "decision_queue"
+    __table_args__ = (
+        # Idempotency: a chunk with the same text is decided once, however often it is read.
+        UniqueConstraint("chunk_id", "content_hash", name="uq_decision_chunk_content"),
+        Index("ix_decision_status_created", "status", "created_at"),
+    )
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    chunk_id: Mapped[str] = mapped_column(String(512), index=True)
+    content_hash: Mapped[str] = mapped_column(String(64))
+    artifact_id: Mapped[str] = mapped_column(String(512), index=True)
+    span_key: Mapped[str] = mapped_column(String(2048), index=True)
+    run_id: Mapped[str] = mapped_column(String(128), index=True)
+    status: Mapped[str] = mapped_column(String(32))  # linked | review_required
+    top_cre_id: Mapped[str | None] = mapped_column(String(7), index=True)
+    confidence: Mapped[float | None] = mapped_column(Float)
+    reason_code: Mapped[str | None] = mapped_column(String(64))
+    is_update: Mapped[bool] = mapped_column(default=False)
+    prior_chunk_id: Mapped[str | None] = mapped_column(String(512))
+    review_id: Mapped[str | None] = mapped_column(String(64), unique=True)
+    queue_row_id: Mapped[int | None] = mapped_column(Integer, index=True)
+    text: Mapped[str] = mapped_column(Text)
+    envelope: Mapped[dict[str, Any]] = mapped_column(JSON)
+    # Which hub collections the section searched and why (schemas/routing.py).
+    routing: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    review_consumed_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+
+
+class RejectedRow(Base):
+    """A row that could not be processed, with its raw input: a bad row is never lost."""
+
+    __tablename__ = "rejections"
+    __table_args__ = (UniqueConstraint("source", "line", "raw_sha256", name="uq_rejection"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    run_id: Mapped[str] = mapped_column(String(128), index=True)
+    source: Mapped[str] = mapped_column(String(1024))  # file name, or "knowledge_queue"
+    line: Mapped[int] = mapped_column(Integer)  # line number, or knowledge_queue id
+    chunk_id: Mapped[str | None] = mapped_column(String(512))
+    reason: Mapped[str] = mapped_column(String(64))
+    field: Mapped[str | None] = mapped_column(String(128))
+    message: Mapped[str] = mapped_column(Text)
+    raw: Mapped[str] = mapped_column(Text)  # undecodable bytes kept as \\x escapes
+    raw_sha256: Mapped[str] = mapped_column(String(64))
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+
+
+class HumanDecision(Base):
+    """A reviewer's decision on a ReviewItem: accepted or chosen ones are training links."""
+
+    __tablename__ = "human_decisions"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    decision_id: Mapped[int] = mapped_column(Integer, index=True, unique=True)
+    review_id: Mapped[str] = mapped_column(String(64))
+    action: Mapped[str] = mapped_column(String(16))  # accept | choose | reject
+    cre_id: Mapped[str | None] = mapped_column(String(7))
+    text: Mapped[str] = mapped_column(Text)
+    source_standard: Mapped[str | None] = mapped_column(String(512))
+    imported_from: Mapped[str] = mapped_column(String(1024))
+    decided_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+
+
+class KnowledgeQueueRow(Base):
+    """The upstream filter's queue table (the queue-row shape); we only stamp consumed_at."""
+
+    __tablename__ = "knowledge_queue"
+    __table_args__ = (Index("ix_knowledge_queue_pending", "consumed_at", "created_at", "id"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    content_hash: Mapped[str | None] = mapped_column(String(64))
+    chunk_id: Mapped[str | None] = mapped_column(String(512))
+    artifact_id: Mapped[str | None] = mapped_column(String(512))
+    pipeline_run_id: Mapped[str | None] = mapped_column(String(128))
+    schema_version: Mapped[str | None] = mapped_column(String(32))
+    source_type: Mapped[str | None] = mapped_column(String(16))
+    source_repo: Mapped[str | None] = mapped_column(String(512))
+    source_commit_sha: Mapped[str | None] = mapped_column(String(64))
+    source_committed_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    feed_url: Mapped[str | None] = mapped_column(String(2048))
+    post_guid: Mapped[str | None] = mapped_column(String(2048))
+    locator_kind: Mapped[str | None] = mapped_column(String(32))
+    locator_path: Mapped[str | None] = mapped_column(String(2048))
+    span_index: Mapped[int | None] = mapped_column(Integer)
+    span_total: Mapped[int | None] = mapped_column(Integer)
+    span_heading_path: Mapped[str | None] = mapped_column(Text)
+    text: Mapped[str | None] = mapped_column(Text)
+    llm_label: Mapped[str | None] = mapped_column(String(32))
+    confidence: Mapped[float | None] = mapped_column(Float)
+    llm_reasoning: Mapped[str | None] = mapped_column(Text)
+    created_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    consumed_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
