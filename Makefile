@@ -22,27 +22,19 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
 	touch $(STAMP)
 
-# The embedder the shipped models use: MiniLM as int8 ONNX (same dev top-1 as torch,
-# ~1.9x faster; docs/benchmarks.md). Built once (~15 s), reused after.
-INT8 := models/embedder-int8
-$(INT8)/card.json: $(STAMP) pipeline/quantize.py pipeline/onnx_embedder.py
-	$(BIN)/librarian quantize --out $(INT8)
+# `librarian train` builds everything the shipped configuration needs (the int8 embedder,
+# the calibrator, threshold and router) into the librarian home, and does nothing when the
+# models there are current. Then the packaged sample queue runs through the real flow.
+demo: setup
+	$(BIN)/librarian train
+	$(BIN)/librarian run "$$($(BIN)/librarian samples queue_sample.jsonl)" --out out/demo --run-id demo
 
-# Trains once (seconds) when models/ is missing or its inputs changed; reused after.
-# The card records the embedder, so `librarian run` uses the int8 one without a flag.
-models/card.json: $(STAMP) $(INT8)/card.json data/opencre/links.jsonl data/opencre/hubs.jsonl \
-		pipeline/retrieve.py pipeline/calibrate.py pipeline/train.py pipeline/route.py
-	$(BIN)/librarian train --out models --embedding-model $(INT8)
-
-demo: setup models/card.json
-	$(BIN)/librarian run data/samples/queue_sample.jsonl --out out/demo --run-id demo
-
-train: setup $(INT8)/card.json
-	$(BIN)/librarian train --out models --embedding-model $(INT8)
+train: setup
+	$(BIN)/librarian train --force
 
 # Leave-one-framework-out dev: models trained without the dev frameworks score them.
-dev-eval: setup $(INT8)/card.json
-	$(BIN)/librarian train --out models-dev --holdout-dev --embedding-model $(INT8)
+dev-eval: setup
+	$(BIN)/librarian train --out models-dev --holdout-dev
 	$(BIN)/librarian eval data/golden/dev.json --models models-dev \
 		--json docs/dev-eval.json --plot docs/reliability-dev.png
 
@@ -56,6 +48,8 @@ lint: setup
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
+	$(BIN)/lint-imports
+	$(BIN)/python scripts/check_function_length.py
 
 unit: setup
 	$(BIN)/python -m pytest -q -m "not integration"
@@ -67,10 +61,10 @@ bench: setup
 	$(BIN)/python scripts/bench_throughput.py
 
 schemas: setup
-	$(BIN)/librarian schema export schemas/json
+	$(BIN)/librarian schema export src/librarian/contracts/json
 
 samples: setup
 	$(BIN)/python scripts/make_samples.py
 
 clean:
-	rm -rf out .cache .pytest_cache .mypy_cache .ruff_cache models models-dev
+	rm -rf out .pytest_cache .mypy_cache .ruff_cache models-dev build dist

@@ -20,17 +20,14 @@ import argparse
 import json
 import os
 import platform
-import sys
 import tempfile
 import time
 from pathlib import Path
 
-from librarian.factory import build_linker
-
-sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_throughput import build_queue, untrained_cross_encoder
 
 from librarian.contracts.records import Section
+from librarian.factory import build_linker
 from librarian.models.onnx_embedder import OnnxEmbedder
 from librarian.models.transformer import CrossEncoderScorer, SentenceTransformerEmbedder
 from librarian.settings import LinkerSettings
@@ -71,7 +68,7 @@ def main() -> None:
         texts = [query_text(s) for s in sections]
 
         embedder = SentenceTransformerEmbedder()
-        settings = LinkerSettings(cache_dir=Path(tmp) / "cache", models_dir=None)
+        settings = LinkerSettings(cache_dir=Path(tmp) / "cache", uncalibrated=True)
         linker = build_linker(settings)
         embedder.encode(texts[:64])  # warm-up
         encode_s = best_of(args.repeats, lambda: embedder.encode(texts))

@@ -12,14 +12,10 @@ from __future__ import annotations
 
 import argparse
 import os
-import sys
 import time
 from pathlib import Path
 
 from librarian.factory import build_linker
-
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
 from librarian.learning.golden import load_golden, sections_of
 from librarian.settings import LinkerSettings
 from librarian.stages.ingest import query_text

@@ -25,8 +25,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parent.parent
-CONTROLS = ROOT / "data" / "opencre" / "unlinked_controls.jsonl"
+from librarian.paths import packaged_data
+
+CONTROLS = packaged_data("opencre", "unlinked_controls.jsonl")
 SPAN_CHARS = 1200
 
 

@@ -1,4 +1,5 @@
-"""Writes the sample knowledge queues in data/samples/ from data/opencre/ (deterministic).
+"""Writes the packaged sample queues (src/librarian/data/samples/) from the packaged
+OpenCRE data (deterministic).
 
 queue_sample.jsonl          good rows of both shapes, incl. explicit citations and a 50k-char text
 queue_with_bad_rows.jsonl   the same mixed with every class of bad row, plus a BOM, CRLF and blanks
@@ -15,8 +16,8 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
-OPENCRE = ROOT / "data" / "opencre"
-SAMPLES = ROOT / "data" / "samples"
+OPENCRE = ROOT / "src" / "librarian" / "data" / "opencre"
+SAMPLES = ROOT / "src" / "librarian" / "data" / "samples"
 SHA = "3f2a9c1d5e7b8a6f4c2d1e0b9a8f7e6d5c4b3a29"
 
 

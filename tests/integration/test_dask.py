@@ -26,7 +26,7 @@ def run(tmp_path: Path, out: str, *extra: str) -> subprocess.CompletedProcess[st
     env["PREFECT_HOME"] = str(tmp_path / f"prefect-{out}")
     return subprocess.run(
         [LIBRARIAN, "run", str(MIXED), "--batch-size", "7", "--run-id", "same",
-         "--out", str(tmp_path / out), "--models", str(tmp_path / "none"),
+         "--out", str(tmp_path / out), "--uncalibrated",
          "--cache-dir", str(tmp_path / "cache"), *extra],
         capture_output=True, text=True, timeout=900, check=False, env=env,
     )  # fmt: skip

@@ -31,7 +31,7 @@ def run(prefect_server: None, tmp_path_factory: pytest.TempPathFactory) -> dict[
     out = tmp_path_factory.mktemp("run")
     cache = tmp_path_factory.mktemp("cache")
     # A small batch size so the run spans several Prefect tasks and batch boundaries.
-    settings = LinkerSettings(batch_size=7, cache_dir=cache, models_dir=None)
+    settings = LinkerSettings(batch_size=7, cache_dir=cache, uncalibrated=True)
     summary = link_queue(MIXED, out, settings, "it-run")
     return {"summary": summary, "out": out}
 

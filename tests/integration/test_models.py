@@ -20,7 +20,7 @@ pytestmark = pytest.mark.integration
 
 @pytest.fixture(scope="module")
 def linker(tmp_path_factory: pytest.TempPathFactory) -> Linker:
-    settings = LinkerSettings(cache_dir=tmp_path_factory.mktemp("cache"), models_dir=None)
+    settings = LinkerSettings(cache_dir=tmp_path_factory.mktemp("cache"), uncalibrated=True)
     return build_linker(settings)
 
 
@@ -41,12 +41,20 @@ def test_hub_embeddings_are_cached_on_disk(linker: Linker) -> None:
 
 def test_explain_command_prints_candidates_and_decision(tmp_path: Path) -> None:
     text = "Rotate the session token after login"
-    args = ["explain", text, "--cache-dir", str(tmp_path), "--models", str(tmp_path / "none")]
+    args = ["explain", text, "--cache-dir", str(tmp_path), "--uncalibrated"]
     result = CliRunner().invoke(app, args)
     assert result.exit_code == 0, result.output
     assert "decision: REVIEW (BELOW_THRESHOLD)" in result.output
     assert "002-630" in result.output
-    assert "uncalibrated cosine (no trained models" in " ".join(result.output.split())
+    assert "uncalibrated cosine (asked for" in " ".join(result.output.split())
+
+
+def test_explain_without_trained_models_stops_and_says_what_to_run(tmp_path: Path) -> None:
+    for models in ([], ["--models", str(tmp_path / "misspelt")]):
+        result = CliRunner().invoke(app, ["explain", "Rotate the session token", *models])
+        assert result.exit_code == 2, result.output
+        said = " ".join(result.output.split())
+        assert "run `librarian train`" in said and "--uncalibrated" in said
 
 
 def test_explain_with_trained_models_says_so(dev_models: Path) -> None:
@@ -60,7 +68,7 @@ def test_explain_with_trained_models_says_so(dev_models: Path) -> None:
 
 
 def test_explain_explicit_citation() -> None:
-    result = CliRunner().invoke(app, ["explain", "see CRE 002-630", "--json"])
+    result = CliRunner().invoke(app, ["explain", "see CRE 002-630", "--json", "--uncalibrated"])
     assert result.exit_code == 0
     assert '"link_type": "LinkedTo"' in result.output
 
@@ -93,7 +101,7 @@ def test_explain_many_texts_from_stdin_in_one_process() -> None:
 
     result = CliRunner().invoke(
         app,
-        ["explain", "-", "--json"],
+        ["explain", "-", "--json", "--uncalibrated"],
         input="Rotate session tokens after login\nsee CRE 002-630\n",
     )
     assert result.exit_code == 0, result.output
@@ -105,7 +113,7 @@ def test_a_team_catalogue_is_searched_when_pinned(tmp_path: Path) -> None:
     catalogue = packaged_data("catalogues", "example_policies.jsonl")
     text = "Administrator passwords must be rotated every 90 days"
     args = ["explain", text, "--json", "--cache-dir", str(tmp_path)]
-    args += ["--models", str(tmp_path / "none")]
+    args += ["--uncalibrated"]
     args += ["--hub", str(DEFAULT_HUB), "--hub", str(catalogue)]
     pinned = CliRunner().invoke(app, [*args, "--collections", "example_policies"])
     assert pinned.exit_code == 0, pinned.output

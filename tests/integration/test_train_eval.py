@@ -31,7 +31,8 @@ def test_card_records_the_held_out_frameworks(dev_models: Path) -> None:
     assert "nist_ssdf" in card["data"]["frameworks_excluded"]
     assert "nist_ssdf" not in card["data"]["frameworks_seen"]
     assert card["data"]["sections"] > 200
-    assert card["models"]["embedding"] == "all-MiniLM-L6-v2"
+    assert card["models"]["embedding"] == "all-MiniLM-L6-v2 onnx-int8"  # built by train
+    assert (dev_models / card["models"]["embedding_model"] / "model.onnx").is_file()
     assert 0.5 < card["threshold"] <= 1.0
 
 

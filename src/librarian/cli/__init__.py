@@ -52,7 +52,7 @@ def _root(
 
 
 def _register() -> None:
-    from librarian.cli import inspect_text, learn, queue, review, run, schedule, schema
+    from librarian.cli import inspect_text, learn, queue, review, run, samples, schedule, schema
 
     app.command()(run.run)
     app.command()(inspect_text.explain)
@@ -62,6 +62,7 @@ def _register() -> None:
     app.command("eval")(learn.eval_golden)
     app.command()(schedule.serve)
     app.command()(schedule.deploy)
+    app.command()(samples.samples)
     app.add_typer(review.app, name="review")
     app.add_typer(queue.app, name="queue")
     app.add_typer(schema.app, name="schema")

@@ -76,10 +76,15 @@ def train(
     embedding_model: EmbeddingOpt = None,
     cache_dir: CacheOpt = None,
     seed: Annotated[int, typer.Option(help="random seed")] = 13,
+    force: Annotated[
+        bool, typer.Option("--force", help="train even when the models are up to date")
+    ] = False,
     home: HomeOpt = None,
 ) -> None:
-    """Build everything a run needs into the model directory: the int8 embedder (unless
-    --embedding-model names another) and the calibrator, threshold and router."""
+    """Build everything a run needs into the model directory (skipped when up to date).
+
+    The int8 embedder (unless --embedding-model names another), then the calibrator, the
+    auto-link threshold and the branch classifier, fitted on the links."""
     where = home_of(home)
     target = out_dir or where.models
     if target.exists() and not target.is_dir():
@@ -89,14 +94,28 @@ def train(
     loaded = load_links(sources)
     excluded = [*(exclude_framework or ()), *(DEV_FRAMEWORKS if holdout_dev else ())]
     embedder_dir = embedding_model or ensure_int8(target / "embedder-int8", hub_path)
-    from librarian.learning.train import train_directory
+    from librarian.learning.train import TrainRequest, train_directory
 
+    request = TrainRequest(
+        out_dir=target,
+        links=tuple(loaded),
+        links_sources=tuple(redacted(s) if "://" in s else s for s in sources),
+        hub_path=hub_path,
+        embedding_model=embedder_dir,
+        cache_dir=cache_dir or where.cache,
+        exclude_frameworks=tuple(dict.fromkeys(excluded)),
+        seed=seed,
+        force=force,
+    )
     with progress_bar() as progress:
-        card = train_directory(
-            target, loaded, [redacted(s) if "://" in s else s for s in sources],
-            hub_path, embedder_dir, cache_dir or where.cache, tuple(dict.fromkeys(excluded)),
-            seed, progress,
-        )  # fmt: skip
+        card, trained_now = train_directory(request, progress)
+    if not trained_now:
+        out.print(
+            f"models in {target} are up to date (trained {card.trained_at} from the same "
+            "links, hub and embedder); --force trains again",
+            markup=False,
+        )
+        return
     render.trained(card, target)
 
 
@@ -139,8 +158,10 @@ def quantize(
     hub: HubOpt = None,
     home: HomeOpt = None,
 ) -> None:
-    """Build an int8 ONNX copy of the embedding model (faster on CPU); refused unless its
-    vectors of the hub's texts agree with the source model's. `train` does this itself."""
+    """Build an int8 ONNX copy of the embedding model (`train` does this itself).
+
+    Faster on CPU; refused unless its vectors of the hub's texts agree with the source
+    model's."""
     if source is not None and not (source / "config.json").is_file():
         raise UsageError(f"--source {source} is not a model directory (no config.json)")
     target = out_dir or home_of(home).embedder_int8

@@ -101,8 +101,10 @@ def deploy(
     *,
     linker: LinkerOptions,
 ) -> None:
-    """Register the scheduled deployment on the Prefect server at PREFECT_API_URL, for a
-    worker to run: `prefect worker start --pool POOL` on a machine with librarian installed."""
+    """Register the scheduled deployment on the Prefect server at PREFECT_API_URL.
+
+    A worker runs it: `prefect worker start --pool POOL` on a machine with librarian
+    installed."""
     if not os.environ.get("PREFECT_API_URL"):
         raise UsageError("deploy registers against a Prefect server: set PREFECT_API_URL")
     settings = linker_settings(linker, batch_size=batch_size)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Protocol
 
 from librarian.contracts.envelopes import Candidate, Envelope, LinkProposal, ReviewItem
 from librarian.contracts.evaluation import (
@@ -20,12 +21,18 @@ from librarian.contracts.evaluation import (
     SliceReport,
     Top1,
 )
+from librarian.contracts.records import BatchResult, Section
 from librarian.learning.calibrate import ReliabilityBin, reliability
 from librarian.learning.golden import sections_of
-from librarian.linker import Linker
 
 CALIBRATION_BINS = 10
 EVAL_RUN_ID = "eval"
+
+
+class SectionLinker(Protocol):
+    """What scoring needs of a linker (`librarian.linker.Linker` is one)."""
+
+    def link(self, sections: Sequence[Section], run_id: str) -> BatchResult: ...
 
 
 @dataclass(frozen=True)
@@ -153,7 +160,7 @@ def gate_failures(report: EvalReport, max_ece: float = 0.10) -> list[str]:
 
 
 def run_golden(
-    linker: Linker,
+    linker: SectionLinker,
     rows: Sequence[GoldenRow],
     batch_size: int = 256,
     progress: Callable[[int], None] | None = None,

@@ -71,6 +71,9 @@ class ModelCard(_Card):
     out_of_fold: OutOfFold
     router: dict[str, Any]
     environment: dict[str, str]
+    # sha256 of what the directory was built from (`train.recipe_of`): `train` skips a
+    # rebuild when it matches.
+    recipe: str = ""
     files: dict[str, str] = {}
 
 

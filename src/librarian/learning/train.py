@@ -9,6 +9,8 @@ lost to it on dev.
 
 from __future__ import annotations
 
+import hashlib
+import json
 import os
 import platform
 import time
@@ -21,7 +23,7 @@ from pathlib import Path
 from librarian.catalogue.hub import Hub, load_hub
 from librarian.contracts.routing import RoutingMode
 from librarian.errors import RunError
-from librarian.integrity import sha256_of
+from librarian.integrity import files_problem, sha256_of
 from librarian.learning.calibrate import (
     CalibrationError,
     Calibrator,
@@ -37,7 +39,9 @@ from librarian.learning.modeldir import (
     CardData,
     CardModels,
     ModelCard,
+    ModelDirError,
     OutOfFold,
+    read_card,
 )
 from librarian.models.load import load_embedder
 from librarian.models.seams import Embedder, Vectors
@@ -47,6 +51,10 @@ from librarian.routing.classifier import ROUTER_NAME, BranchClassifier
 from librarian.routing.collections import hub_collections
 from librarian.routing.router import Router
 from librarian.stages.ingest import section_from_text
+
+# Bumped whenever what training computes changes: a model directory built by an older
+# version is rebuilt, never reused.
+TRAINING_VERSION = "2"
 
 # At most this share of auto-links may be wrong at the shipped threshold.
 MAX_WRONG_RATE = 0.03
@@ -125,6 +133,41 @@ def out_of_fold_confidence(
     return confidence
 
 
+def training_sections(options: TrainOptions, hub: Hub) -> list[LinkedSection]:
+    """The curated sections training reads, the excluded frameworks left out."""
+    excluded = set(options.exclude_frameworks)
+    unknown = excluded - {link.framework_id for link in options.links}
+    if unknown:
+        raise TrainingError(
+            f"frameworks to exclude are not in the links: {', '.join(sorted(unknown))}"
+        )
+    sections = [
+        s
+        for s in curated_sections(options.links, known_cres=hub.by_id)
+        if s.framework_id not in excluded
+    ]
+    frameworks = {s.framework_id for s in sections}
+    if len(frameworks) < 2:
+        raise TrainingError(
+            "calibration is fitted on framework-held-out folds and needs curated links with "
+            f"text from at least two frameworks; {len(frameworks)} left after exclusions"
+        )
+    return sections
+
+
+def card_data(options: TrainOptions, hub: Hub, sections: Sequence[LinkedSection]) -> CardData:
+    frameworks = Counter(s.framework_id for s in sections)
+    return CardData(
+        links_sources=list(options.links_sources),
+        links_sha256=options.links_sha256,
+        hub_sha256=hub.content_hash,
+        hub_nodes=len(hub.ids),
+        sections=len(sections),
+        frameworks_seen=dict(sorted(frameworks.items())),
+        frameworks_excluded=sorted(set(options.exclude_frameworks)),
+    )
+
+
 def train(
     options: TrainOptions,
     hub: Hub,
@@ -133,22 +176,7 @@ def train(
     progress: Progress | None = None,
 ) -> TrainResult:
     started = time.perf_counter()
-    links = options.links
-    excluded = set(options.exclude_frameworks)
-    unknown = excluded - {link.framework_id for link in links}
-    if unknown:
-        raise TrainingError(
-            f"frameworks to exclude are not in the links: {', '.join(sorted(unknown))}"
-        )
-    sections = [
-        s for s in curated_sections(links, known_cres=hub.by_id) if s.framework_id not in excluded
-    ]
-    frameworks = Counter(s.framework_id for s in sections)
-    if len(frameworks) < 2:
-        raise TrainingError(
-            "calibration is fitted on framework-held-out folds and needs curated links with "
-            f"text from at least two frameworks; {len(frameworks)} left after exclusions"
-        )
+    sections = training_sections(options, hub)
     if progress:
         progress("embedding sections", 0, len(sections))
     vectors = embedder.encode([s.text for s in sections])
@@ -169,15 +197,7 @@ def train(
     card = ModelCard(
         trained_at=datetime.now(UTC).isoformat(timespec="seconds"),
         seconds=round(time.perf_counter() - started, 1),
-        data=CardData(
-            links_sources=list(options.links_sources),
-            links_sha256=options.links_sha256,
-            hub_sha256=hub.content_hash,
-            hub_nodes=len(hub.ids),
-            sections=len(sections),
-            frameworks_seen=dict(sorted(frameworks.items())),
-            frameworks_excluded=sorted(excluded),
-        ),
+        data=card_data(options, hub, sections),
         models=CardModels(
             embedding=embedder.name,
             embedding_fingerprint=embedder.fingerprint,
@@ -277,26 +297,62 @@ def save(result: TrainResult, out_dir: Path, embedding_model: Path | None = None
     return card
 
 
+@dataclass(frozen=True)
+class TrainRequest:
+    """What `librarian train` was asked to build, and from what."""
+
+    out_dir: Path
+    links: tuple[TrainingLink, ...]
+    links_sources: tuple[str, ...]
+    hub_path: Path
+    embedding_model: Path | None
+    cache_dir: Path | None
+    exclude_frameworks: tuple[str, ...] = ()
+    seed: int = 13
+    force: bool = False
+
+
+def recipe_of(request: TrainRequest, hub: Hub, embedder: Embedder) -> str:
+    """Everything a model directory is a function of: same recipe, same models."""
+    material = {
+        "training": TRAINING_VERSION,
+        "links": links_digest(request.links),
+        "hub": hub.content_hash,
+        "embedder": embedder.fingerprint,
+        "exclude": sorted(request.exclude_frameworks),
+        "seed": request.seed,
+    }
+    return hashlib.sha256(json.dumps(material, sort_keys=True).encode()).hexdigest()
+
+
+def current_card(out_dir: Path, recipe: str) -> ModelCard | None:
+    """The card of a complete model directory built from `recipe`, else None."""
+    try:
+        card = read_card(out_dir)
+    except ModelDirError:
+        return None
+    whole = not files_problem(out_dir, card.files)
+    return card if whole and card.recipe == recipe else None
+
+
 def train_directory(
-    out_dir: Path,
-    links: Sequence[TrainingLink],
-    links_sources: Sequence[str],
-    hub_path: Path,
-    embedding_model: Path | None,
-    cache_dir: Path | None,
-    exclude_frameworks: tuple[str, ...],
-    seed: int,
-    progress: Progress | None = None,
-) -> ModelCard:
-    """Load what training reads, train, and write the model directory; returns its card."""
-    hub = load_hub(hub_path)
-    embedder = load_embedder(embedding_model)
-    index = build_index(hub, embedder, cache_dir)
+    request: TrainRequest, progress: Progress | None = None
+) -> tuple[ModelCard, bool]:
+    """Load what training reads, train, and write the model directory. Returns its card and
+    whether it was trained now (False: the directory was already built from this recipe)."""
+    hub = load_hub(request.hub_path)
+    embedder = load_embedder(request.embedding_model)
+    recipe = recipe_of(request, hub, embedder)
+    if not request.force and (card := current_card(request.out_dir, recipe)) is not None:
+        return card, False
+    index = build_index(hub, embedder, request.cache_dir)
     options = TrainOptions(
-        links=tuple(links),
-        links_sources=tuple(links_sources),
-        links_sha256=links_digest(links),
-        exclude_frameworks=exclude_frameworks,
-        seed=seed,
+        links=request.links,
+        links_sources=request.links_sources,
+        links_sha256=links_digest(request.links),
+        exclude_frameworks=request.exclude_frameworks,
+        seed=request.seed,
     )
-    return save(train(options, hub, embedder, index, progress), out_dir, embedding_model)
+    result = train(options, hub, embedder, index, progress)
+    result.card = result.card.model_copy(update={"recipe": recipe})
+    return save(result, request.out_dir, request.embedding_model), True

@@ -8,6 +8,8 @@ Build-time only: torch, transformers, onnx and onnxruntime's tools are imported 
 
 from __future__ import annotations
 
+from librarian.errors import RunError
+
 import json
 import logging
 import shutil
@@ -112,13 +114,39 @@ def agreement(a: Vectors, b: Vectors) -> dict[str, float]:
     }
 
 
+class QuantizeError(RunError):
+    """The int8 build failed, or came out too far from the source model to ship."""
+
+
+def _card(
+    reference: SentenceTransformerEmbedder, fused: dict[str, int], files: dict[str, str]
+) -> dict[str, Any]:
+    return {
+        "backend": BACKEND,
+        "source": {
+            "name": reference.name,
+            "path": str(reference.path),
+            "fingerprint": model_fingerprint(reference.path),
+        },
+        "dimension": reference.dimension,
+        "max_tokens": reference.max_tokens,
+        "pooling": "mean, L2-normalised",
+        "build": {
+            "export": "torch.onnx.export (TorchScript), opset 17, eager attention",
+            "fused_operators": fused,
+            "quantisation": "onnxruntime quantize_dynamic, QInt8 weights per channel",
+        },
+        "files": files,
+    }
+
+
 def quantize(
     out_dir: Path,
     probe_texts: Sequence[str],
     source: Path | None = None,
     keep_float: Sequence[str] = (),
 ) -> dict[str, Any]:
-    """Write the int8 embedder to `out_dir`; returns its card. Refuses (ModelError) when the
+    """Write the int8 embedder to `out_dir`; returns its card. Refuses (QuantizeError) when the
     int8 vectors of `probe_texts` disagree with the source model's."""
     started = time.perf_counter()
     reference = SentenceTransformerEmbedder(source)
@@ -137,31 +165,15 @@ def quantize(
                 keep_float,
             )
         except Exception as exc:
-            raise ModelError(f"ONNX export of {reference.path} failed: {exc}") from exc
+            raise QuantizeError(f"ONNX export of {reference.path} failed: {exc}") from exc
         shutil.copyfile(reference.path / TOKENIZER_NAME, staging / TOKENIZER_NAME)
         files = {name: sha256_of(staging / name) for name in (ONNX_MODEL_NAME, TOKENIZER_NAME)}
-        card: dict[str, Any] = {
-            "backend": BACKEND,
-            "source": {
-                "name": reference.name,
-                "path": str(reference.path),
-                "fingerprint": model_fingerprint(reference.path),
-            },
-            "dimension": reference.dimension,
-            "max_tokens": reference.max_tokens,
-            "pooling": "mean, L2-normalised",
-            "build": {
-                "export": "torch.onnx.export (TorchScript), opset 17, eager attention",
-                "fused_operators": fused,
-                "quantisation": "onnxruntime quantize_dynamic, QInt8 weights per channel",
-            },
-            "files": files,
-        }
+        card = _card(reference, fused, files)
         (staging / ONNX_CARD_NAME).write_text(json.dumps(card, indent=2, sort_keys=True) + "\n")
         quantised = OnnxEmbedder(staging)
         agreed = agreement(quantised.encode(probe_texts), reference.encode(probe_texts))
         if agreed["mean_cosine"] < MIN_MEAN_COSINE:
-            raise ModelError(
+            raise QuantizeError(
                 f"int8 vectors agree with {reference.name} at mean cosine "
                 f"{agreed['mean_cosine']} < {MIN_MEAN_COSINE}: not written"
             )

@@ -145,19 +145,7 @@ def _parse_queue_row(line: int, obj: dict[str, Any], chunk_id: str | None) -> Pa
             message=f"line {line}: no source_committed_at and no created_at to fall back to",
         )
     title = headings[-1] if headings else None
-    if row.source_type == "github":
-        source = Source(
-            type="github",
-            repo=row.source_repo,
-            commit_sha=row.source_commit_sha,
-            committed_at=committed_at,
-        )
-        locator = Locator(kind="repo_path", path=row.locator_path, title=title)
-    else:
-        guid = row.post_guid or ""
-        post_url = guid if guid.startswith(("http://", "https://")) else row.feed_url
-        source = Source(type="rss", url=row.feed_url, committed_at=committed_at)
-        locator = Locator(kind="feed_item", id=guid, url=post_url, title=title)
+    source, locator = _queue_row_provenance(row, committed_at, title)
     return Section(
         line=line,
         chunk_id=row.chunk_id,
@@ -173,6 +161,25 @@ def _parse_queue_row(line: int, obj: dict[str, Any], chunk_id: str | None) -> Pa
         span_index=row.span_index,
         collections=tuple(row.collections) if row.collections else None,
     )
+
+
+def _queue_row_provenance(
+    row: QueueRow, committed_at: datetime, title: str | None
+) -> tuple[Source, Locator]:
+    """A github row: the repository at a commit, a repo_path locator. An rss row: the feed,
+    and a feed_item locator whose url is the post guid when it is a URL, else the feed."""
+    if row.source_type == "github":
+        source = Source(
+            type="github",
+            repo=row.source_repo,
+            commit_sha=row.source_commit_sha,
+            committed_at=committed_at,
+        )
+        return source, Locator(kind="repo_path", path=row.locator_path, title=title)
+    guid = row.post_guid or ""
+    post_url = guid if guid.startswith(("http://", "https://")) else row.feed_url
+    source = Source(type="rss", url=row.feed_url, committed_at=committed_at)
+    return source, Locator(kind="feed_item", id=guid, url=post_url, title=title)
 
 
 def _parse_knowledge_item(line: int, obj: dict[str, Any], chunk_id: str | None) -> Parsed:

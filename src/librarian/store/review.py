@@ -123,7 +123,6 @@ def apply_sheet(
 ) -> ImportResult:
     """Validate every row, then record them all in one transaction (or none)."""
     result = ImportResult()
-    seen: set[str] = set()
     with Session(engine) as session, session.begin():
         wanted = [r.review_id for r in rows if r.action]
         found = {
@@ -132,57 +131,74 @@ def apply_sheet(
                 select(DecisionRow).where(DecisionRow.review_id.in_(wanted))
             ).scalars()
         }
-        planned: list[tuple[SheetRow, DecisionRow, str | None]] = []
-        for row in rows:
-            if not row.action:
-                result.left_open += 1
-                continue
-            where = f"row {row.number} (review_id {row.review_id or '?'})"
-            decision = found.get(row.review_id)
-            if row.action not in ACTIONS:
-                result.errors.append(
-                    f"{where}: decision {row.action!r} is not accept|choose|reject"
-                )
-            elif row.review_id in seen:
-                result.errors.append(f"{where}: this review item appears twice in the sheet")
-            elif decision is None:
-                result.errors.append(f"{where}: no such review item")
-            elif decision.status != REVIEW_REQUIRED:
-                result.errors.append(f"{where}: the item is not open (already decided)")
-            else:
-                cre, problem = _chosen_cre(row, decision, hub_ids)
-                if problem:
-                    result.errors.append(f"{where}: {problem}")
-                else:
-                    planned.append((row, decision, cre))
-            seen.add(row.review_id)
+        planned = _plan(rows, found, hub_ids, result)
         if result.errors:
             session.rollback()
             return result
-        now = datetime.now(UTC)
-        for row, decision, cre in planned:
-            knowledge = decision.envelope.get("knowledge", {})
-            session.add(
-                HumanDecision(
-                    decision_id=decision.id,
-                    review_id=row.review_id,
-                    action=row.action,
-                    cre_id=cre,
-                    text=decision.text,
-                    source_standard=(knowledge.get("source") or {}).get("repo"),
-                    imported_from=imported_from,
-                    decided_at=now,
-                )
-            )
-            decision.status = REVIEWED
-            decision.review_consumed_at = now
-            if row.action == "accept":
-                result.accepted += 1
-            elif row.action == "choose":
-                result.chosen += 1
-            else:
-                result.rejected += 1
+        _record(session, planned, imported_from, result)
     return result
+
+
+Planned = list[tuple[SheetRow, DecisionRow, str | None]]
+
+
+def _plan(
+    rows: Sequence[SheetRow],
+    found: dict[str | None, DecisionRow],
+    hub_ids: Collection[str],
+    result: ImportResult,
+) -> Planned:
+    """Each decided row checked; problems go to `result.errors`, naming the row."""
+    planned: Planned = []
+    seen: set[str] = set()
+    for row in rows:
+        if not row.action:
+            result.left_open += 1
+            continue
+        where = f"row {row.number} (review_id {row.review_id or '?'})"
+        decision = found.get(row.review_id)
+        if row.action not in ACTIONS:
+            result.errors.append(f"{where}: decision {row.action!r} is not accept|choose|reject")
+        elif row.review_id in seen:
+            result.errors.append(f"{where}: this review item appears twice in the sheet")
+        elif decision is None:
+            result.errors.append(f"{where}: no such review item")
+        elif decision.status != REVIEW_REQUIRED:
+            result.errors.append(f"{where}: the item is not open (already decided)")
+        else:
+            cre, problem = _chosen_cre(row, decision, hub_ids)
+            if problem:
+                result.errors.append(f"{where}: {problem}")
+            else:
+                planned.append((row, decision, cre))
+        seen.add(row.review_id)
+    return planned
+
+
+def _record(session: Session, planned: Planned, imported_from: str, result: ImportResult) -> None:
+    now = datetime.now(UTC)
+    for row, decision, cre in planned:
+        knowledge = decision.envelope.get("knowledge", {})
+        session.add(
+            HumanDecision(
+                decision_id=decision.id,
+                review_id=row.review_id,
+                action=row.action,
+                cre_id=cre,
+                text=decision.text,
+                source_standard=(knowledge.get("source") or {}).get("repo"),
+                imported_from=imported_from,
+                decided_at=now,
+            )
+        )
+        decision.status = REVIEWED
+        decision.review_consumed_at = now
+        if row.action == "accept":
+            result.accepted += 1
+        elif row.action == "choose":
+            result.chosen += 1
+        else:
+            result.rejected += 1
 
 
 def _chosen_cre(

@@ -18,6 +18,13 @@ TZ = sa.DateTime(timezone=True)
 
 
 def upgrade() -> None:
+    _create_decision_queue()
+    _create_rejections()
+    _create_human_decisions()
+    _create_knowledge_queue()
+
+
+def _create_decision_queue() -> None:
     op.create_table(
         "decision_queue",
         sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
@@ -41,6 +48,9 @@ def upgrade() -> None:
         sa.UniqueConstraint("chunk_id", "content_hash", name="uq_decision_chunk_content"),
     )
     op.create_index("ix_decision_status_created", "decision_queue", ["status", "created_at"])
+
+
+def _create_rejections() -> None:
     op.create_table(
         "rejections",
         sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
@@ -56,6 +66,9 @@ def upgrade() -> None:
         sa.Column("created_at", TZ, nullable=False),
         sa.UniqueConstraint("source", "line", "raw_sha256", name="uq_rejection"),
     )
+
+
+def _create_human_decisions() -> None:
     op.create_table(
         "human_decisions",
         sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
@@ -68,6 +81,9 @@ def upgrade() -> None:
         sa.Column("imported_from", sa.String(1024), nullable=False),
         sa.Column("decided_at", TZ, nullable=False),
     )
+
+
+def _create_knowledge_queue() -> None:
     # The upstream filter may have created its queue table already; we adopt it.
     if not sa.inspect(op.get_bind()).has_table("knowledge_queue"):
         op.create_table(
