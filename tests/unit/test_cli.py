@@ -99,7 +99,7 @@ def test_schema_export_writes_every_contract(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (["run", "IN", "--collections", "nope"], "--collections nope: no such collection"),
+        (["run", "IN", "--collections", "nope"], "pinned collection nope: no such collection"),
         (["run", "IN", "--routing", "sometimes"], "'sometimes' is not one of"),
         (["run", "IN", "--routing", "off", "--collections", "technical"], "--routing off"),
         (["run", "IN", "--routing-rules", "missing.yaml"], "missing.yaml does not exist"),
