@@ -139,5 +139,5 @@ def test_route_auto_uses_the_trained_branch_classifier(dev_models: Path) -> None
     assert max(scores, key=scores.__getitem__) == "technical"
     assert decision["effective"] in ("classifier", "all")
     assert "technical" in decision["selected"]
-    off = CliRunner().invoke(app, [*args[:2], "--routing", "off", "--json"])
+    off = CliRunner().invoke(app, [*args[:2], "--routing", "off", "--json", "--uncalibrated"])
     assert json.loads(off.output)["effective"] == "all"
