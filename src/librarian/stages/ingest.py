@@ -115,12 +115,8 @@ def parse_line(line: int, raw: bytes) -> Parsed:
 def _parse_queue_row(line: int, obj: dict[str, Any], chunk_id: str | None) -> Parsed:
     label = obj.get("llm_label")
     if isinstance(label, str) and label not in ACCEPTED_LABELS:
-        return Skip(
-            line=line,
-            chunk_id=chunk_id,
-            reason=SkipCode.LABEL_NOT_OURS,
-            message=f"llm_label {label!r} is not KNOWLEDGE or UNCERTAIN",
-        )
+        why = f"llm_label {label!r} is not KNOWLEDGE or UNCERTAIN"
+        return Skip(line=line, chunk_id=chunk_id, reason=SkipCode.LABEL_NOT_OURS, message=why)
     row = _validate(QueueRow, line, obj, chunk_id)
     if isinstance(row, Rejection):
         return row
@@ -185,30 +181,17 @@ def _queue_row_provenance(
 def _parse_knowledge_item(line: int, obj: dict[str, Any], chunk_id: str | None) -> Parsed:
     status = obj.get("status")
     if isinstance(status, str) and status in ("rejected", "deferred"):
-        return Skip(
-            line=line,
-            chunk_id=chunk_id,
-            reason=SkipCode.STATUS_NOT_ACCEPTED,
-            message=f"status {status!r}: only accepted items are linked",
-        )
+        why = f"status {status!r}: only accepted items are linked"
+        return Skip(line=line, chunk_id=chunk_id, reason=SkipCode.STATUS_NOT_ACCEPTED, message=why)
     item = _validate(KnowledgeItem, line, obj, chunk_id)
     if isinstance(item, Rejection):
         return item
     assert isinstance(item, KnowledgeItem)
-    src = item.source
     # committed_at is required downstream; an envelope without it was at least filtered then.
-    committed_at: datetime = src.committed_at or item.filtered_at
-    source = Source(
-        type=src.type,
-        repo=src.repo,
-        url=src.url,
-        commit_sha=src.commit_sha,
-        commit_message=src.commit_message,
-        committed_at=committed_at,
-        author_login=src.author_login,
-    )
+    committed_at: datetime = item.source.committed_at or item.filtered_at
+    source = Source(**{**item.source.model_dump(), "committed_at": committed_at})
     loc = item.locator
-    locator = Locator(kind=loc.kind, id=loc.id, path=loc.path, url=loc.url, title=loc.title)
+    locator = Locator(**loc.model_dump())
     return Section(
         line=line,
         chunk_id=item.chunk_id,
