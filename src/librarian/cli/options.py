@@ -1,3 +1,4 @@
+# ruff: noqa: RUF009 - option defaults are immutable values read once from LinkerSettings
 """Every CLI option, defined once. Defaults come from `LinkerSettings`, never re-typed.
 
 Options several commands share come in groups: `@with_linker_options` gives a command the
@@ -12,13 +13,13 @@ import functools
 import inspect
 from collections.abc import Callable
 from dataclasses import dataclass, fields
-from enum import StrEnum
 from pathlib import Path
-from typing import Annotated, Any, TypeVar
+from typing import Annotated, Any, Literal, TypeVar, get_type_hints
 
 import typer
 
 from librarian.contracts.routing import RoutingMode
+from librarian.learning.links import DEV_FRAMEWORKS
 from librarian.settings import SearchKind, VectorBackend, bounds_of, default_of
 
 
@@ -28,22 +29,9 @@ def opt(name: str, help: str, field: str | None = None, **extra: Any) -> Any:
     return typer.Option(name, help=help, min=bounds.get("min"), max=bounds.get("max"), **extra)
 
 
-class TaskRunner(StrEnum):
-    DEFAULT = "default"
-    DASK = "dask"
-
-
-class ExportFormat(StrEnum):
-    CSV = "csv"
-    JSONL = "jsonl"
-    HTML = "html"
-
-
-class ItemStatus(StrEnum):
-    OPEN = "open"
-    DECIDED = "decided"
-    ALL = "all"
-
+TaskRunner = Literal["default", "dask"]
+ExportFormat = Literal["csv", "jsonl", "html"]
+ItemStatus = Literal["open", "decided", "all"]
 
 # The help of each option, by option.
 _HELP = {
@@ -79,6 +67,15 @@ _HELP = {
     "out_root": "each run writes OUT_ROOT/<run-id>/",
     "commit": "store decisions in --db",
     "from_db": "drain the knowledge_queue table",
+    "links": "links.jsonl file, or a database URL for the reviewers' decisions (repeatable; "
+    "default: the packaged OpenCRE links)",
+    "exclude": "leave this framework out (repeatable)",
+    "holdout_dev": f"also leave out the dev frameworks ({', '.join(DEV_FRAMEWORKS)})",
+    "models_out": "model directory to write (default: models/ in the home)",
+    "int8_out": "directory to write (default: models/embedder-int8 in the home)",
+    "source": "sentence-transformers directory (default: the packaged MiniLM)",
+    "seed": "random seed",
+    "force": "train even when the models are up to date",
 }
 
 HomeOpt = Annotated[Path | None, opt("--home", _HELP["home"], show_default=False)]
@@ -107,96 +104,74 @@ NameOpt = Annotated[str, opt("--name", _HELP["name"])]
 OutRootOpt = Annotated[Path, opt("--out-root", _HELP["out_root"])]
 CommitOpt = Annotated[bool, opt("--commit", _HELP["commit"])]
 FromDbOpt = Annotated[bool, opt("--from-db", _HELP["from_db"])]
+LinksOpt = Annotated[list[str] | None, opt("--links", _HELP["links"])]
+ExcludeOpt = Annotated[list[str] | None, opt("--exclude-framework", _HELP["exclude"])]
+HoldoutDevOpt = Annotated[bool, opt("--holdout-dev", _HELP["holdout_dev"])]
+ModelsOutOpt = Annotated[Path | None, opt("--out", _HELP["models_out"])]
+Int8OutOpt = Annotated[Path | None, opt("--out", _HELP["int8_out"])]
+SourceOpt = Annotated[Path | None, opt("--source", _HELP["source"])]
+SeedOpt = Annotated[int, opt("--seed", _HELP["seed"])]
+ForceOpt = Annotated[bool, opt("--force", _HELP["force"])]
 
 
 @dataclass(frozen=True)
 class LinkerOptions:
-    """The options every linking command shares, as given on the command line."""
+    """The options every linking command shares: each field's annotation is its option and
+    its default the option's default, so this class is the one definition of both."""
 
-    hub: list[Path] | None
-    threshold: float | None
-    top_k: int
-    top_n: int
-    reranker: Path | None
-    rerank_gap: float | None
-    routing: RoutingMode
-    collections: list[str] | None
-    routing_rules: Path | None
-    search: SearchKind
-    beam_width: int
-    embedding_model: Path | None
-    models: Path | None
-    uncalibrated: bool
-    cache_dir: Path | None
-    vector_backend: VectorBackend
-    db: str | None
-    home: Path | None
+    hub: HubsOpt = None
+    threshold: ThresholdOpt = None
+    top_k: TopKOpt = default_of("top_k")
+    top_n: TopNOpt = default_of("top_n")
+    reranker: RerankerOpt = None
+    rerank_gap: RerankGapOpt = None
+    routing: RoutingOpt = default_of("routing")
+    collections: CollectionsOpt = None
+    routing_rules: RulesOpt = None
+    search: SearchOpt = default_of("search")
+    beam_width: BeamWidthOpt = default_of("beam_width")
+    embedding_model: EmbeddingOpt = None
+    models: ModelsOpt = None
+    uncalibrated: UncalibratedOpt = False
+    cache_dir: CacheOpt = None
+    vector_backend: VectorOpt = default_of("vector_backend")
+    db: DbOpt = None
+    home: HomeOpt = None
 
 
 @dataclass(frozen=True)
 class ScheduleOptions:
     """What `serve` and `deploy` share: what each scheduled run reads and where it writes."""
 
-    input: Path | None
-    cron: str
-    name: str
-    out_root: Path
-    commit: bool
-    from_db: bool
-    batch_size: int
+    input: ScheduleInputArg = None
+    cron: CronOpt = "0 2 * * *"
+    name: NameOpt = "nightly"
+    out_root: OutRootOpt = Path("out")
+    commit: CommitOpt = False
+    from_db: FromDbOpt = False
+    batch_size: BatchOpt = default_of("batch_size")
 
-
-# name -> (annotated type, default), in the order `--help` lists them.
-_LINKER: dict[str, tuple[Any, Any]] = {
-    "hub": (HubsOpt, None),
-    "threshold": (ThresholdOpt, None),
-    "top_k": (TopKOpt, default_of("top_k")),
-    "top_n": (TopNOpt, default_of("top_n")),
-    "reranker": (RerankerOpt, None),
-    "rerank_gap": (RerankGapOpt, None),
-    "routing": (RoutingOpt, default_of("routing")),
-    "collections": (CollectionsOpt, None),
-    "routing_rules": (RulesOpt, None),
-    "search": (SearchOpt, default_of("search")),
-    "beam_width": (BeamWidthOpt, default_of("beam_width")),
-    "embedding_model": (EmbeddingOpt, None),
-    "models": (ModelsOpt, None),
-    "uncalibrated": (UncalibratedOpt, False),
-    "cache_dir": (CacheOpt, None),
-    "vector_backend": (VectorOpt, default_of("vector_backend")),
-    "db": (DbOpt, None),
-    "home": (HomeOpt, None),
-}
-_SCHEDULE: dict[str, tuple[Any, Any]] = {
-    "input": (ScheduleInputArg, None),
-    "cron": (CronOpt, "0 2 * * *"),
-    "name": (NameOpt, "nightly"),
-    "out_root": (OutRootOpt, Path("out")),
-    "commit": (CommitOpt, False),
-    "from_db": (FromDbOpt, False),
-    "batch_size": (BatchOpt, default_of("batch_size")),
-}
 
 F = TypeVar("F", bound=Callable[..., Any])
 
 
-def _group(into: type[Any], table: dict[str, tuple[Any, Any]], keyword: str) -> Callable[[F], F]:
-    """A decorator adding the options of `table` to a command, which receives them as one
-    `keyword: into(...)` (its own parameters first, the group's after)."""
-    assert set(table) == {f.name for f in fields(into)}
+def _group(into: type[Any], keyword: str) -> Callable[[F], F]:
+    """A decorator adding the options `into`'s fields declare to a command, which receives
+    them as one `keyword: into(...)` (its own parameters first, the group's after)."""
+    hints = get_type_hints(into, include_extras=True)
+    kind = inspect.Parameter.KEYWORD_ONLY
+    added = [
+        inspect.Parameter(f.name, kind, default=f.default, annotation=hints[f.name])
+        for f in fields(into)
+    ]
 
     def decorate(command: F) -> F:
         signature = inspect.signature(command, eval_str=True)
         own = [p for name, p in signature.parameters.items() if name != keyword]
-        kind = inspect.Parameter.KEYWORD_ONLY
-        added = [
-            inspect.Parameter(name, kind, default=default, annotation=annotation)
-            for name, (annotation, default) in table.items()
-        ]
 
         @functools.wraps(command)
         def wrapper(*args: Any, **kwargs: Any) -> Any:
-            group = into(**{name: kwargs.pop(name) for name in table})
+            group = into(**{p.name: kwargs.pop(p.name) for p in added})
             return command(*args, **{keyword: group}, **kwargs)
 
         parameters = own + added
@@ -208,5 +183,5 @@ def _group(into: type[Any], table: dict[str, tuple[Any, Any]], keyword: str) -> 
     return decorate
 
 
-with_linker_options = _group(LinkerOptions, _LINKER, "linker")
-with_schedule_options = _group(ScheduleOptions, _SCHEDULE, "schedule")
+with_linker_options = _group(LinkerOptions, "linker")
+with_schedule_options = _group(ScheduleOptions, "schedule")

@@ -29,8 +29,6 @@ def _absolute(settings: LinkerSettings) -> dict[str, Any]:
             values[key] = str(value.resolve())
         elif isinstance(value, tuple):
             values[key] = [str(v.resolve()) if isinstance(v, Path) else v for v in value]
-        elif hasattr(value, "value"):
-            values[key] = value.value
     return values
 
 
