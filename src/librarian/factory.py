@@ -29,7 +29,7 @@ from librarian.routing.classifier import ROUTER_NAME, BranchClassifier
 from librarian.routing.collections import hub_collections
 from librarian.routing.router import Router
 from librarian.routing.rules import load_rules
-from librarian.settings import LinkerSettings, SearchKind, VectorBackend
+from librarian.settings import LinkerSettings
 from librarian.store.db import make_engine
 from librarian.store.vectors import PgVectorRetriever
 
@@ -62,13 +62,13 @@ def embedding_model_of(settings: LinkerSettings) -> Path | None:
 
 def build_retriever(settings: LinkerSettings, index: HubIndex, hub: Hub) -> Retriever | None:
     """None = the in-memory flat search the Linker makes itself."""
-    if settings.vector_backend == VectorBackend.PGVECTOR:
-        if settings.search == SearchKind.BEAM:
+    if settings.vector_backend == "pgvector":
+        if settings.search == "beam":
             raise UsageError("beam search runs in memory, not in pgvector")
         if not settings.vector_db:
             raise UsageError("the pgvector backend needs a PostgreSQL database URL")
         return PgVectorRetriever(make_engine(settings.vector_db), index)
-    if settings.search == SearchKind.BEAM:
+    if settings.search == "beam":
         return BeamRetriever(index, hub, settings.beam_width)
     return None
 

@@ -26,7 +26,7 @@ from librarian.routing.router import Router
 from librarian.settings import UNCALIBRATED_THRESHOLD, LinkerSettings
 from librarian.stages.decide import RunContext, decide, decide_explicit
 from librarian.stages.explicit import find_references
-from librarian.stages.ingest import query_text, section_from_text
+from librarian.stages.ingest import query_text, rejected, section_from_text
 
 EXPLAIN_RUN_ID = "explain"
 
@@ -256,13 +256,9 @@ def link_resilient(
         try:
             one = linker.link([section], run_id)
         except Exception as exc:
+            why = f"linking failed: {type(exc).__name__}: {exc}"
             rejections.append(
-                Rejection(
-                    line=section.line,
-                    chunk_id=section.chunk_id,
-                    reason=RejectCode.PROCESSING_ERROR,
-                    message=f"line {section.line}: linking failed: {type(exc).__name__}: {exc}",
-                )
+                rejected(section.line, RejectCode.PROCESSING_ERROR, why, section.chunk_id)
             )
             continue
         merge_into(merged, one)

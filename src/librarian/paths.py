@@ -40,11 +40,11 @@ class Home:
 
     @property
     def models(self) -> Path:
+        """Trained models; the shipped int8 embedder sits inside, in `embedder-int8/`."""
         return self.root / "models"
 
     @property
     def embedder_int8(self) -> Path:
-        """The shipped embedder, built by `librarian train` beside the models it serves."""
         return self.models / "embedder-int8"
 
     @property
@@ -52,12 +52,8 @@ class Home:
         return self.root / "cache"
 
     @property
-    def database(self) -> Path:
-        return self.root / "librarian.db"
-
-    @property
     def database_url(self) -> str:
-        return f"sqlite:///{self.database}"
+        return f"sqlite:///{self.root / 'librarian.db'}"
 
 
 def librarian_home(explicit: Path | None = None) -> Home:

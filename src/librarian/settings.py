@@ -7,9 +7,8 @@ librarian home (`paths.librarian_home`); nothing here is relative to the working
 
 from __future__ import annotations
 
-from enum import StrEnum
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -20,14 +19,8 @@ from librarian.paths import DEFAULT_HUB
 UNCALIBRATED_THRESHOLD = 0.80
 
 
-class SearchKind(StrEnum):
-    FLAT = "flat"
-    BEAM = "beam"
-
-
-class VectorBackend(StrEnum):
-    MEMORY = "memory"
-    PGVECTOR = "pgvector"
+SearchKind = Literal["flat", "beam"]
+VectorBackend = Literal["memory", "pgvector"]
 
 
 class LinkerSettings(BaseModel):
@@ -67,17 +60,17 @@ class LinkerSettings(BaseModel):
     min_score: float = Field(default=0.0, ge=-1.0, le=1.0)
     batch_size: int = Field(default=256, ge=1, le=100_000, description="lines per Prefect task")
     routing: RoutingMode = Field(
-        default=RoutingMode.PINS,
+        default="pins",
         description="off: search every collection; pins: pins and rules may narrow; "
         "auto: also the trained branch classifier (docs/routing.md)",
     )
     collections: tuple[str, ...] = Field(default=(), description="pin every section to these")
     routing_rules: Path | None = Field(default=None, description="YAML routing rules")
     search: SearchKind = Field(
-        default=SearchKind.FLAT, description="flat: score every hub; beam: walk down the hub tree"
+        default="flat", description="flat: score every hub; beam: walk down the hub tree"
     )
     beam_width: int = Field(default=4, ge=1, le=100, description="beam search: nodes kept a level")
-    vector_backend: VectorBackend = VectorBackend.MEMORY
+    vector_backend: VectorBackend = "memory"
     vector_db: str | None = Field(default=None, description="PostgreSQL URL for pgvector")
 
 

@@ -12,7 +12,7 @@ from librarian.paths import DEFAULT_HUB
 from librarian.retrieval.flat import retrieve
 from librarian.retrieval.index import build_index
 from librarian.routing.collections import hub_collections
-from librarian.settings import LinkerSettings, VectorBackend
+from librarian.settings import LinkerSettings
 from librarian.store.db import StoreError, make_engine
 from librarian.store.vectors import PgVectorRetriever
 
@@ -63,9 +63,7 @@ def test_same_top_k_as_in_memory(postgres_url: str) -> None:
 def test_linker_runs_on_pgvector_and_says_so(postgres_url: str) -> None:
     from librarian.linker import explain_text
 
-    settings = LinkerSettings(
-        uncalibrated=True, vector_backend=VectorBackend.PGVECTOR, vector_db=postgres_url
-    )
+    settings = LinkerSettings(uncalibrated=True, vector_backend="pgvector", vector_db=postgres_url)
     linker = build_linker(settings)
     envelope = explain_text(linker, "Use parameterized queries against SQL injection")
     assert "(pgvector hnsw)" in envelope.retrieval.retriever

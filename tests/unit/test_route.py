@@ -42,9 +42,7 @@ def two_branch_hub() -> Hub:
     )
 
 
-def linker(
-    router: Router | None = None, mode: RoutingMode = RoutingMode.PINS, top_k: int = 6
-) -> Linker:
+def linker(router: Router | None = None, mode: RoutingMode = "pins", top_k: int = 6) -> Linker:
     hub = two_branch_hub()
     embedder = StubEmbedder()
     settings = LinkerSettings(threshold=0.99, top_k=top_k, cache_dir=None, routing=mode)
@@ -69,7 +67,7 @@ def test_collections_are_the_root_branches() -> None:
 def test_characterization_with_no_router_configured_every_collection_is_searched() -> None:
     texts = ["rotate session token policy", "sql queries", "security policy review"]
     default = linker().link([section(t) for t in texts], "r", NOW)
-    off = linker(mode=RoutingMode.OFF).link([section(t) for t in texts], "r", NOW)
+    off = linker(mode="off").link([section(t) for t in texts], "r", NOW)
     assert [cre_ids(e) for e in default.envelopes] == [cre_ids(e) for e in off.envelopes]
     for decision in default.routing:
         assert decision.effective == "all" and not decision.widened
@@ -175,26 +173,20 @@ def classifier(confident: bool, dimension: int = 1024) -> BranchClassifier:
 def test_a_confident_classifier_narrows_a_doubtful_or_broken_one_widens() -> None:
     collections = hub_collections(two_branch_hub())
     vector = np.zeros(1024, dtype=np.float32)
-    sure = Router(collections, RoutingMode.AUTO, classifier=classifier(True)).route(
-        section("x"), vector
-    )
+    sure = Router(collections, "auto", classifier=classifier(True)).route(section("x"), vector)
     assert sure.effective == "classifier" and sure.selected == ["governance"]
     assert ({c.collection: c.score for c in sure.collections}["governance"] or 0.0) > 0.99
-    doubt = Router(collections, RoutingMode.AUTO, classifier=classifier(False)).route(
-        section("x"), vector
-    )
+    doubt = Router(collections, "auto", classifier=classifier(False)).route(section("x"), vector)
     assert doubt.widened and "not confident" in doubt.warnings[0]
-    broken = Router(collections, RoutingMode.AUTO, classifier=classifier(True, 8)).route(
-        section("x"), vector
-    )
+    broken = Router(collections, "auto", classifier=classifier(True, 8)).route(section("x"), vector)
     assert broken.widened and "classifier error" in broken.warnings[0]
-    missing = Router(collections, RoutingMode.AUTO).route(section("x"), vector)
+    missing = Router(collections, "auto").route(section("x"), vector)
     assert missing.widened and "no trained branch classifier" in missing.warnings[0]
-    pinned = Router(collections, RoutingMode.AUTO, classifier=classifier(True)).route(
+    pinned = Router(collections, "auto", classifier=classifier(True)).route(
         section("x", pin=("technical",)), vector
     )
     assert pinned.effective == "pin"  # a pin outranks the classifier
-    off = Router(collections, RoutingMode.OFF, pin=("technical",), classifier=classifier(True))
+    off = Router(collections, "off", pin=("technical",), classifier=classifier(True))
     assert off.route(section("x"), vector).selected == ["technical", "governance"]
 
 

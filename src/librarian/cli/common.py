@@ -18,7 +18,7 @@ from librarian.paths import DEFAULT_HUB, Home, librarian_home
 from librarian.routing.collections import hub_collections
 from librarian.routing.router import Router
 from librarian.routing.rules import load_rules
-from librarian.settings import LinkerSettings, SearchKind, VectorBackend
+from librarian.settings import LinkerSettings
 
 out = Console(highlight=False, soft_wrap=True)
 err = Console(stderr=True, highlight=False, soft_wrap=True)  # a usage error stays one line
@@ -62,7 +62,7 @@ def _pins(collections: list[str] | None) -> tuple[str, ...]:
 
 
 def _vector_db(options: LinkerOptions, home: Home) -> str | None:
-    if options.vector_backend != VectorBackend.PGVECTOR:
+    if options.vector_backend != "pgvector":
         return None
     from librarian.store.db import database_url
 
@@ -76,7 +76,7 @@ def check_settings(settings: LinkerSettings) -> None:
     """Refuse what cannot run before anything slow starts (exit 2, naming the option)."""
     hub = load_hubs(settings.hub_path, settings.extra_hubs)
     check_routing(settings, hub)
-    if settings.search == SearchKind.BEAM and settings.vector_backend != VectorBackend.MEMORY:
+    if settings.search == "beam" and settings.vector_backend != "memory":
         raise UsageError("--search beam runs in memory: not with --vector-backend pgvector")
     for what, path, marks in (
         ("--embedding-model", settings.embedding_model, ("config.json", "model.onnx")),

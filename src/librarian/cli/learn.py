@@ -16,9 +16,17 @@ from librarian.cli.common import err, home_of, linker_settings, out, redacted
 from librarian.cli.options import (
     CacheOpt,
     EmbeddingOpt,
+    ExcludeOpt,
+    ForceOpt,
+    HoldoutDevOpt,
     HomeOpt,
     HubOpt,
+    Int8OutOpt,
     LinkerOptions,
+    LinksOpt,
+    ModelsOutOpt,
+    SeedOpt,
+    SourceOpt,
     with_linker_options,
 )
 from librarian.errors import RunError, UsageError
@@ -50,35 +58,15 @@ def progress_bar() -> Iterator[Callable[[str, int, int], None] | None]:
 
 
 def train(
-    links: Annotated[
-        list[str] | None,
-        typer.Option(
-            help="links.jsonl file, or a database URL for the reviewers' decisions "
-            "(repeatable; default: the packaged OpenCRE links)"
-        ),
-    ] = None,
+    links: LinksOpt = None,
     hub: HubOpt = None,
-    exclude_framework: Annotated[
-        list[str] | None,
-        typer.Option("--exclude-framework", help="leave this framework out (repeatable)"),
-    ] = None,
-    holdout_dev: Annotated[
-        bool,
-        typer.Option(
-            "--holdout-dev",
-            help=f"also leave out the dev frameworks ({', '.join(DEV_FRAMEWORKS)})",
-        ),
-    ] = False,
-    out_dir: Annotated[
-        Path | None,
-        typer.Option("--out", help="model directory to write (default: models/ in the home)"),
-    ] = None,
+    exclude_framework: ExcludeOpt = None,
+    holdout_dev: HoldoutDevOpt = False,
+    out_dir: ModelsOutOpt = None,
     embedding_model: EmbeddingOpt = None,
     cache_dir: CacheOpt = None,
-    seed: Annotated[int, typer.Option(help="random seed")] = 13,
-    force: Annotated[
-        bool, typer.Option("--force", help="train even when the models are up to date")
-    ] = False,
+    seed: SeedOpt = 13,
+    force: ForceOpt = False,
     home: HomeOpt = None,
 ) -> None:
     """Build everything a run needs into the model directory (skipped when up to date).
@@ -145,16 +133,8 @@ def build_int8(target: Path, hub_path: Path, source: Path | None) -> dict[str, A
 
 
 def quantize(
-    out_dir: Annotated[
-        Path | None,
-        typer.Option(
-            "--out", help="directory to write (default: models/embedder-int8 in the home)"
-        ),
-    ] = None,
-    source: Annotated[
-        Path | None,
-        typer.Option("--source", help="sentence-transformers directory (default: packaged MiniLM)"),
-    ] = None,
+    out_dir: Int8OutOpt = None,
+    source: SourceOpt = None,
     hub: HubOpt = None,
     home: HomeOpt = None,
 ) -> None:

@@ -1,8 +1,10 @@
+# ruff: noqa: RUF009 - option defaults are immutable values read once from LinkerSettings
 """Every CLI option, defined once. Defaults come from `LinkerSettings`, never re-typed.
 
-The options a linker needs (hub, models, thresholds, routing, search ...) are added to a
-command by `@with_linker_options`, which gathers them into one `LinkerOptions`; `run`,
-`explain`, `eval`, `serve` and `deploy` all take exactly the same set.
+Options several commands share come in groups: `@with_linker_options` gives a command the
+whole set a linker needs (hub, models, thresholds, routing, search ...) as one
+`linker: LinkerOptions`, and `@with_schedule_options` the set `serve` and `deploy` share,
+so `run`, `explain`, `eval`, `serve` and `deploy` take exactly the same model options.
 """
 
 from __future__ import annotations
@@ -11,227 +13,175 @@ import functools
 import inspect
 from collections.abc import Callable
 from dataclasses import dataclass, fields
-from enum import StrEnum
 from pathlib import Path
-from typing import Annotated, Any, TypeVar
+from typing import Annotated, Any, Literal, TypeVar, get_type_hints
 
 import typer
 
 from librarian.contracts.routing import RoutingMode
+from librarian.learning.links import DEV_FRAMEWORKS
 from librarian.settings import SearchKind, VectorBackend, bounds_of, default_of
 
 
-def _range(field: str) -> dict[str, Any]:
-    return bounds_of(field)
+def opt(name: str, help: str, field: str | None = None, **extra: Any) -> Any:
+    """A typer Option; `field` names the LinkerSettings field whose bounds it takes."""
+    bounds = bounds_of(field) if field else {}
+    return typer.Option(name, help=help, min=bounds.get("min"), max=bounds.get("max"), **extra)
 
 
-class TaskRunner(StrEnum):
-    DEFAULT = "default"
-    DASK = "dask"
+TaskRunner = Literal["default", "dask"]
+ExportFormat = Literal["csv", "jsonl", "html"]
+ItemStatus = Literal["open", "decided", "all"]
 
+# The help of each option, by option.
+_HELP = {
+    "home": "the librarian home: models, caches, the default database (default: LIBRARIAN_HOME, "
+    "else the user data directory)",
+    "db": "database URL (default: LIBRARIAN_DB, else librarian.db in the home)",
+    "hubs": "hub catalogue (default: the packaged OpenCRE hub); repeat to add a team's own "
+    "catalogue as another collection",
+    "hub": "hub catalogue (default: the packaged OpenCRE hub)",
+    "threshold": "auto-link threshold τ (default: the trained models' own)",
+    "models": "trained model directory (default: models/ in the home)",
+    "uncalibrated": "run without trained models: raw cosine as confidence, τ 0.80 (declared "
+    "in every envelope)",
+    "top_k": "candidates retrieved",
+    "top_n": "suggestions kept (and reranked)",
+    "batch_size": "lines per Prefect task",
+    "reranker": "local CrossEncoder directory (default: none)",
+    "rerank_gap": "with --reranker: rerank only sections whose first two retrieval scores are "
+    "within this gap",
+    "routing": "off: every collection; pins: an input/--collections pin or a rule may narrow; "
+    "auto: also the trained branch classifier",
+    "collections": "pin every section to these hub collections (repeatable)",
+    "routing_rules": "YAML routing rules (docs/routing.md)",
+    "search": "flat: score every hub; beam: walk down the hub tree",
+    "beam_width": "beam search: nodes kept a level",
+    "vector_backend": "where hub vectors are searched (pgvector: in the PostgreSQL --db)",
+    "embedding_model": "embedder directory: sentence-transformers, or an int8 ONNX build "
+    "(default: the one the trained models record)",
+    "cache_dir": "vector caches (default: cache/ in the home)",
+    "input": "knowledge-queue JSONL read at every run (or --from-db)",
+    "cron": "cron schedule, e.g. '0 2 * * *' (UTC)",
+    "name": "deployment name",
+    "out_root": "each run writes OUT_ROOT/<run-id>/",
+    "commit": "store decisions in --db",
+    "from_db": "drain the knowledge_queue table",
+    "links": "links.jsonl file, or a database URL for the reviewers' decisions (repeatable; "
+    "default: the packaged OpenCRE links)",
+    "exclude": "leave this framework out (repeatable)",
+    "holdout_dev": f"also leave out the dev frameworks ({', '.join(DEV_FRAMEWORKS)})",
+    "models_out": "model directory to write (default: models/ in the home)",
+    "int8_out": "directory to write (default: models/embedder-int8 in the home)",
+    "source": "sentence-transformers directory (default: the packaged MiniLM)",
+    "seed": "random seed",
+    "force": "train even when the models are up to date",
+}
 
-class ExportFormat(StrEnum):
-    CSV = "csv"
-    JSONL = "jsonl"
-    HTML = "html"
-
-
-class ItemStatus(StrEnum):
-    OPEN = "open"
-    DECIDED = "decided"
-    ALL = "all"
-
-
-HomeOpt = Annotated[
-    Path | None,
-    typer.Option(
-        "--home",
-        help="the librarian home: trained models, caches, the default database "
-        "(default: LIBRARIAN_HOME, else the user data directory)",
-        show_default=False,
-    ),
-]
-DbOpt = Annotated[
-    str | None,
-    typer.Option(
-        "--db",
-        help="database URL (default: LIBRARIAN_DB, else librarian.db in the home)",
-        show_default=False,
-    ),
-]
-HubsOpt = Annotated[
-    list[Path] | None,
-    typer.Option(
-        "--hub",
-        help="hub catalogue (hubs.jsonl format; default: the packaged OpenCRE hub); repeat to "
-        "add a team's own catalogue as another collection",
-        show_default=False,
-    ),
-]
-HubOpt = Annotated[
-    Path | None,
-    typer.Option(
-        "--hub", help="hub catalogue (default: the packaged OpenCRE hub)", show_default=False
-    ),
-]
-ThresholdOpt = Annotated[
-    float | None,
-    typer.Option(
-        **_range("threshold"),
-        help="auto-link threshold τ (default: the trained models' own)",
-        show_default=False,
-    ),
-]
-ModelsOpt = Annotated[
-    Path | None,
-    typer.Option(
-        "--models",
-        help="trained model directory (default: models/ in the home; `librarian train`)",
-        show_default=False,
-    ),
-]
-UncalibratedOpt = Annotated[
-    bool,
-    typer.Option(
-        "--uncalibrated",
-        help="run without trained models: raw cosine as confidence, τ 0.80 (declared in "
-        "every envelope)",
-    ),
-]
-TopKOpt = Annotated[int, typer.Option("--top-k", **_range("top_k"), help="candidates retrieved")]
-TopNOpt = Annotated[
-    int, typer.Option("--top-n", **_range("top_n"), help="suggestions kept (and reranked)")
-]
-BatchOpt = Annotated[
-    int, typer.Option("--batch-size", **_range("batch_size"), help="lines per Prefect task")
-]
-RerankerOpt = Annotated[
-    Path | None,
-    typer.Option("--reranker", help="local CrossEncoder directory (default: none, declared)"),
-]
-RerankGapOpt = Annotated[
-    float | None,
-    typer.Option(
-        **_range("rerank_gap"),
-        help="with --reranker: rerank only sections whose first two retrieval scores are "
-        "within this gap (default: rerank all)",
-        show_default=False,
-    ),
-]
-RoutingOpt = Annotated[
-    RoutingMode,
-    typer.Option(
-        "--routing",
-        help="off: search every hub collection; pins: an input/--collections pin or a "
-        "--routing-rules rule may narrow; auto: also the trained branch classifier",
-    ),
-]
-CollectionsOpt = Annotated[
-    list[str] | None,
-    typer.Option("--collections", help="pin every section to these hub collections (repeatable)"),
-]
-RulesOpt = Annotated[
-    Path | None, typer.Option("--routing-rules", help="YAML routing rules (docs/routing.md)")
-]
-SearchOpt = Annotated[
-    SearchKind, typer.Option("--search", help="flat: score every hub; beam: walk down the hub tree")
-]
-BeamWidthOpt = Annotated[
-    int,
-    typer.Option("--beam-width", **_range("beam_width"), help="beam search: nodes kept a level"),
-]
-VectorOpt = Annotated[
-    VectorBackend,
-    typer.Option(
-        "--vector-backend", help="memory, or pgvector (hub vectors in the PostgreSQL --db)"
-    ),
-]
-EmbeddingOpt = Annotated[
-    Path | None,
-    typer.Option(
-        "--embedding-model",
-        help="embedder directory: sentence-transformers, or an int8 ONNX build (default: the "
-        "one the trained models record)",
-        show_default=False,
-    ),
-]
-CacheOpt = Annotated[
-    Path | None,
-    typer.Option(
-        "--cache-dir", help="vector caches (default: cache/ in the home)", show_default=False
-    ),
-]
+HomeOpt = Annotated[Path | None, opt("--home", _HELP["home"], show_default=False)]
+DbOpt = Annotated[str | None, opt("--db", _HELP["db"])]
+HubsOpt = Annotated[list[Path] | None, opt("--hub", _HELP["hubs"], show_default=False)]
+HubOpt = Annotated[Path | None, opt("--hub", _HELP["hub"])]
+ThresholdOpt = Annotated[float | None, opt("--threshold", _HELP["threshold"], "threshold")]
+ModelsOpt = Annotated[Path | None, opt("--models", _HELP["models"])]
+UncalibratedOpt = Annotated[bool, opt("--uncalibrated", _HELP["uncalibrated"])]
+TopKOpt = Annotated[int, opt("--top-k", _HELP["top_k"], "top_k")]
+TopNOpt = Annotated[int, opt("--top-n", _HELP["top_n"], "top_n")]
+BatchOpt = Annotated[int, opt("--batch-size", _HELP["batch_size"], "batch_size")]
+RerankerOpt = Annotated[Path | None, opt("--reranker", _HELP["reranker"])]
+RerankGapOpt = Annotated[float | None, opt("--rerank-gap", _HELP["rerank_gap"], "rerank_gap")]
+RoutingOpt = Annotated[RoutingMode, opt("--routing", _HELP["routing"])]
+CollectionsOpt = Annotated[list[str] | None, opt("--collections", _HELP["collections"])]
+RulesOpt = Annotated[Path | None, opt("--routing-rules", _HELP["routing_rules"])]
+SearchOpt = Annotated[SearchKind, opt("--search", _HELP["search"])]
+BeamWidthOpt = Annotated[int, opt("--beam-width", _HELP["beam_width"], "beam_width")]
+VectorOpt = Annotated[VectorBackend, opt("--vector-backend", _HELP["vector_backend"])]
+EmbeddingOpt = Annotated[Path | None, opt("--embedding-model", _HELP["embedding_model"])]
+CacheOpt = Annotated[Path | None, opt("--cache-dir", _HELP["cache_dir"])]
+ScheduleInputArg = Annotated[Path | None, typer.Argument(help=_HELP["input"])]
+CronOpt = Annotated[str, opt("--cron", _HELP["cron"])]
+NameOpt = Annotated[str, opt("--name", _HELP["name"])]
+OutRootOpt = Annotated[Path, opt("--out-root", _HELP["out_root"])]
+CommitOpt = Annotated[bool, opt("--commit", _HELP["commit"])]
+FromDbOpt = Annotated[bool, opt("--from-db", _HELP["from_db"])]
+LinksOpt = Annotated[list[str] | None, opt("--links", _HELP["links"])]
+ExcludeOpt = Annotated[list[str] | None, opt("--exclude-framework", _HELP["exclude"])]
+HoldoutDevOpt = Annotated[bool, opt("--holdout-dev", _HELP["holdout_dev"])]
+ModelsOutOpt = Annotated[Path | None, opt("--out", _HELP["models_out"])]
+Int8OutOpt = Annotated[Path | None, opt("--out", _HELP["int8_out"])]
+SourceOpt = Annotated[Path | None, opt("--source", _HELP["source"])]
+SeedOpt = Annotated[int, opt("--seed", _HELP["seed"])]
+ForceOpt = Annotated[bool, opt("--force", _HELP["force"])]
 
 
 @dataclass(frozen=True)
 class LinkerOptions:
-    """The options every linking command shares, as given on the command line."""
+    """The options every linking command shares: each field's annotation is its option and
+    its default the option's default, so this class is the one definition of both."""
 
-    hub: list[Path] | None
-    threshold: float | None
-    top_k: int
-    top_n: int
-    reranker: Path | None
-    rerank_gap: float | None
-    routing: RoutingMode
-    collections: list[str] | None
-    routing_rules: Path | None
-    search: SearchKind
-    beam_width: int
-    embedding_model: Path | None
-    models: Path | None
-    uncalibrated: bool
-    cache_dir: Path | None
-    vector_backend: VectorBackend
-    db: str | None
-    home: Path | None
+    hub: HubsOpt = None
+    threshold: ThresholdOpt = None
+    top_k: TopKOpt = default_of("top_k")
+    top_n: TopNOpt = default_of("top_n")
+    reranker: RerankerOpt = None
+    rerank_gap: RerankGapOpt = None
+    routing: RoutingOpt = default_of("routing")
+    collections: CollectionsOpt = None
+    routing_rules: RulesOpt = None
+    search: SearchOpt = default_of("search")
+    beam_width: BeamWidthOpt = default_of("beam_width")
+    embedding_model: EmbeddingOpt = None
+    models: ModelsOpt = None
+    uncalibrated: UncalibratedOpt = False
+    cache_dir: CacheOpt = None
+    vector_backend: VectorOpt = default_of("vector_backend")
+    db: DbOpt = None
+    home: HomeOpt = None
 
 
-_LINKER_PARAMETERS: dict[str, tuple[Any, Any]] = {
-    "hub": (HubsOpt, None),
-    "threshold": (ThresholdOpt, None),
-    "top_k": (TopKOpt, default_of("top_k")),
-    "top_n": (TopNOpt, default_of("top_n")),
-    "reranker": (RerankerOpt, None),
-    "rerank_gap": (RerankGapOpt, None),
-    "routing": (RoutingOpt, default_of("routing")),
-    "collections": (CollectionsOpt, None),
-    "routing_rules": (RulesOpt, None),
-    "search": (SearchOpt, default_of("search")),
-    "beam_width": (BeamWidthOpt, default_of("beam_width")),
-    "embedding_model": (EmbeddingOpt, None),
-    "models": (ModelsOpt, None),
-    "uncalibrated": (UncalibratedOpt, False),
-    "cache_dir": (CacheOpt, None),
-    "vector_backend": (VectorOpt, default_of("vector_backend")),
-    "db": (DbOpt, None),
-    "home": (HomeOpt, None),
-}
-assert set(_LINKER_PARAMETERS) == {f.name for f in fields(LinkerOptions)}
+@dataclass(frozen=True)
+class ScheduleOptions:
+    """What `serve` and `deploy` share: what each scheduled run reads and where it writes."""
+
+    input: ScheduleInputArg = None
+    cron: CronOpt = "0 2 * * *"
+    name: NameOpt = "nightly"
+    out_root: OutRootOpt = Path("out")
+    commit: CommitOpt = False
+    from_db: FromDbOpt = False
+    batch_size: BatchOpt = default_of("batch_size")
+
 
 F = TypeVar("F", bound=Callable[..., Any])
 
 
-def with_linker_options(command: F) -> F:
-    """Add every linker option to `command`, which receives them as `linker: LinkerOptions`
-    (its own parameters first, the shared ones after, all keyword options)."""
-    signature = inspect.signature(command, eval_str=True)
-    own = [p for name, p in signature.parameters.items() if name != "linker"]
-    taken = {p.name for p in own}
-    shared = [
-        inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=default, annotation=ann)
-        for name, (ann, default) in _LINKER_PARAMETERS.items()
-        if name not in taken
+def _group(into: type[Any], keyword: str) -> Callable[[F], F]:
+    """A decorator adding the options `into`'s fields declare to a command, which receives
+    them as one `keyword: into(...)` (its own parameters first, the group's after)."""
+    hints = get_type_hints(into, include_extras=True)
+    kind = inspect.Parameter.KEYWORD_ONLY
+    added = [
+        inspect.Parameter(f.name, kind, default=f.default, annotation=hints[f.name])
+        for f in fields(into)
     ]
 
-    @functools.wraps(command)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
-        given = {name: kwargs.pop(name) for name in _LINKER_PARAMETERS if name not in taken}
-        shared_own = {name: kwargs[name] for name in _LINKER_PARAMETERS if name in taken}
-        return command(*args, linker=LinkerOptions(**given, **shared_own), **kwargs)
+    def decorate(command: F) -> F:
+        signature = inspect.signature(command, eval_str=True)
+        own = [p for name, p in signature.parameters.items() if name != keyword]
 
-    parameters = own + shared
-    wrapper.__signature__ = signature.replace(parameters=parameters)  # type: ignore[attr-defined]
-    wrapper.__annotations__ = {p.name: p.annotation for p in parameters}
-    wrapper.__annotations__["return"] = signature.return_annotation
-    return wrapper  # type: ignore[return-value]
+        @functools.wraps(command)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            group = into(**{p.name: kwargs.pop(p.name) for p in added})
+            return command(*args, **{keyword: group}, **kwargs)
+
+        parameters = own + added
+        wrapper.__signature__ = signature.replace(parameters=parameters)  # type: ignore[attr-defined]
+        wrapper.__annotations__ = {p.name: p.annotation for p in parameters}
+        wrapper.__annotations__["return"] = signature.return_annotation
+        return wrapper  # type: ignore[return-value]
+
+    return decorate
+
+
+with_linker_options = _group(LinkerOptions, "linker")
+with_schedule_options = _group(ScheduleOptions, "schedule")

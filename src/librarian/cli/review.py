@@ -20,9 +20,9 @@ app = typer.Typer(no_args_is_help=True, help="The reviewers' queue.")
 @app.command("export")
 def review_export(
     db: DbOpt = None,
-    fmt: Annotated[ExportFormat, typer.Option("--format", help="sheet format")] = ExportFormat.CSV,
+    fmt: Annotated[ExportFormat, typer.Option("--format", help="sheet format")] = "csv",
     out_file: Annotated[Path | None, typer.Option("--out", help="default: stdout")] = None,
-    status: Annotated[ItemStatus, typer.Option(help="which items")] = ItemStatus.OPEN,
+    status: Annotated[ItemStatus, typer.Option(help="which items")] = "open",
     since: Annotated[
         datetime | None, typer.Option(help="only items created at or after this time (UTC)")
     ] = None,
@@ -40,16 +40,10 @@ def review_export(
     engine = make_engine(database(db, home_of(home), create=False))
     try:
         with Session(engine) as session:
-            items = review_items(session, status.value, since)
+            items = review_items(session, status, since)
     finally:
         engine.dispose()
-    text = (
-        to_csv(items)
-        if fmt == ExportFormat.CSV
-        else to_jsonl(items)
-        if fmt == ExportFormat.JSONL
-        else to_html(items)
-    )
+    text = to_csv(items) if fmt == "csv" else to_jsonl(items) if fmt == "jsonl" else to_html(items)
     if out_file is None:
         sys.stdout.write(text)
         return

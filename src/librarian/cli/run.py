@@ -55,7 +55,7 @@ def run(
     task_runner: Annotated[
         TaskRunner,
         typer.Option("--task-runner", help="this process, or batches over Dask workers"),
-    ] = TaskRunner.DEFAULT,
+    ] = "default",
     dask_address: Annotated[
         str | None,
         typer.Option(help="Dask scheduler, e.g. tcp://host:8786 (default: a local cluster)"),
@@ -83,7 +83,7 @@ def run(
     target = out_dir or Path("out") / run_id
     if target.exists() and not target.is_dir():
         raise UsageError(f"--out {target} exists and is not a directory")
-    if dask_address is not None and task_runner != TaskRunner.DASK:
+    if dask_address is not None and task_runner != "dask":
         raise UsageError("--dask-address needs --task-runner dask")
     db = None if dry_run else database(linker.db, home_of(linker.home), create=not from_db)
     settings = linker_settings(linker, batch_size=batch_size)
@@ -91,7 +91,7 @@ def run(
     with ExitStack() as stack:
         in_flight = 1
         dask = None
-        if task_runner == TaskRunner.DASK:
+        if task_runner == "dask":
             in_flight = use_dask(stack, dask_address, dask_workers)
             dask = (dask_address, dask_workers)
         summary = run_flow(input, target, settings, run_id, db, in_flight, dask)

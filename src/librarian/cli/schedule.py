@@ -10,19 +10,15 @@ from typing import Annotated, Any
 import typer
 
 from librarian.cli.common import database, err, home_of, linker_settings, out, prefect_environment
-from librarian.cli.options import BatchOpt, LinkerOptions, with_linker_options
+from librarian.cli.options import (
+    LinkerOptions,
+    ScheduleOptions,
+    with_linker_options,
+    with_schedule_options,
+)
 from librarian.cli.run import check_input
 from librarian.errors import RunError, UsageError
-from librarian.settings import LinkerSettings, default_of
-
-ScheduleInput = Annotated[
-    Path | None, typer.Argument(help="knowledge-queue JSONL read at every run (or --from-db)")
-]
-CronOpt = Annotated[str, typer.Option(help="cron schedule, e.g. '0 2 * * *' (UTC)")]
-NameOpt = Annotated[str, typer.Option(help="deployment name")]
-OutRootOpt = Annotated[Path, typer.Option(help="each run writes OUT_ROOT/<run-id>/")]
-CommitOpt = Annotated[bool, typer.Option("--commit", help="store decisions in --db")]
-FromDbOpt = Annotated[bool, typer.Option("--from-db", help="drain the knowledge_queue table")]
+from librarian.settings import LinkerSettings
 
 
 def _absolute(settings: LinkerSettings) -> dict[str, Any]:
@@ -33,72 +29,55 @@ def _absolute(settings: LinkerSettings) -> dict[str, Any]:
             values[key] = str(value.resolve())
         elif isinstance(value, tuple):
             values[key] = [str(v.resolve()) if isinstance(v, Path) else v for v in value]
-        elif hasattr(value, "value"):
-            values[key] = value.value
     return values
 
 
 def scheduled_parameters(
-    input: Path | None, from_db: bool, commit: bool, out_root: Path, settings: LinkerSettings,
-    linker: LinkerOptions,
-) -> dict[str, Any]:  # fmt: skip
+    schedule: ScheduleOptions, settings: LinkerSettings, linker: LinkerOptions
+) -> dict[str, Any]:
     """Parameters of the deployable flow, checked now rather than at 2 a.m."""
-    check_input(input, from_db)
-    db = (
-        database(linker.db, home_of(linker.home), create=not from_db)
-        if (from_db or commit)
-        else None
-    )
+    check_input(schedule.input, schedule.from_db)
+    db = None
+    if schedule.from_db or schedule.commit:
+        db = database(linker.db, home_of(linker.home), create=not schedule.from_db)
     return {
-        "input_path": str(input.resolve()) if input is not None else None,
-        "out_root": str(out_root.resolve()),
+        "input_path": str(schedule.input.resolve()) if schedule.input is not None else None,
+        "out_root": str(schedule.out_root.resolve()),
         "database": db,
         "options": _absolute(settings),
     }
 
 
+@with_schedule_options
 @with_linker_options
-def serve(
-    input: ScheduleInput = None,
-    cron: CronOpt = "0 2 * * *",
-    name: NameOpt = "nightly",
-    out_root: OutRootOpt = Path("out"),
-    commit: CommitOpt = False,
-    from_db: FromDbOpt = False,
-    batch_size: BatchOpt = default_of("batch_size"),
-    *,
-    linker: LinkerOptions,
-) -> None:
+def serve(*, schedule: ScheduleOptions, linker: LinkerOptions) -> None:
     """Keep a scheduled deployment of the flow and run it here (Prefect `flow.serve`).
 
     Runs until stopped (Ctrl-C). With PREFECT_API_URL set the schedule is registered on
     that server; otherwise on a temporary local one that lives as long as this process.
     """
-    settings = linker_settings(linker, batch_size=batch_size)
-    parameters = scheduled_parameters(input, from_db, commit, out_root, settings, linker)
+    settings = linker_settings(linker, batch_size=schedule.batch_size)
+    parameters = scheduled_parameters(schedule, settings, linker)
     prefect_environment()
     from librarian.flows.scheduled import scheduled_run
 
     api = os.environ.get("PREFECT_API_URL") or (
         "a temporary local Prefect server (the schedule lives with this process)"
     )
-    err.print(f"serving deployment {name!r} on {cron} against {api}", markup=False)
-    scheduled_run.serve(name=name, cron=cron, parameters=parameters, print_starting_message=False)
+    err.print(f"serving deployment {schedule.name!r} on {schedule.cron} against {api}",
+              markup=False)  # fmt: skip
+    scheduled_run.serve(name=schedule.name, cron=schedule.cron, parameters=parameters,
+                        print_starting_message=False)  # fmt: skip
 
 
+@with_schedule_options
 @with_linker_options
 def deploy(
-    input: ScheduleInput = None,
-    cron: CronOpt = "0 2 * * *",
-    name: NameOpt = "nightly",
     pool: Annotated[str, typer.Option(help="process work pool (created if missing)")] = (
         "librarian"
     ),
-    out_root: OutRootOpt = Path("out"),
-    commit: CommitOpt = False,
-    from_db: FromDbOpt = False,
-    batch_size: BatchOpt = default_of("batch_size"),
     *,
+    schedule: ScheduleOptions,
     linker: LinkerOptions,
 ) -> None:
     """Register the scheduled deployment on the Prefect server at PREFECT_API_URL.
@@ -107,15 +86,15 @@ def deploy(
     installed."""
     if not os.environ.get("PREFECT_API_URL"):
         raise UsageError("deploy registers against a Prefect server: set PREFECT_API_URL")
-    settings = linker_settings(linker, batch_size=batch_size)
-    parameters = scheduled_parameters(input, from_db, commit, out_root, settings, linker)
+    settings = linker_settings(linker, batch_size=schedule.batch_size)
+    parameters = scheduled_parameters(schedule, settings, linker)
     prefect_environment()
-    deployment_id = _register(name, pool, cron, parameters)
+    deployment_id = _register(schedule.name, pool, schedule.cron, parameters)
     from librarian.flows.scheduled import scheduled_run
 
     out.print(
-        f"deployment {scheduled_run.name}/{name} ({deployment_id}) on {cron} in pool {pool!r}; "
-        f"run a worker: prefect worker start --pool {pool}",
+        f"deployment {scheduled_run.name}/{schedule.name} ({deployment_id}) on {schedule.cron} "
+        f"in pool {pool!r}; run a worker: prefect worker start --pool {pool}",
         markup=False,
     )
 

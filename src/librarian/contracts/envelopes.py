@@ -89,32 +89,30 @@ class UpdateDetection(_Strict):
     adversarial_flags: list[AdversarialFlag] = Field(default_factory=list)
 
 
-class LinkProposal(_Strict):
+class _Envelope(_Strict):
+    """What every output envelope carries: which section, from which run, and why."""
+
     schema_version: str = SCHEMA_VERSION
     chunk_id: str = Field(min_length=1)
     artifact_id: str = Field(min_length=1)
     pipeline_run_id: str = Field(min_length=1)
-    classified_at: datetime
-    status: Literal["linked"] = "linked"
     knowledge: Knowledge
     retrieval: Retrieval
-    links: list[Link] = Field(min_length=1)
     update_detection: UpdateDetection = Field(default_factory=UpdateDetection)
 
 
-class ReviewItem(_Strict):
-    schema_version: str = SCHEMA_VERSION
+class LinkProposal(_Envelope):
+    classified_at: datetime
+    status: Literal["linked"] = "linked"
+    links: list[Link] = Field(min_length=1)
+
+
+class ReviewItem(_Envelope):
     review_id: str = Field(min_length=1)
-    chunk_id: str = Field(min_length=1)
-    artifact_id: str = Field(min_length=1)
-    pipeline_run_id: str = Field(min_length=1)
     created_at: datetime
     status: Literal["review_required"] = "review_required"
     reason_code: ReasonCode
-    knowledge: Knowledge
-    retrieval: Retrieval
     suggested_links: list[Link] | None = None
-    update_detection: UpdateDetection = Field(default_factory=UpdateDetection)
 
 
 Envelope = LinkProposal | ReviewItem

@@ -62,23 +62,25 @@ class SkipCode(StrEnum):
     UNCHANGED = "UNCHANGED"
 
 
-class Rejection(BaseModel):
+class _RowNote(BaseModel):
+    """Why an input line produced no envelope."""
+
+    line: int
+    chunk_id: str | None = None
+    message: str
+
+
+class Rejection(_RowNote):
     """A row that could not be processed: kept, with why, never dropped."""
 
-    line: int
-    chunk_id: str | None = None
     reason: RejectCode
     field: str | None = None
-    message: str
 
 
-class Skip(BaseModel):
+class Skip(_RowNote):
     """A well-formed row that is not for the librarian (or already seen in this run)."""
 
-    line: int
-    chunk_id: str | None = None
     reason: SkipCode
-    message: str
 
 
 class HubNode(BaseModel):

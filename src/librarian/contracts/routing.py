@@ -3,19 +3,13 @@ hub a section searched, and why. Envelopes stay to contract; this is a separate 
 
 from __future__ import annotations
 
-from enum import StrEnum
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-
 # off: every collection, pins and rules ignored (for comparisons); pins: a pin or a rule may
 # narrow; auto: pins, rules, then the trained branch classifier.
-class RoutingMode(StrEnum):
-    OFF = "off"
-    PINS = "pins"
-    AUTO = "auto"
-
+RoutingMode = Literal["off", "pins", "auto"]
 
 Strategy = Literal["all", "pin", "rules", "classifier"]
 

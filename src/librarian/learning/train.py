@@ -21,7 +21,6 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from librarian.catalogue.hub import Hub, load_hub
-from librarian.contracts.routing import RoutingMode
 from librarian.errors import RunError
 from librarian.integrity import files_problem, sha256_of
 from librarian.learning.calibrate import (
@@ -243,7 +242,7 @@ def fit_router(
         if len({labels[j] for j in fit}) < 2:
             continue
         fold = BranchClassifier.fit(x[fit], [labels[j] for j in fit], {})
-        router = Router(collections, mode=RoutingMode.AUTO, classifier=fold)
+        router = Router(collections, mode="auto", classifier=fold)
         for i, s in enumerate(sections):
             if s.framework_id != held:
                 continue

@@ -15,5 +15,3 @@ def load_embedder(path: Path | None = None) -> Embedder:
     if path is not None and is_onnx_dir(path):
         return OnnxEmbedder(path)
     return SentenceTransformerEmbedder(path)
-
-

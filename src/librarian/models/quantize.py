@@ -8,8 +8,6 @@ Build-time only: torch, transformers, onnx and onnxruntime's tools are imported 
 
 from __future__ import annotations
 
-from librarian.errors import RunError
-
 import json
 import logging
 import shutil
@@ -20,15 +18,16 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from librarian.errors import RunError
 from librarian.integrity import sha256_of
-from librarian.models.seams import ModelError, Vectors
-from librarian.models.transformer import SentenceTransformerEmbedder, model_fingerprint
 from librarian.models.onnx_embedder import (
     ONNX_CARD_NAME,
     ONNX_MODEL_NAME,
     TOKENIZER_NAME,
     OnnxEmbedder,
 )
+from librarian.models.seams import Vectors
+from librarian.models.transformer import SentenceTransformerEmbedder, model_fingerprint
 
 BACKEND = "onnx-int8"
 # Below this the int8 vectors are not the source model's any more: refuse to write them.

@@ -6,16 +6,13 @@ The implementations live beside this module: `transformer` (torch), `onnx_embedd
 
 from __future__ import annotations
 
-from librarian.errors import UsageError
-
-import hashlib
-import os
 from collections.abc import Sequence
-from pathlib import Path
-from typing import Any, Protocol
+from typing import Protocol
 
 import numpy as np
 from numpy.typing import NDArray
+
+from librarian.errors import UsageError
 
 # Longest text handed to a tokenizer: far past any model's window (256 tokens here),
 # so cutting there changes nothing the model sees while sparing 50,000-char controls.
@@ -56,5 +53,3 @@ class VectorCache(Protocol):
     def get(self, keys: Sequence[str]) -> dict[str, NDArray[np.float32]]: ...
 
     def put(self, items: dict[str, NDArray[np.float32]]) -> None: ...
-
-

@@ -132,5 +132,3 @@ def _model_name(path: Path) -> str:
     if path == default_embedding_model_path():
         return "all-MiniLM-L6-v2"
     return path.name
-
-

@@ -17,7 +17,7 @@ import numpy as np
 
 from librarian.catalogue.hub import Hub
 from librarian.models.seams import Vectors
-from librarian.retrieval.flat import Allowed, DimensionMismatchError, ScoredHub, combined_vectors
+from librarian.retrieval.flat import Allowed, Hits, ScoredHub, check_dimension, combined_vectors
 from librarian.retrieval.index import HubIndex
 
 Path = tuple[str, ...]
@@ -59,17 +59,9 @@ class BeamRetriever:
         self._centroids = (centroids / np.maximum(norms, 1e-12)).astype(np.float32)
 
     def search(
-        self,
-        queries: Vectors,
-        top_k: int,
-        min_score: float,
-        allowed: Allowed = None,
-    ) -> list[list[ScoredHub]]:
-        if queries.ndim != 2 or queries.shape[1] != self.index.dimension:
-            raise DimensionMismatchError(
-                f"query vectors have dimension {queries.shape[-1]}, "
-                f"the hub index has {self.index.dimension}"
-            )
+        self, queries: Vectors, top_k: int, min_score: float, allowed: Allowed = None
+    ) -> Hits:
+        check_dimension(queries, self.index)
         node_scores = queries @ self._centroids.T
         hub_scores = queries @ self._hub_vectors.T
         results = []

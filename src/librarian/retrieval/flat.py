@@ -36,6 +36,16 @@ RETRIEVER_ID = "dense cosine mean(name, path, name+children)"
 
 # Per query row, the only CRE ids it may return (None: all); None for the whole batch: all.
 Allowed = Sequence[frozenset[str] | None] | None
+# Per query row, the hubs found, best first.
+Hits = list[list[ScoredHub]]
+
+
+def check_dimension(queries: Vectors, index: HubIndex) -> None:
+    if queries.ndim != 2 or queries.shape[1] != index.dimension:
+        raise DimensionMismatchError(
+            f"query vectors have dimension {queries.shape[-1]}, "
+            f"the hub index has {index.dimension}: were they built by the same model?"
+        )
 
 
 class Retriever(Protocol):
@@ -44,12 +54,8 @@ class Retriever(Protocol):
     name: str
 
     def search(
-        self,
-        queries: Vectors,
-        top_k: int,
-        min_score: float,
-        allowed: Allowed = None,
-    ) -> list[list[ScoredHub]]:
+        self, queries: Vectors, top_k: int, min_score: float, allowed: Allowed = None
+    ) -> Hits:
         """`allowed[i]`: the only CRE ids row i may return (None: all)."""
         ...
 
@@ -60,12 +66,8 @@ class MemoryRetriever:
     name: str = "in-memory"
 
     def search(
-        self,
-        queries: Vectors,
-        top_k: int,
-        min_score: float,
-        allowed: Allowed = None,
-    ) -> list[list[ScoredHub]]:
+        self, queries: Vectors, top_k: int, min_score: float, allowed: Allowed = None
+    ) -> Hits:
         return retrieve(queries, self.index, top_k, min_score, allowed)
 
 
@@ -85,13 +87,9 @@ def retrieve(
     top_k: int,
     min_score: float = 0.0,
     allowed: Allowed = None,
-) -> list[list[ScoredHub]]:
+) -> Hits:
     """Top-k hubs per query row, best first; hubs scoring at or below `min_score` are dropped."""
-    if queries.ndim != 2 or queries.shape[1] != index.dimension:
-        raise DimensionMismatchError(
-            f"query vectors have dimension {queries.shape[-1]}, "
-            f"the hub index has {index.dimension}: were they built by the same model?"
-        )
+    check_dimension(queries, index)
     scores = queries @ combined_vectors(index).T
     if allowed is not None:
         for i, ids in enumerate(allowed):

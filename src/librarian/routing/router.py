@@ -73,7 +73,7 @@ class _Decision:
 @dataclass(frozen=True)
 class Router:
     collections: Mapping[str, frozenset[str]]
-    mode: RoutingMode = RoutingMode.PINS
+    mode: RoutingMode = "pins"
     pin: tuple[str, ...] = ()
     rules: tuple[Rule, ...] = ()
     classifier: BranchClassifier | None = None
@@ -99,7 +99,7 @@ class Router:
     def route(self, section: Section, vector: NDArray[np.float32] | None) -> RoutingDecision:
         """Pin, then rules, then (mode auto) the classifier, else every collection."""
         decision = _Decision(self, section)
-        if self.mode == RoutingMode.OFF:
+        if self.mode == "off":
             return decision.done("all", self.names, {c: "routing off" for c in self.names})
         pinned = self._pinned(decision)
         if pinned is not None:
@@ -107,7 +107,7 @@ class Router:
         ruled = self._ruled(decision)
         if ruled is not None:
             return ruled
-        if self.mode == RoutingMode.AUTO:
+        if self.mode == "auto":
             return self._classified(decision, vector)
         reasons = {c: "no pin, rule or classifier applies" for c in self.names}
         return decision.done("all", self.names, reasons)

@@ -6,6 +6,7 @@ import hashlib
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
+from typing import NamedTuple
 
 from librarian.catalogue.hub import Hub
 from librarian.contracts.envelopes import (
@@ -166,25 +167,24 @@ def _review(
     ctx: RunContext,
     update: UpdateDetection | None = None,
 ) -> ReviewItem:
+    origin = Origin(ctx.run_id, section.chunk_id, section.artifact_id, ctx.now)
+    knowledge = knowledge_of(section)
     return review_item(
-        run_id=ctx.run_id,
-        chunk_id=section.chunk_id,
-        artifact_id=section.artifact_id,
-        created_at=ctx.now,
-        reason=reason,
-        knowledge=knowledge_of(section),
-        retrieval=retrieval,
-        suggestions=suggestions,
-        update=update or UpdateDetection(),
+        origin, reason, knowledge, retrieval, suggestions, update or UpdateDetection()
     )
 
 
+class Origin(NamedTuple):
+    """Which section a review item speaks for, from which run, since when."""
+
+    run_id: str
+    chunk_id: str
+    artifact_id: str
+    created_at: datetime
+
+
 def review_item(
-    *,
-    run_id: str,
-    chunk_id: str,
-    artifact_id: str,
-    created_at: datetime,
+    origin: Origin,
     reason: ReasonCode,
     knowledge: Knowledge,
     retrieval: Retrieval,
@@ -193,6 +193,7 @@ def review_item(
 ) -> ReviewItem:
     """The one place a ReviewItem is built (from a section here, from a proposal in
     `update`), so its review id is always derived the same way."""
+    run_id, chunk_id, artifact_id, created_at = origin
     return ReviewItem(
         review_id=review_id(run_id, chunk_id),
         chunk_id=chunk_id,

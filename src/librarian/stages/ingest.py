@@ -11,7 +11,7 @@ import json
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
@@ -30,6 +30,7 @@ _KNOWLEDGE_ITEM_KEYS = frozenset({"content", "event_id", "filtered_at", "locator
 _QUEUE_ROW_KEYS = frozenset({"llm_label", "source_type", "span_heading_path"})
 
 Parsed = Section | Rejection | Skip
+M = TypeVar("M", bound=BaseModel)
 
 
 @dataclass(frozen=True)
@@ -71,79 +72,60 @@ def content_hash(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
+def rejected(
+    line: int, code: RejectCode, why: str, chunk_id: str | None = None, field: str | None = None
+) -> Rejection:
+    """A refused line, its message starting with where it is."""
+    message = f"line {line}: {why}"
+    return Rejection(line=line, chunk_id=chunk_id, reason=code, field=field, message=message)
+
+
 def parse_line(line: int, raw: bytes) -> Parsed:
     """Validate one raw line into a Section, or say exactly why not."""
     try:
         decoded = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
-        return Rejection(
-            line=line,
-            reason=RejectCode.INVALID_ENCODING,
-            message=f"line {line}: bytes are not UTF-8 (at byte {exc.start}: {exc.reason})",
-        )
+        why = f"bytes are not UTF-8 (at byte {exc.start}: {exc.reason})"
+        return rejected(line, RejectCode.INVALID_ENCODING, why)
     try:
         obj = json.loads(decoded)
     except json.JSONDecodeError as exc:
-        return Rejection(
-            line=line,
-            reason=RejectCode.INVALID_JSON,
-            message=f"line {line}: invalid JSON: {exc.msg} (column {exc.colno})",
-        )
+        why = f"invalid JSON: {exc.msg} (column {exc.colno})"
+        return rejected(line, RejectCode.INVALID_JSON, why)
     if not isinstance(obj, dict):
-        return Rejection(
-            line=line,
-            reason=RejectCode.NOT_AN_OBJECT,
-            message=f"line {line}: expected a JSON object, got {type(obj).__name__}",
-        )
+        why = f"expected a JSON object, got {type(obj).__name__}"
+        return rejected(line, RejectCode.NOT_AN_OBJECT, why)
     chunk_id = obj.get("chunk_id") if isinstance(obj.get("chunk_id"), str) else None
     keys = obj.keys()
     if keys & _KNOWLEDGE_ITEM_KEYS:
         return _parse_knowledge_item(line, obj, chunk_id)
     if keys & _QUEUE_ROW_KEYS:
         return _parse_queue_row(line, obj, chunk_id)
-    return Rejection(
-        line=line,
-        chunk_id=chunk_id,
-        reason=RejectCode.UNKNOWN_SHAPE,
-        message=(
-            f"line {line}: neither a queue row (needs llm_label, source_type, ...) "
-            "nor a KnowledgeItem envelope (needs content, locator, ...)"
-        ),
+    why = (
+        "neither a queue row (needs llm_label, source_type, ...) "
+        "nor a KnowledgeItem envelope (needs content, locator, ...)"
     )
+    return rejected(line, RejectCode.UNKNOWN_SHAPE, why, chunk_id)
 
 
 def _parse_queue_row(line: int, obj: dict[str, Any], chunk_id: str | None) -> Parsed:
     label = obj.get("llm_label")
+    skip = None
     if isinstance(label, str) and label not in ACCEPTED_LABELS:
-        return Skip(
-            line=line,
-            chunk_id=chunk_id,
-            reason=SkipCode.LABEL_NOT_OURS,
-            message=f"llm_label {label!r} is not KNOWLEDGE or UNCERTAIN",
-        )
-    row = _validate(QueueRow, line, obj, chunk_id)
-    if isinstance(row, Rejection):
+        skip = SkipCode.LABEL_NOT_OURS, f"llm_label {label!r} is not KNOWLEDGE or UNCERTAIN"
+    row = _validate(QueueRow, line, obj, chunk_id, skip)
+    if not isinstance(row, QueueRow):
         return row
-    assert isinstance(row, QueueRow)
     headings = _heading_path(row.span_heading_path)
     if headings is None:
-        return Rejection(
-            line=line,
-            chunk_id=row.chunk_id,
-            reason=RejectCode.INVALID_FIELD,
-            field="span_heading_path",
-            message=f"line {line}: span_heading_path must be a JSON-encoded list of strings",
-        )
+        why = "span_heading_path must be a JSON-encoded list of strings"
+        return rejected(line, RejectCode.INVALID_FIELD, why, row.chunk_id, "span_heading_path")
     # rss rows carry no commit time: fall back to when the filter wrote the row.
     committed_at = row.source_committed_at or row.created_at
     if committed_at is None:
-        return Rejection(
-            line=line,
-            chunk_id=row.chunk_id,
-            reason=RejectCode.MISSING_PROVENANCE,
-            field="source_committed_at",
-            message=f"line {line}: no source_committed_at and no created_at to fall back to",
-        )
+        why = "no source_committed_at and no created_at to fall back to"
+        code = RejectCode.MISSING_PROVENANCE
+        return rejected(line, code, why, row.chunk_id, "source_committed_at")
     title = headings[-1] if headings else None
     source, locator = _queue_row_provenance(row, committed_at, title)
     return Section(
@@ -184,31 +166,17 @@ def _queue_row_provenance(
 
 def _parse_knowledge_item(line: int, obj: dict[str, Any], chunk_id: str | None) -> Parsed:
     status = obj.get("status")
+    skip = None
     if isinstance(status, str) and status in ("rejected", "deferred"):
-        return Skip(
-            line=line,
-            chunk_id=chunk_id,
-            reason=SkipCode.STATUS_NOT_ACCEPTED,
-            message=f"status {status!r}: only accepted items are linked",
-        )
-    item = _validate(KnowledgeItem, line, obj, chunk_id)
-    if isinstance(item, Rejection):
+        skip = SkipCode.STATUS_NOT_ACCEPTED, f"status {status!r}: only accepted items are linked"
+    item = _validate(KnowledgeItem, line, obj, chunk_id, skip)
+    if not isinstance(item, KnowledgeItem):
         return item
-    assert isinstance(item, KnowledgeItem)
-    src = item.source
     # committed_at is required downstream; an envelope without it was at least filtered then.
-    committed_at: datetime = src.committed_at or item.filtered_at
-    source = Source(
-        type=src.type,
-        repo=src.repo,
-        url=src.url,
-        commit_sha=src.commit_sha,
-        commit_message=src.commit_message,
-        committed_at=committed_at,
-        author_login=src.author_login,
-    )
+    committed_at: datetime = item.source.committed_at or item.filtered_at
+    source = Source(**{**item.source.model_dump(), "committed_at": committed_at})
     loc = item.locator
-    locator = Locator(kind=loc.kind, id=loc.id, path=loc.path, url=loc.url, title=loc.title)
+    locator = Locator(**loc.model_dump())
     return Section(
         line=line,
         chunk_id=item.chunk_id,
@@ -230,8 +198,15 @@ _ERROR_PRIORITY = {MISSING_PROVENANCE_ERROR: 0, EMPTY_TEXT_ERROR: 1, "missing": 
 
 
 def _validate(
-    model: type[BaseModel], line: int, obj: dict[str, Any], chunk_id: str | None
-) -> BaseModel | Rejection:
+    model: type[M],
+    line: int,
+    obj: dict[str, Any],
+    chunk_id: str | None,
+    skip: tuple[SkipCode, str] | None = None,
+) -> M | Rejection | Skip:
+    """The row as `model`, or why not: skipped (not for us), else rejected (not valid)."""
+    if skip is not None:
+        return Skip(line=line, chunk_id=chunk_id, reason=skip[0], message=skip[1])
     try:
         return model.model_validate(obj)
     except ValidationError as exc:
@@ -246,13 +221,7 @@ def _validate(
         detail = "; ".join(
             f"{'.'.join(str(p) for p in e['loc']) or '(row)'}: {e['msg']}" for e in errors[:5]
         )
-        return Rejection(
-            line=line,
-            chunk_id=chunk_id,
-            reason=code,
-            field=field,
-            message=f"line {line}: {model.__name__} {detail}",
-        )
+        return rejected(line, code, f"{model.__name__} {detail}", chunk_id, field)
 
 
 def _heading_path(encoded: str | None) -> list[str] | None:
@@ -280,23 +249,13 @@ class ChunkRegistry:
         if prior is None:
             self.seen[parsed.chunk_id] = parsed.content_hash
             return parsed
+        line, chunk = parsed.line, parsed.chunk_id
         if prior == parsed.content_hash:
-            return Skip(
-                line=parsed.line,
-                chunk_id=parsed.chunk_id,
-                reason=SkipCode.DUPLICATE_CHUNK,
-                message=f"chunk {parsed.chunk_id} already read earlier in this run",
-            )
-        return Rejection(
-            line=parsed.line,
-            chunk_id=parsed.chunk_id,
-            reason=RejectCode.DUPLICATE_CHUNK_CONFLICT,
-            field="chunk_id",
-            message=(
-                f"line {parsed.line}: chunk {parsed.chunk_id} appeared earlier in this run "
-                "with different text; the first one was processed"
-            ),
-        )
+            why = f"chunk {chunk} already read earlier in this run"
+            return Skip(line=line, chunk_id=chunk, reason=SkipCode.DUPLICATE_CHUNK, message=why)
+        why = f"chunk {chunk} appeared earlier in this run with different text; the first one"
+        why += " was processed"
+        return rejected(line, RejectCode.DUPLICATE_CHUNK_CONFLICT, why, chunk, "chunk_id")
 
 
 def section_from_text(text: str, title: str | None = None) -> Section:

@@ -23,7 +23,7 @@ from librarian.contracts.envelopes import (
     ReviewItem,
     UpdateDetection,
 )
-from librarian.stages.decide import review_item
+from librarian.stages.decide import Origin, review_item
 from librarian.stages.negation import negation_differs
 
 
@@ -74,14 +74,10 @@ def apply_updates(
 def _as_review(envelope: Envelope, reason: ReasonCode, detection: UpdateDetection) -> ReviewItem:
     if isinstance(envelope, ReviewItem):
         return envelope.model_copy(update={"reason_code": reason, "update_detection": detection})
+    origin = Origin(
+        envelope.pipeline_run_id, envelope.chunk_id, envelope.artifact_id, envelope.classified_at
+    )
+    suggestions = list(envelope.links)
     return review_item(
-        run_id=envelope.pipeline_run_id,
-        chunk_id=envelope.chunk_id,
-        artifact_id=envelope.artifact_id,
-        created_at=envelope.classified_at,
-        reason=reason,
-        knowledge=envelope.knowledge,
-        retrieval=envelope.retrieval,
-        suggestions=list(envelope.links),
-        update=detection,
+        origin, reason, envelope.knowledge, envelope.retrieval, suggestions, detection
     )

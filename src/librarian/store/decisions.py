@@ -52,13 +52,9 @@ def unchanged(session: Session, sections: Sequence[Section]) -> list[Skip]:
             (s.span_key, s.content_hash)
         )
         if run is not None:
+            why = f"already decided with the same text (run {run}); nothing written"
             out.append(
-                Skip(
-                    line=s.line,
-                    chunk_id=s.chunk_id,
-                    reason=SkipCode.UNCHANGED,
-                    message=f"already decided with the same text (run {run}); nothing written",
-                )
+                Skip(line=s.line, chunk_id=s.chunk_id, reason=SkipCode.UNCHANGED, message=why)
             )
     return out
 

@@ -18,7 +18,7 @@ from sqlalchemy import Engine, text
 from sqlalchemy.exc import SQLAlchemyError
 
 from librarian.models.seams import Vectors
-from librarian.retrieval.flat import Allowed, ScoredHub, combined_vectors
+from librarian.retrieval.flat import Allowed, Hits, ScoredHub, combined_vectors
 from librarian.retrieval.index import HubIndex
 from librarian.store.db import StoreError, is_postgres, reason
 
@@ -77,13 +77,9 @@ class PgVectorRetriever:
             )
 
     def search(
-        self,
-        queries: Vectors,
-        top_k: int,
-        min_score: float,
-        allowed: Allowed = None,
-    ) -> list[list[ScoredHub]]:
-        results: list[list[ScoredHub]] = []
+        self, queries: Vectors, top_k: int, min_score: float, allowed: Allowed = None
+    ) -> Hits:
+        results: Hits = []
         try:
             with self.engine.begin() as conn:
                 # The HNSW candidate list must be at least k long or it returns fewer rows;
