@@ -1,11 +1,15 @@
-"""Writes data/golden/dev.json: the dev golden set `librarian eval` scores.
+"""Writes data/golden/dev.json: the dev golden set `librarian eval` scores, in the upstream
+harness's format (contracts/rfc/golden-dataset.schema.json).
 
-Positive rows are every curated, readable link of the dev frameworks (DEV_FRAMEWORKS),
-which the default training run leaves out, so each is scored by models that never saw
-its framework. The explicit, update, ambiguous and hard-negative rows are written by
-hand in data/golden/handwritten.json. Deterministic: rerunning gives the same file.
+Positive rows are every section of the dev frameworks (DEV_FRAMEWORKS) that people linked,
+in both text styles: its title (`gold:<framework>:<section>:title`) and, where the shared
+data has it, its prose (`...:prose`). `librarian train --holdout-dev` leaves those
+frameworks out entirely (their links neither describe a hub nor teach the calibrator), so
+each row is scored by models that never saw its framework. The explicit, update,
+ambiguous and hard-negative rows are written by hand in data/golden/handwritten.json.
+Deterministic: rerunning gives the same file.
 
-    python scripts/make_golden.py [--links data/opencre/links.jsonl] [--out data/golden/dev.json]
+    python scripts/make_golden.py [--out data/golden/dev.json]
 """
 
 from __future__ import annotations
@@ -17,10 +21,11 @@ from librarian.catalogue.hub import load_hub
 from librarian.learning.golden import dump_golden, load_golden, rows_from_links
 from librarian.learning.links import (
     DEV_FRAMEWORKS,
-    curated_sections,
+    linked_sections,
     load_links,
+    load_section_texts,
 )
-from librarian.paths import DEFAULT_HUB, DEFAULT_LINKS
+from librarian.paths import DEFAULT_HUB, DEFAULT_LINKS, DEFAULT_SECTION_TEXTS
 
 GOLDEN_DIR = Path("data") / "golden"
 
@@ -28,18 +33,19 @@ GOLDEN_DIR = Path("data") / "golden"
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--links", type=Path, default=DEFAULT_LINKS)
+    parser.add_argument("--section-texts", type=Path, default=DEFAULT_SECTION_TEXTS)
     parser.add_argument("--hub", type=Path, default=DEFAULT_HUB)
     parser.add_argument("--handwritten", type=Path, default=GOLDEN_DIR / "handwritten.json")
     parser.add_argument("--out", type=Path, default=GOLDEN_DIR / "dev.json")
     args = parser.parse_args()
 
     hub = load_hub(args.hub)
-    sections = [
-        s
-        for s in curated_sections(load_links(args.links), known_cres=hub.by_id)
-        if s.framework_id in DEV_FRAMEWORKS
-    ]
-    rows = rows_from_links(sorted(sections, key=lambda s: (s.framework_id, s.section_id)))
+    linked = linked_sections(
+        load_links(args.links), load_section_texts(args.section_texts), known_cres=hub.by_id
+    )
+    sections = [s for s in linked if s.curated and s.framework_id in DEV_FRAMEWORKS]
+    order = sorted(sections, key=lambda s: (s.framework_id, s.style, s.section_id, s.text))
+    rows = rows_from_links(order)
     rows += load_golden(args.handwritten)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(dump_golden(rows))

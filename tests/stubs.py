@@ -11,7 +11,9 @@ from numpy.typing import NDArray
 
 from librarian.catalogue.hub import Hub, build_hub
 from librarian.contracts.records import HubNode
+from librarian.learning.modeldir import CardData, CardModels, ModelCard, OutOfFold, TrainedModels
 from librarian.linker import Linker
+from librarian.retrieval.evidence import RETRIEVER_ID
 from librarian.retrieval.index import build_index
 from librarian.settings import LinkerSettings
 
@@ -103,15 +105,38 @@ class StubScorer:
 
 
 def stub_linker(
-    threshold: float = 0.8,
+    threshold: float | None = 0.8,
     scorer: StubScorer | None = None,
     top_k: int = 4,
     top_n: int = 2,
     rerank_gap: float | None = None,
+    trained: TrainedModels | None = None,
 ) -> Linker:
     hub = small_hub()
     embedder = StubEmbedder()
     settings = LinkerSettings(
         threshold=threshold, top_k=top_k, top_n=top_n, cache_dir=None, rerank_gap=rerank_gap
     )
-    return Linker(hub, embedder, build_index(hub, embedder, None), scorer, settings)
+    return Linker(hub, embedder, build_index(hub, embedder, None), scorer, settings, trained)
+
+
+def example_card() -> ModelCard:
+    """A model card as `librarian train` writes one, for models built by hand in a test."""
+    oof = OutOfFold(how="test", top1=0.5, ece=0.0, auto_linked=0, auto_link_wrong=0, rows=1)
+    return ModelCard(
+        trained_at="2026-11-30T00:00:00+00:00",
+        seconds=0.0,
+        data=CardData(
+            links_sources=["test"], links_sha256="0" * 64, hub_sha256=small_hub().content_hash,
+            hub_nodes=6, sections=1, frameworks_seen={"alpha": 1}, frameworks_excluded=[],
+        ),
+        models=CardModels(
+            embedding=StubEmbedder.name, embedding_fingerprint=StubEmbedder.fingerprint,
+            retriever=RETRIEVER_ID, calibrator="test",
+        ),
+        parameters={},
+        threshold=0.5,
+        out_of_fold=oof,
+        router={},
+        environment={},
+    )  # fmt: skip

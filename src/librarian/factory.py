@@ -16,6 +16,7 @@ from librarian.errors import UsageError
 from librarian.learning.modeldir import (
     ModelDirError,
     TrainedModels,
+    load_evidence,
     load_trained,
     recorded_embedder,
 )
@@ -43,6 +44,7 @@ def build_linker(settings: LinkerSettings) -> Linker:
     if not settings.uncalibrated:
         assert settings.models_dir is not None  # embedding_model_of refused otherwise
         trained = load_trained(settings.models_dir, hub.content_hash, embedder.fingerprint)
+        trained = load_evidence(trained, hub.ids, embedder.dimension)
     scorer = CrossEncoderScorer(settings.reranker_model) if settings.reranker_model else None
     retriever = build_retriever(settings, index, hub)
     router = build_router(settings, hub, trained)

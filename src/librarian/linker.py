@@ -11,6 +11,9 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
+import numpy as np
+from numpy.typing import NDArray
+
 from librarian.catalogue.hub import Hub
 from librarian.contracts.envelopes import Candidate, Envelope
 from librarian.contracts.records import BatchResult, RejectCode, Rejection, Section
@@ -18,13 +21,15 @@ from librarian.contracts.routing import RoutingDecision
 from librarian.learning.calibrate import Calibrator
 from librarian.learning.modeldir import TrainedModels
 from librarian.models.seams import Embedder, PairScorer, Vectors
+from librarian.retrieval.evidence import EVIDENCE_WEIGHT, evidence_bonus
 from librarian.retrieval.flat import MemoryRetriever, Retriever, ScoredHub
 from librarian.retrieval.index import HubIndex
 from librarian.retrieval.rerank import needs_rerank, rerank_scores
+from librarian.retrieval.why import why
 from librarian.routing.collections import hub_collections
 from librarian.routing.router import Router
 from librarian.settings import UNCALIBRATED_THRESHOLD, LinkerSettings
-from librarian.stages.decide import RunContext, decide, decide_explicit
+from librarian.stages.decide import RunContext, Scored, decide, decide_explicit
 from librarian.stages.explicit import find_references
 from librarian.stages.ingest import query_text, rejected, section_from_text
 
@@ -54,8 +59,10 @@ class _Searched:
     sections: list[Section]
     queries: list[str]
     routing: list[RoutingDecision]
+    vectors: Vectors
     hits: list[list[ScoredHub]]
     rerank: list[list[float] | None]
+    best: NDArray[np.float32] | None  # each hub's best linked-section cosine, per section
     truncated: int = 0
 
 
@@ -83,6 +90,8 @@ class Linker:
             hub_collections(hub), mode=settings.routing, pin=settings.collections
         )
         self.trained = trained
+        self.evidence = trained.evidence if trained is not None else None
+        self.column = {c: i for i, c in enumerate(index.ids)}
         # The calibrator was fitted on retrieval scores; a reranker's scores are another scale.
         self.calibrator: Calibrator | None = (
             trained.calibrator if trained is not None and scorer is None else None
@@ -104,14 +113,21 @@ class Linker:
         if scorer and settings.rerank_gap is not None:
             rerank += f" where top-2 retrieval gap < {settings.rerank_gap}"
         if self.calibrator is not None and self.trained is not None:
-            confidence = f"calibrated logistic(score, margin) from {self.trained.description}"
+            confidence = (
+                f"calibrated logistic(score, margin, evidence) from {self.trained.description}"
+            )
         elif self.trained is not None:
             confidence = "uncalibrated reranker score (the calibrator fits retrieval scores only)"
         else:
             confidence = "uncalibrated cosine (asked for: no trained models used)"
+        evidence = (
+            f" + {EVIDENCE_WEIGHT} x best of {self.evidence.size} linked sections"
+            if self.evidence is not None
+            else " (no linked-section evidence)"
+        )
         return (
-            f"dense:{self.embedder.name} cosine mean(name,path,children) top{settings.top_k}"
-            f" ({self.retriever.name}); "
+            f"dense:{self.embedder.name} cosine mean(name,path,children){evidence} "
+            f"top{settings.top_k} ({self.retriever.name}); "
             f"rerank:{rerank}; confidence:{confidence}; routing:{self.router.mode}"
         )
 
@@ -166,16 +182,18 @@ class Linker:
             truncated = self.embedder.count_truncated(queries)
             vectors = self.embedder.encode(queries)
         with timer.stage("retrieve"):
-            routing, hits = self._retrieve(sections, vectors)
+            best = self.evidence.best(vectors) if self.evidence is not None else None
+            routing, hits = self._retrieve(sections, vectors, best)
         rerank: list[list[float] | None] = [None] * len(hits)
         if self.scorer is not None:
             with timer.stage("rerank"):
                 rerank = self._rerank(queries, hits)
         positions = [p for p, _ in to_model]
-        return _Searched(positions, sections, queries, routing, hits, rerank, truncated)
+        return _Searched(positions, sections, queries, routing, vectors, hits, rerank, best,
+                         truncated)  # fmt: skip
 
     def _retrieve(
-        self, sections: list[Section], vectors: Vectors
+        self, sections: list[Section], vectors: Vectors, best: NDArray[np.float32] | None
     ) -> tuple[list[RoutingDecision], list[list[ScoredHub]]]:
         routing = [self.router.route(s, vectors[i]) for i, s in enumerate(sections)]
         allowed = [self.router.allowed(d) for d in routing]
@@ -184,6 +202,7 @@ class Linker:
             self.settings.top_k,
             self.settings.min_score,
             allowed if any(a is not None for a in allowed) else None,
+            evidence_bonus(best) if best is not None else None,
         )
         return routing, hits
 
@@ -206,29 +225,47 @@ class Linker:
             if row_rerank is not None:
                 reranked = sorted(candidates, key=lambda c: (-(c.score_rerank or 0.0), c.cre_id))
                 reranked = reranked[: self.settings.top_n]
-            confidence = self._confidence(hits, reranked or candidates)
-            decided[pos] = decide(searched.sections[row], candidates, reranked, self.description,
-                                  self.settings.top_n, ctx, confidence)  # fmt: skip
+            ranked = (reranked or candidates)[: self.settings.top_n]
+            evidence = self._evidence_of(searched, row, hits)
+            scored = Scored(
+                candidates,
+                reranked,
+                self._confidence(hits, evidence, ranked),
+                {c.cre_id: self._why(searched.vectors[row], c.cre_id) for c in ranked},
+            )
+            decided[pos] = decide(searched.sections[row], scored, self.description,
+                                  self.settings.top_n, ctx)  # fmt: skip
         return decided
+
+    def _evidence_of(
+        self, searched: _Searched, row: int, hits: list[ScoredHub]
+    ) -> list[float] | None:
+        if searched.best is None:
+            return None
+        return [float(searched.best[row, self.column[h.cre_id]]) for h in hits]
+
+    def _why(self, vector: Vectors, cre_id: str) -> str:
+        return why(vector, self.index, self.evidence, self.column[cre_id])
 
     def _candidates(self, hits: list[ScoredHub], rerank: list[float] | None) -> list[Candidate]:
         return [
             Candidate(
                 cre_id=h.cre_id,
                 cre_name=self.hub.by_id[h.cre_id].name,
-                score_vector=round(h.score, 6),
+                score_vector=round(h.dense_score, 6),
+                score_hybrid=round(h.score, 6) if h.dense is not None else None,
                 score_rerank=round(rerank[j], 6) if rerank is not None else None,
             )
             for j, h in enumerate(hits)
         ]
 
     def _confidence(
-        self, hits: list[ScoredHub], ranked: list[Candidate]
+        self, hits: list[ScoredHub], evidence: list[float] | None, ranked: list[Candidate]
     ) -> Mapping[str, float] | None:
         """Calibrated probability per ranked candidate; None without a calibrator."""
         if self.calibrator is None:
             return None
-        probabilities = self.calibrator.probabilities([h.score for h in hits])
+        probabilities = self.calibrator.probabilities([h.score for h in hits], evidence)
         by_id = dict(zip((h.cre_id for h in hits), probabilities, strict=True))
         return {c.cre_id: by_id[c.cre_id] for c in ranked}
 

@@ -2,52 +2,62 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 from librarian.learning.calibrate import (
+    FEATURES,
     CalibrationError,
     Calibrator,
+    candidate_features,
     choose_threshold,
     fit_calibrator,
     reliability,
     top_features,
 )
+from librarian.retrieval.evidence import NO_EVIDENCE
 
 
-def synthetic(n: int = 400, seed: int = 0) -> tuple[list[tuple[float, float]], list[bool]]:
-    """Rows whose chance of being right rises with score and margin."""
+def synthetic(n: int = 400, seed: int = 0) -> tuple[list[tuple[float, ...]], list[bool]]:
+    """Rows whose chance of being right rises with score, margin and evidence."""
     rng = np.random.default_rng(seed)
     score = rng.uniform(0.2, 0.9, n)
     margin = rng.uniform(0.0, 0.2, n)
-    p = 1 / (1 + np.exp(-(-6 + 6 * score + 20 * margin)))
+    evidence = rng.uniform(0.0, 0.9, n)
+    has = (rng.uniform(size=n) < 0.7).astype(float)
+    evidence = evidence * has
+    p = 1 / (1 + np.exp(-(-6 + 6 * score + 20 * margin + 2 * evidence)))
     right = rng.uniform(size=n) < p
-    return list(zip(score.tolist(), margin.tolist(), strict=True)), right.tolist()
+    rows = zip(score.tolist(), margin.tolist(), evidence.tolist(), has.tolist(), strict=True)
+    return [tuple(r) for r in rows], right.tolist()
 
 
-def test_fitted_confidence_rises_with_score_and_margin() -> None:
+def test_fitted_confidence_rises_with_score_margin_and_evidence() -> None:
     features, right = synthetic()
-    cal = fit_calibrator(features, right, "retrieval")
-    assert cal.probability(0.8, 0.1) > cal.probability(0.5, 0.1) > cal.probability(0.5, 0.0)
-    assert cal.fitted_on == 400
+    cal = fit_calibrator(features, right)
+    assert cal.probability((0.8, 0.1, 0.5, 1.0)) > cal.probability((0.5, 0.1, 0.5, 1.0))
+    assert cal.probability((0.5, 0.1, 0.5, 1.0)) > cal.probability((0.5, 0.0, 0.5, 1.0))
+    assert cal.probability((0.5, 0.1, 0.8, 1.0)) > cal.probability((0.5, 0.1, 0.1, 1.0))
+    assert cal.fitted_on == 400 and cal.features == FEATURES
 
 
 def test_fitted_calibrator_is_calibrated_on_fresh_rows_from_the_same_process() -> None:
-    cal = fit_calibrator(*synthetic(2000, seed=1), "retrieval")
+    cal = fit_calibrator(*synthetic(2000, seed=1))
     features, right = synthetic(2000, seed=2)
-    ece, _ = reliability([cal.probability(s, m) for s, m in features], right)
+    ece, _ = reliability([cal.probability(f) for f in features], right)
     assert ece < 0.05
 
 
 def test_one_class_cannot_be_fitted() -> None:
     with pytest.raises(CalibrationError, match="right and wrong"):
-        fit_calibrator([(0.5, 0.1)] * 20, [True] * 20, "retrieval")
+        fit_calibrator([(0.5, 0.1, 0.0, 0.0)] * 20, [True] * 20)
 
 
 def test_round_trip_through_json(tmp_path: Path) -> None:
-    cal = Calibrator(weights=(3.0, 10.0), intercept=-4.0, score_name="retrieval", fitted_on=9)
+    cal = Calibrator(weights=(3.0, 10.0, 1.0, 0.5), intercept=-4.0, fitted_on=9)
     cal.save(tmp_path / "c.json")
     assert Calibrator.load(tmp_path / "c.json") == cal
 
@@ -58,17 +68,27 @@ def test_damaged_file_is_a_calibration_error(tmp_path: Path) -> None:
         Calibrator.load(tmp_path / "c.json")
 
 
-def test_list_probabilities_use_margin_over_the_best_other() -> None:
-    cal = Calibrator(weights=(0.0, 10.0), intercept=0.0, score_name="retrieval", fitted_on=1)
+def test_a_calibrator_of_other_features_is_refused(tmp_path: Path) -> None:
+    old = {"kind": "logistic(score, margin)", "features": ["score", "margin"],
+           "weights": [3.0, 10.0], "intercept": -4.0, "fitted_on": 9}  # fmt: skip
+    (tmp_path / "c.json").write_text(json.dumps(old))
+    with pytest.raises(CalibrationError, match="run `librarian train` again"):
+        Calibrator.load(tmp_path / "c.json")
+
+
+def test_list_probabilities_use_margin_over_the_best_other_and_each_ones_evidence() -> None:
+    cal = Calibrator(weights=(0.0, 10.0, 0.0, 0.0), intercept=0.0, fitted_on=1)
     first, second, third = cal.probabilities([0.9, 0.7, 0.7])
-    assert first == pytest.approx(cal.probability(0.9, 0.2))
-    assert second == pytest.approx(cal.probability(0.7, -0.2))
+    assert first == pytest.approx(cal.probability((0.9, 0.2, 0.0, 0.0)))
+    assert second == pytest.approx(cal.probability((0.7, -0.2, 0.0, 0.0)))
     assert second == third < 0.5 < first
+    rows = candidate_features([0.9, 0.7], [0.6, NO_EVIDENCE])
+    assert rows == [pytest.approx((0.9, 0.2, 0.6, 1.0)), pytest.approx((0.7, -0.2, 0.0, 0.0))]
 
 
 def test_top_features() -> None:
-    assert top_features([0.5, 0.9, 0.7]) == pytest.approx((0.9, 0.2))
-    assert top_features([0.6]) == (0.6, 0.6)
+    assert top_features([0.9, 0.7, 0.5]) == pytest.approx((0.9, 0.2, 0.0, 0.0))
+    assert top_features([0.6]) == (0.6, 0.6, 0.0, 0.0)
     with pytest.raises(CalibrationError):
         top_features([])
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from librarian.contracts.evaluation import GoldenRow
-from librarian.learning.evaluate import gate_failures, per_source, run_golden, score
+from librarian.learning.evaluate import gate_failures, run_golden, score
 from tests.stubs import stub_linker
 
 SPEC_KEYS = {
@@ -17,6 +17,8 @@ SPEC_KEYS = {
     "calibration": {"ece", "bins"},
     "decision": {"threshold", "auto_link", "review"},
     "per_slice": None,
+    "per_style": None,
+    "per_framework": None,
 }
 
 
@@ -53,9 +55,21 @@ def test_counts_are_exact() -> None:
     assert report.decision.auto_link.expected_linked == 3
     assert (report.decision.review.routed, report.decision.review.expected_review) == (1, 1)
     assert report.per_slice["ambiguous"].reviewed == 1
-    assert per_source(outcomes)["std"] == {
-        "total": 3, "top1": 2, "recall": 2, "auto": 3, "wrong": 1
-    }  # fmt: skip
+    # No id names a framework or a style: the source standard stands in, the text decides.
+    g = report.per_framework["title std"]
+    assert (g.rows, g.top1, g.recall_at_k, g.auto_linked, g.auto_link_wrong) == (3, 2, 2, 3, 1)
+    assert set(report.per_style) == {"title"}
+
+
+def test_upstream_ids_name_the_framework_and_the_style() -> None:
+    from librarian.learning.golden import framework_of, style_of
+
+    row = golden("gold:nist_800_53:AC-2:prose", "positive", "short", "linked", "200-001")
+    assert (framework_of(row), style_of(row)) == ("nist_800_53", "prose")
+    sentence = golden(
+        "x", "positive", "Verify that tokens are rotated at login.", "linked", "200-001"
+    )
+    assert (framework_of(sentence), style_of(sentence)) == ("std", "prose")
 
 
 def test_report_has_exactly_the_specified_keys() -> None:

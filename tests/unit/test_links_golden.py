@@ -16,7 +16,13 @@ from librarian.learning.golden import (
     rows_from_links,
     sections_of,
 )
-from librarian.learning.links import LinksError, curated_sections, is_bare_id, load_links
+from librarian.learning.links import (
+    LinksError,
+    curated_sections,
+    is_bare_id,
+    linked_sections,
+    load_links,
+)
 
 
 def write_links(path: Path, rows: list[dict[str, str]]) -> Path:
@@ -131,6 +137,37 @@ def test_dev_rows_from_links_have_unique_stable_ids(tmp_path: Path) -> None:
         [link("iso", "5.10", "Acceptable use", "100-001"), link("iso", "5.10", "Other", "100-002")],
     )
     rows = rows_from_links(curated_sections(load_links(path)))
-    assert [r.id for r in rows] == ["iso:5.10", "iso:5.10#2"]
+    assert [r.id for r in rows] == ["gold:iso:5.10:title", "gold:iso:5.10:title#2"]
     again = golden_file(tmp_path, json.loads(dump_golden(rows)))
     assert load_golden(again) == rows
+
+
+def test_dev_rows_are_upstream_golden_rows(tmp_path: Path) -> None:
+    import jsonschema
+
+    from librarian.paths import packaged
+
+    path = write_links(
+        tmp_path / "links.jsonl", [link("wstg", "INPV-01", "Reflected XSS", "100-001")]
+    )
+    prose = {("wstg", "INPV-01"): "Reflected cross-site scripting occurs when ..."}
+    rows = rows_from_links(linked_sections(load_links(path), prose))
+    assert [r.id for r in rows] == ["gold:wstg:INPV-01:title", "gold:wstg:INPV-01:prose"]
+    schema = json.loads(packaged("contracts", "rfc", "golden-dataset.schema.json").read_text())
+    for row in json.loads(dump_golden(rows)):
+        jsonschema.validate(row, schema)
+        assert row["input"]["source_standard"] == "WSTG"
+
+
+def test_eval_reads_an_upstream_golden_file_as_it_is(tmp_path: Path) -> None:
+    upstream = [{
+        "id": "gold:asvs:V3.2.1:explicit", "schema_version": "0.1.0", "slice": "explicit",
+        "input": {"text": "Verify ... (CRE 002-630)", "explicit_cre_ref": "002-630",
+                  "source_standard": "ASVS"},
+        "expected": {"decision": "linked", "cre_ids": ["002-630"]},
+        "provenance": {"standard_version": "4.0.3", "section_path": "V3.2.1",
+                       "ground_truth_source": "existing OpenCRE DB mapping"},
+        "notes": "explicit citation",
+    }]  # fmt: skip
+    (row,) = load_golden(golden_file(tmp_path, upstream))
+    assert row.provenance is not None and row.provenance.section_path == "V3.2.1"

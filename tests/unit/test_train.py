@@ -41,10 +41,19 @@ def links_file(tmp_path: Path) -> Path:
     return path
 
 
+# The prose of a few linked sections (framework, section id): more evidence, other style.
+PROSE = {
+    (fw, "0.0"): f"each time a user logs in the session token is rotated ({fw})"
+    for fw in ("alpha", "beta", "gamma", "delta")
+}
+
+
 def trained(tmp_path: Path, exclude: tuple[str, ...] = ()) -> Path:
     hub, embedder = small_hub(), StubEmbedder()
     links = load_links(links_file(tmp_path))
-    options = TrainOptions(tuple(links), ("links.jsonl",), links_digest(links), exclude)
+    options = TrainOptions(
+        tuple(links), ("links.jsonl",), links_digest(links), PROSE, exclude_frameworks=exclude
+    )
     result = train(options, hub, embedder, build_index(hub, embedder, None))
     save(result, tmp_path / "models")
     return tmp_path / "models"
@@ -53,13 +62,21 @@ def trained(tmp_path: Path, exclude: tuple[str, ...] = ()) -> Path:
 def test_card_says_what_data_was_seen(tmp_path: Path) -> None:
     models = trained(tmp_path, exclude=("gamma",))
     card = json.loads((models / "card.json").read_text())
-    assert card["data"]["frameworks_seen"] == {"alpha": 7, "beta": 7, "delta": 7}
+    assert card["data"]["frameworks_seen"] == {"alpha": 8, "beta": 8, "delta": 8}
+    assert card["data"]["sections_by_style"] == {"prose": 3, "title": 21}
     assert card["data"]["frameworks_excluded"] == ["gamma"]
     assert len(card["data"]["links_sha256"]) == 64
     assert card["data"]["links_sources"] == ["links.jsonl"]
     assert 0.0 <= card["threshold"] <= 1.0
-    assert card["out_of_fold"]["rows"] == 21
-    assert card["files"].keys() == {"calibrator.json"}
+    assert card["out_of_fold"]["rows"] == 24
+    assert card["out_of_fold_by_style"]["prose"]["rows"] == 3
+    assert card["files"].keys() == {"calibrator.json", "evidence.npz"}
+    # Every linked section describes its hubs, gamma's excluded: 6 titles and 1 prose each.
+    from librarian.retrieval.evidence import EvidenceIndex
+
+    evidence = EvidenceIndex.load(models / "evidence.npz", small_hub().ids, 1024)
+    assert sorted(set(evidence.frameworks)) == ["alpha", "beta", "delta"]
+    assert evidence.size == 24
     # One root branch: nothing to route between, so no branch classifier is written.
     assert card["router"]["trained"] is False
     assert not (models / "router.json").exists()
@@ -88,7 +105,7 @@ def test_too_little_data_is_a_training_error(tmp_path: Path) -> None:
 
 def test_changed_file_is_refused_on_load(tmp_path: Path) -> None:
     models = trained(tmp_path)
-    assert load_trained(models).calibrator.fitted_on == 28
+    assert load_trained(models).calibrator.fitted_on == 32  # 28 titles, 4 prose
     (models / "calibrator.json").write_text((models / "calibrator.json").read_text() + " ")
     with pytest.raises(ModelDirError, match="does not match its card"):
         load_trained(models)
@@ -112,7 +129,7 @@ def test_models_calibrated_on_another_embedder_are_refused(tmp_path: Path) -> No
 def test_the_card_records_a_non_default_embedder_relative_to_it(tmp_path: Path) -> None:
     hub, embedder = small_hub(), StubEmbedder()
     links = load_links(links_file(tmp_path))
-    options = TrainOptions(tuple(links), ("links.jsonl",), links_digest(links))
+    options = TrainOptions(tuple(links), ("links.jsonl",), links_digest(links), PROSE)
     result = train(options, hub, embedder, build_index(hub, embedder, None))
     save(result, tmp_path / "plain")
     assert recorded_embedder(tmp_path / "plain") is None  # the packaged MiniLM

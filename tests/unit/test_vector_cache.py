@@ -8,8 +8,7 @@ from pathlib import Path
 import numpy as np
 from numpy.typing import NDArray
 
-from librarian.models.cache import CachingEmbedder
-from librarian.store.vector_cache import SqliteVectorCache
+from librarian.models.cache import CachingEmbedder, SqliteVectorCache
 from tests.stubs import StubEmbedder
 
 

@@ -25,13 +25,14 @@ from librarian.cli.options import (
     LinkerOptions,
     LinksOpt,
     ModelsOutOpt,
+    SectionTextsOpt,
     SeedOpt,
     SourceOpt,
     with_linker_options,
 )
 from librarian.errors import RunError, UsageError
 from librarian.learning.links import DEV_FRAMEWORKS, TrainingLink
-from librarian.paths import DEFAULT_HUB, DEFAULT_LINKS
+from librarian.paths import DEFAULT_HUB, DEFAULT_LINKS, DEFAULT_SECTION_TEXTS
 
 
 @contextmanager
@@ -59,6 +60,7 @@ def progress_bar() -> Iterator[Callable[[str, int, int], None] | None]:
 
 def train(
     links: LinksOpt = None,
+    section_texts: SectionTextsOpt = None,
     hub: HubOpt = None,
     exclude_framework: ExcludeOpt = None,
     holdout_dev: HoldoutDevOpt = False,
@@ -88,6 +90,7 @@ def train(
         out_dir=target,
         links=tuple(loaded),
         links_sources=tuple(redacted(s) if "://" in s else s for s in sources),
+        section_texts=section_texts or DEFAULT_SECTION_TEXTS,
         hub_path=hub_path,
         embedding_model=embedder_dir,
         cache_dir=cache_dir or where.cache,
@@ -184,13 +187,7 @@ def eval_golden(
     Exits 1 when a gate fails: the explicit fast path below 100%, or ECE >= 0.10.
     """
     from librarian.factory import build_linker
-    from librarian.learning.evaluate import (
-        calibration_bins,
-        gate_failures,
-        per_source,
-        run_golden,
-        score,
-    )
+    from librarian.learning.evaluate import gate_failures, reliability_by_style, run_golden, score
     from librarian.learning.golden import load_golden
 
     rows = load_golden(dataset)
@@ -207,12 +204,11 @@ def eval_golden(
     if json_out is not None:
         json_out.parent.mkdir(parents=True, exist_ok=True)
         json_out.write_text(json.dumps(report.model_dump(mode="json"), indent=2) + "\n")
-    render.eval_report(report, per_source(outcomes), built.description)
+    render.eval_report(report, built.description)
     if plot is not None:
         from librarian.learning.plot import reliability_diagram
 
-        ece, bins = calibration_bins(outcomes)
-        reliability_diagram(bins, ece, plot, title=f"{dataset.name}: reliability")
+        reliability_diagram(reliability_by_style(outcomes), plot, title=dataset.name)
         out.print(f"reliability diagram: {plot}", markup=False)
     failures = gate_failures(report)
     if failures:

@@ -69,6 +69,8 @@ _HELP = {
     "from_db": "drain the knowledge_queue table",
     "links": "links.jsonl file, or a database URL for the reviewers' decisions (repeatable; "
     "default: the packaged OpenCRE links)",
+    "section_texts": "section prose, section_texts.jsonl format (default: the packaged prose of "
+    "1,174 linked sections)",
     "exclude": "leave this framework out (repeatable)",
     "holdout_dev": f"also leave out the dev frameworks ({', '.join(DEV_FRAMEWORKS)})",
     "models_out": "model directory to write (default: models/ in the home)",
@@ -105,6 +107,7 @@ OutRootOpt = Annotated[Path, opt("--out-root", _HELP["out_root"])]
 CommitOpt = Annotated[bool, opt("--commit", _HELP["commit"])]
 FromDbOpt = Annotated[bool, opt("--from-db", _HELP["from_db"])]
 LinksOpt = Annotated[list[str] | None, opt("--links", _HELP["links"])]
+SectionTextsOpt = Annotated[Path | None, opt("--section-texts", _HELP["section_texts"])]
 ExcludeOpt = Annotated[list[str] | None, opt("--exclude-framework", _HELP["exclude"])]
 HoldoutDevOpt = Annotated[bool, opt("--holdout-dev", _HELP["holdout_dev"])]
 ModelsOutOpt = Annotated[Path | None, opt("--out", _HELP["models_out"])]

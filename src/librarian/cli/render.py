@@ -11,7 +11,7 @@ from rich.text import Text
 
 from librarian.cli.common import out
 from librarian.contracts.envelopes import Envelope, LinkProposal
-from librarian.contracts.evaluation import EvalReport
+from librarian.contracts.evaluation import EvalReport, GroupReport
 from librarian.contracts.records import RunSummary
 from librarian.contracts.routing import RoutingDecision
 from librarian.learning.modeldir import ModelCard
@@ -128,10 +128,12 @@ def _pct(part: int, whole: int) -> str:
     return f"{part}/{whole} ({100.0 * part / whole:.1f}%)" if whole else "0/0"
 
 
-def eval_report(report: EvalReport, sources: dict[str, dict[str, int]], description: str) -> None:
+def eval_report(report: EvalReport, description: str) -> None:
     out.print(_overall(report))
     out.print(_per_slice(report))
-    out.print(_per_source(sources))
+    out.print(_groups("per text style (linkable rows)", report.per_style, report.recall_at_k.k))
+    title = "per text style and framework (linkable rows)"
+    out.print(_groups(title, report.per_framework, report.recall_at_k.k))
     out.print(plain(f"pipeline: {description}"))
 
 
@@ -166,17 +168,21 @@ def _per_slice(report: EvalReport) -> Table:
     return slices
 
 
-def _per_source(sources: dict[str, dict[str, int]]) -> Table:
-    table = Table(title="per source standard (linkable rows)")
-    for column in ("source", "rows", "top-1", "recall", "auto-linked", "wrong"):
-        table.add_column(column, justify="left" if column == "source" else "right")
-    for name, counts in sources.items():
+def _groups(title: str, groups: dict[str, GroupReport], k: int) -> Table:
+    table = Table(title=title)
+    columns = ("group", "rows", "top-1", f"recall@{k}", "ECE", "mean conf.", "auto-linked",
+               "wrong")  # fmt: skip
+    for column in columns:
+        table.add_column(column, justify="left" if column == "group" else "right")
+    for name, g in groups.items():
         table.add_row(
             plain(name),
-            str(counts["total"]),
-            _pct(counts["top1"], counts["total"]),
-            _pct(counts["recall"], counts["total"]),
-            str(counts["auto"]),
-            str(counts["wrong"]),
+            str(g.rows),
+            _pct(g.top1, g.rows),
+            _pct(g.recall_at_k, g.rows),
+            f"{g.ece:.3f}",
+            f"{g.mean_confidence:.3f}",
+            _pct(g.auto_linked, g.rows),
+            str(g.auto_link_wrong),
         )
     return table

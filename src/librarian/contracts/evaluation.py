@@ -12,6 +12,13 @@ Slice = Literal["positive", "hard_negative", "explicit", "update", "ambiguous"]
 SLICES: tuple[Slice, ...] = ("positive", "hard_negative", "explicit", "update", "ambiguous")
 
 
+# The upstream harness names these standards; any other is "OTHER" there. We also read
+# our own framework ids (e.g. "nist_800_53") in their place.
+UPSTREAM_STANDARDS = ("ASVS", "WSTG", "NIST_800_53", "PCI_DSS", "OWASP_CHEATSHEET", "OTHER")
+GOLDEN_SCHEMA_VERSION = "0.1.0"
+TextStyle = Literal["prose", "title"]
+
+
 class GoldenInput(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -37,13 +44,28 @@ class GoldenExpected(BaseModel):
         return self
 
 
+class GoldenProvenance(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    ground_truth_source: str
+    standard_version: str | None = None
+    section_path: str | None = None
+
+
 class GoldenRow(BaseModel):
+    """One row of a golden set, in the upstream harness's format
+    (`contracts/rfc/golden-dataset.schema.json`); `schema_version` and `provenance`, which
+    that format requires, are optional here so older sets still read."""
+
     model_config = ConfigDict(extra="forbid")
 
     id: str = Field(min_length=1)
+    schema_version: str | None = Field(default=None, pattern=r"^0\.\d+\.\d+$")
     slice: Slice
     input: GoldenInput
     expected: GoldenExpected
+    provenance: GoldenProvenance | None = None
+    notes: str | None = None
 
 
 class Correct(BaseModel):
@@ -92,6 +114,18 @@ class SliceReport(BaseModel):
     reviewed: int
 
 
+class GroupReport(BaseModel):
+    """The linkable rows of one text style, or of one style and framework."""
+
+    rows: int
+    top1: int
+    recall_at_k: int
+    ece: float
+    mean_confidence: float
+    auto_linked: int
+    auto_link_wrong: int
+
+
 class EvalReport(BaseModel):
     """Exactly the keys `librarian eval --json` writes."""
 
@@ -105,3 +139,7 @@ class EvalReport(BaseModel):
     calibration: Calibration
     decision: DecisionReport
     per_slice: dict[str, SliceReport]
+    per_style: dict[str, GroupReport] = {}
+    per_framework: dict[str, GroupReport] = Field(
+        default_factory=dict, description='keyed "style framework"'
+    )

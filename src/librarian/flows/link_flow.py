@@ -29,7 +29,7 @@ from librarian.contracts.records import BatchResult, Rejection, RunSummary, Sect
 from librarian.contracts.routing import RoutingDecision
 from librarian.factory import build_linker
 from librarian.linker import Linker, link_resilient
-from librarian.models.cache import CachingEmbedder
+from librarian.models.cache import CachingEmbedder, SqliteVectorCache
 from librarian.settings import LinkerSettings
 from librarian.stages.accounting import (
     add_timings,
@@ -43,7 +43,6 @@ from librarian.stages.update import PriorDecision, apply_updates
 from librarian.store.db import StoreError, make_engine, reason, redacted, upgrade
 from librarian.store.decisions import WriteResult, priors, unchanged, write
 from librarian.store.queue import QUEUE_SOURCE, ClaimedBatch, claim, stamp_consumed
-from librarian.store.vector_cache import SqliteVectorCache
 
 # Progress callbacks by run id: a callable is no flow parameter (parameters are stored by the API).
 _PROGRESS: dict[str, Callable[[int], None]] = {}

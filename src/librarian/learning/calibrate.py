@@ -1,9 +1,10 @@
-"""Confidence calibration: turns a candidate's scores into the probability it is right.
+"""Confidence calibration: turns a candidate's evidence into the probability it is right.
 
-A logistic model over two features of the ranked list: the candidate's own score and
-its margin over the best *other* candidate (a clear winner is more often right than one
-of three near-ties at the same score). Fitted by `librarian train` on rows from
-frameworks the scorer under calibration did not learn from, saved as JSON.
+A logistic model over features of the candidate in its ranked list: its retrieval score,
+its margin over the best *other* candidate (a clear winner is more often right than one of
+three near-ties at the same score), the cosine of its best linked section, and whether any
+linked section describes it at all. Fitted by `librarian train` on prose and title rows
+of frameworks other than each row's own (out of fold), saved as JSON.
 """
 
 from __future__ import annotations
@@ -11,75 +12,91 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 from numpy.typing import NDArray
 
 from librarian.errors import RunError
+from librarian.retrieval.evidence import NO_EVIDENCE
 
-FEATURES = ("score", "margin")
+FEATURES = ("score", "margin", "evidence", "has_evidence")
 
 
 class CalibrationError(RunError):
     """A calibrator file is missing, malformed or cannot be fitted."""
 
 
+def candidate_features(
+    scores: Sequence[float], evidence: Sequence[float] | None = None
+) -> list[tuple[float, ...]]:
+    """FEATURES for each candidate of one ranked list (in its order). `evidence`: each
+    candidate's best linked-section cosine, NO_EVIDENCE where none describes it."""
+    ev = list(evidence) if evidence is not None else [NO_EVIDENCE] * len(scores)
+    out: list[tuple[float, ...]] = []
+    for i, score in enumerate(scores):
+        others = [s for j, s in enumerate(scores) if j != i]
+        margin = score - max(others) if others else score
+        out.append((score, margin, max(ev[i], 0.0), float(ev[i] > NO_EVIDENCE)))
+    return out
+
+
 @dataclass(frozen=True)
 class Calibrator:
-    weights: tuple[float, float]
+    weights: tuple[float, ...]
     intercept: float
-    score_name: str
     fitted_on: int
+    features: tuple[str, ...] = FEATURES
 
-    def probability(self, score: float, margin: float) -> float:
-        z = self.intercept + self.weights[0] * score + self.weights[1] * margin
+    def probability(self, row: Sequence[float]) -> float:
+        z = self.intercept + sum(w * x for w, x in zip(self.weights, row, strict=True))
         return 1.0 / (1.0 + math.exp(-z)) if z >= -700 else 0.0
 
-    def probabilities(self, scores: Sequence[float]) -> list[float]:
+    def probabilities(
+        self, scores: Sequence[float], evidence: Sequence[float] | None = None
+    ) -> list[float]:
         """Calibrated confidence for each candidate of one ranked list, in the same order."""
-        out: list[float] = []
-        for i, score in enumerate(scores):
-            others = [s for j, s in enumerate(scores) if j != i]
-            margin = score - max(others) if others else score
-            out.append(self.probability(score, margin))
-        return out
+        return [self.probability(row) for row in candidate_features(scores, evidence)]
 
     def save(self, path: Path) -> None:
-        payload = {"kind": "logistic(score, margin)", "features": list(FEATURES), **asdict(self)}
+        payload = {
+            "kind": "logistic",
+            "features": list(self.features),
+            "weights": list(self.weights),
+            "intercept": self.intercept,
+            "fitted_on": self.fitted_on,
+        }
         path.write_text(json.dumps(payload, indent=2) + "\n")
 
     @classmethod
     def load(cls, path: Path) -> Calibrator:
         try:
             data = json.loads(path.read_text())
+            features = tuple(str(f) for f in data["features"])
             weights = tuple(float(w) for w in data["weights"])
-            if len(weights) != 2:
-                raise ValueError(f"expected 2 weights, got {len(weights)}")
-            return cls(
-                weights=(weights[0], weights[1]),
-                intercept=float(data["intercept"]),
-                score_name=str(data["score_name"]),
-                fitted_on=int(data["fitted_on"]),
-            )
+            calibrator = cls(weights, float(data["intercept"]), int(data["fitted_on"]), features)
         except (OSError, ValueError, KeyError, TypeError) as exc:
             raise CalibrationError(f"calibrator {path} cannot be read: {exc}") from exc
+        if features != FEATURES or len(weights) != len(FEATURES):
+            raise CalibrationError(
+                f"calibrator {path} reads features {list(features)}; this build computes "
+                f"{list(FEATURES)}: run `librarian train` again"
+            )
+        return calibrator
 
 
-def top_features(scores: Sequence[float]) -> tuple[float, float]:
-    """(score, margin) of the best candidate of a ranked list."""
+def top_features(
+    scores: Sequence[float], evidence: Sequence[float] | None = None
+) -> tuple[float, ...]:
+    """FEATURES of the first candidate of a ranked list."""
     if not scores:
         raise CalibrationError("a ranked list with no candidates has no top score")
-    ordered = sorted(scores, reverse=True)
-    second = ordered[1] if len(ordered) > 1 else 0.0
-    return ordered[0], ordered[0] - second
+    return candidate_features(scores, evidence)[0]
 
 
-def fit_calibrator(
-    features: Sequence[tuple[float, float]], correct: Sequence[bool], score_name: str
-) -> Calibrator:
-    """Fit P(top-1 is right | score, margin). Needs both right and wrong examples."""
+def fit_calibrator(features: Sequence[Sequence[float]], correct: Sequence[bool]) -> Calibrator:
+    """Fit P(top-1 is right | features). Needs both right and wrong examples."""
     labels = np.asarray(correct, dtype=bool)
     if len(labels) < 10 or labels.all() or not labels.any():
         raise CalibrationError(
@@ -88,15 +105,13 @@ def fit_calibrator(
         )
     from sklearn.linear_model import LogisticRegression
 
-    # Mild regularisation: two features, hundreds of rows; C=1 on cosine-scale inputs
-    # would shrink the slope and make every confidence drift towards the base rate.
-    model = LogisticRegression(C=100.0, max_iter=1000)
+    # Mild regularisation: four features, hundreds of rows; C=1 on cosine-scale inputs
+    # would shrink the slopes and make every confidence drift towards the base rate.
+    model = LogisticRegression(C=100.0, max_iter=2000)
     model.fit(np.asarray(features, dtype=np.float64), labels)
-    w = model.coef_[0]
     return Calibrator(
-        weights=(float(w[0]), float(w[1])),
+        weights=tuple(float(w) for w in model.coef_[0]),
         intercept=float(model.intercept_[0]),
-        score_name=score_name,
         fitted_on=len(labels),
     )
 

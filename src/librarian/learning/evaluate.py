@@ -16,6 +16,7 @@ from librarian.contracts.evaluation import (
     DecisionReport,
     EvalReport,
     GoldenRow,
+    GroupReport,
     RecallAtK,
     Routed,
     SliceReport,
@@ -23,7 +24,7 @@ from librarian.contracts.evaluation import (
 )
 from librarian.contracts.records import BatchResult, Section
 from librarian.learning.calibrate import ReliabilityBin, reliability
-from librarian.learning.golden import sections_of
+from librarian.learning.golden import framework_of, sections_of, style_of
 
 CALIBRATION_BINS = 10
 EVAL_RUN_ID = "eval"
@@ -91,22 +92,7 @@ def outcome_of(row: GoldenRow, envelope: Envelope) -> RowOutcome:
 def score(outcomes: Sequence[RowOutcome], threshold: float, k: int) -> EvalReport:
     explicit = [o for o in outcomes if o.row.slice == "explicit"]
     ranked = [o for o in outcomes if o.scored_for_ranking]
-    decided = [o for o in outcomes if o.row.slice != "explicit"]
-
     ece, _ = calibration_bins(outcomes)
-    per_slice: dict[str, SliceReport] = {}
-    for name in SLICES:
-        rows = [o for o in outcomes if o.row.slice == name]
-        if rows:
-            per_slice[name] = SliceReport(
-                top1_correct=sum(o.top1_correct for o in rows),
-                total=len(rows),
-                auto_linked=sum(o.auto_linked for o in rows),
-                reviewed=sum(not o.auto_linked for o in rows),
-            )
-    auto = [o for o in decided if o.auto_linked]
-    auto_right = sum(o.decision_correct for o in auto)
-    expected_review = [o for o in decided if o.row.expected.decision == "review"]
     return EvalReport(
         rows=len(outcomes),
         slices=dict(Counter(o.row.slice for o in outcomes)),
@@ -124,20 +110,72 @@ def score(outcomes: Sequence[RowOutcome], threshold: float, k: int) -> EvalRepor
             final=Correct(correct=sum(o.top1_correct for o in ranked), total=len(ranked)),
         ),
         calibration=Calibration(ece=round(ece, 4), bins=CALIBRATION_BINS),
-        decision=DecisionReport(
-            threshold=threshold,
-            auto_link=AutoLink(
-                correct=auto_right,
-                wrong=len(auto) - auto_right,
-                expected_linked=sum(o.row.expected.decision == "linked" for o in decided),
-            ),
-            review=Routed(
-                routed=sum(not o.auto_linked for o in expected_review),
-                expected_review=len(expected_review),
-            ),
+        decision=_decisions([o for o in outcomes if o.row.slice != "explicit"], threshold),
+        per_slice=_per_slice(outcomes),
+        per_style=group_reports(ranked, k, lambda o: style_of(o.row)),
+        per_framework=group_reports(
+            ranked, k, lambda o: f"{style_of(o.row)} {framework_of(o.row)}"
         ),
-        per_slice=per_slice,
     )
+
+
+def style_and_framework(outcome: RowOutcome) -> str:
+    return f"{style_of(outcome.row)} {framework_of(outcome.row)}"
+
+
+def _decisions(decided: Sequence[RowOutcome], threshold: float) -> DecisionReport:
+    auto = [o for o in decided if o.auto_linked]
+    auto_right = sum(o.decision_correct for o in auto)
+    expected_review = [o for o in decided if o.row.expected.decision == "review"]
+    return DecisionReport(
+        threshold=threshold,
+        auto_link=AutoLink(
+            correct=auto_right,
+            wrong=len(auto) - auto_right,
+            expected_linked=sum(o.row.expected.decision == "linked" for o in decided),
+        ),
+        review=Routed(
+            routed=sum(not o.auto_linked for o in expected_review),
+            expected_review=len(expected_review),
+        ),
+    )
+
+
+def _per_slice(outcomes: Sequence[RowOutcome]) -> dict[str, SliceReport]:
+    per_slice: dict[str, SliceReport] = {}
+    for name in SLICES:
+        rows = [o for o in outcomes if o.row.slice == name]
+        if rows:
+            per_slice[name] = SliceReport(
+                top1_correct=sum(o.top1_correct for o in rows),
+                total=len(rows),
+                auto_linked=sum(o.auto_linked for o in rows),
+                reviewed=sum(not o.auto_linked for o in rows),
+            )
+    return per_slice
+
+
+def group_reports(
+    ranked: Sequence[RowOutcome], k: int, key: Callable[[RowOutcome], str]
+) -> dict[str, GroupReport]:
+    """Top-1, recall@k, calibration and auto-links of the linkable rows, by `key`."""
+    groups: dict[str, list[RowOutcome]] = {}
+    for o in ranked:
+        groups.setdefault(key(o), []).append(o)
+    out = {}
+    for name, rows in sorted(groups.items()):
+        ece, _ = reliability([o.confidence for o in rows], [o.top1_correct for o in rows])
+        auto = [o for o in rows if o.auto_linked]
+        out[name] = GroupReport(
+            rows=len(rows),
+            top1=sum(o.top1_correct for o in rows),
+            recall_at_k=sum(bool(o.expected & set(o.candidates[:k])) for o in rows),
+            ece=round(ece, 4),
+            mean_confidence=round(sum(o.confidence for o in rows) / len(rows), 4),
+            auto_linked=len(auto),
+            auto_link_wrong=sum(not o.top1_correct for o in auto),
+        )
+    return out
 
 
 def calibration_bins(outcomes: Sequence[RowOutcome]) -> tuple[float, list[ReliabilityBin]]:
@@ -146,6 +184,20 @@ def calibration_bins(outcomes: Sequence[RowOutcome]) -> tuple[float, list[Reliab
     return reliability(
         [o.confidence for o in ranked], [o.top1_correct for o in ranked], CALIBRATION_BINS
     )
+
+
+def reliability_by_style(
+    outcomes: Sequence[RowOutcome],
+) -> dict[str, tuple[float, list[ReliabilityBin]]]:
+    """ECE and its bins for the linkable rows of each text style."""
+    ranked = [o for o in outcomes if o.scored_for_ranking]
+    out: dict[str, tuple[float, list[ReliabilityBin]]] = {}
+    for style in sorted({style_of(o.row) for o in ranked}):
+        rows = [o for o in ranked if style_of(o.row) == style]
+        out[style] = reliability(
+            [o.confidence for o in rows], [o.top1_correct for o in rows], CALIBRATION_BINS
+        )
+    return out
 
 
 def gate_failures(report: EvalReport, max_ece: float = 0.10) -> list[str]:
@@ -180,19 +232,3 @@ def run_golden(
         if progress:
             progress(len(batch))
     return outcomes
-
-
-def per_source(outcomes: Sequence[RowOutcome]) -> dict[str, dict[str, int]]:
-    """Top-1 and decisions per source standard, for the ranking rows."""
-    table: dict[str, dict[str, int]] = {}
-    for o in outcomes:
-        if not o.scored_for_ranking:
-            continue
-        key = o.row.input.source_standard or "(handwritten)"
-        entry = table.setdefault(key, {"total": 0, "top1": 0, "recall": 0, "auto": 0, "wrong": 0})
-        entry["total"] += 1
-        entry["top1"] += o.top1_correct
-        entry["recall"] += bool(o.expected & set(o.candidates))
-        entry["auto"] += o.auto_linked
-        entry["wrong"] += o.auto_linked and not o.top1_correct
-    return dict(sorted(table.items()))

@@ -12,7 +12,14 @@ from pathlib import Path
 
 from pydantic import TypeAdapter, ValidationError
 
-from librarian.contracts.evaluation import GoldenExpected, GoldenInput, GoldenRow
+from librarian.contracts.evaluation import (
+    GOLDEN_SCHEMA_VERSION,
+    GoldenExpected,
+    GoldenInput,
+    GoldenProvenance,
+    GoldenRow,
+    TextStyle,
+)
 from librarian.contracts.records import Section
 from librarian.errors import InputError
 from librarian.learning.links import LinkedSection
@@ -54,23 +61,54 @@ def dump_golden(rows: Sequence[GoldenRow]) -> str:
     return json.dumps([r.model_dump(mode="json", exclude_none=True) for r in rows], indent=1) + "\n"
 
 
+# Our framework ids that the upstream harness names itself; any other is "OTHER" there.
+_UPSTREAM = {"nist_800_53": "NIST_800_53", "wstg": "WSTG", "owasp_cheat_sheets": "OWASP_CHEATSHEET"}
+GROUND_TRUTH = "existing OpenCRE DB mapping (links.jsonl), section text from section_texts.jsonl"
+
+
 def rows_from_links(sections: Iterable[LinkedSection]) -> list[GoldenRow]:
-    """One `positive` row per linked section: expected linked to any of its CREs."""
+    """One `positive` row per linked section, in the upstream format: id
+    `gold:<framework>:<section>:<style>`, expected linked to any of its CREs."""
     rows: list[GoldenRow] = []
     seen: dict[str, int] = {}
     for s in sections:
-        base = f"{s.framework_id}:{s.section_id}"
+        base = f"gold:{s.framework_id}:{s.section_id}:{s.style}"
         # Some standards reuse a section id for two texts: keep ids unique, and stable.
         seen[base] = seen.get(base, 0) + 1
         rows.append(
             GoldenRow(
                 id=base if seen[base] == 1 else f"{base}#{seen[base]}",
+                schema_version=GOLDEN_SCHEMA_VERSION,
                 slice="positive",
-                input=GoldenInput(text=s.text, source_standard=s.framework_id),
+                input=GoldenInput(
+                    text=s.text, source_standard=_UPSTREAM.get(s.framework_id, "OTHER")
+                ),
                 expected=GoldenExpected(decision="linked", cre_ids=sorted(s.cre_ids)),
+                provenance=GoldenProvenance(
+                    ground_truth_source=GROUND_TRUTH, section_path=s.section_id
+                ),
             )
         )
     return rows
+
+
+def framework_of(row: GoldenRow) -> str:
+    """The framework a row comes from: named in its id (`gold:<framework>:...`, the upstream
+    convention), else its source standard, else hand-written."""
+    parts = row.id.split(":")
+    if len(parts) >= 3 and parts[0] == "gold":
+        return parts[1].split("#")[0]
+    return row.input.source_standard or "(handwritten)"
+
+
+def style_of(row: GoldenRow) -> TextStyle:
+    """prose or title: named by the id's last part (`...:prose`), else read off the text:
+    a title is short (at most 12 words) and does not end a sentence."""
+    last = row.id.split(":")[-1].split("#")[0]
+    if last in ("prose", "title"):
+        return "prose" if last == "prose" else "title"
+    text = row.input.text.strip()
+    return "title" if len(text.split()) <= 12 and not text.endswith((".", "!", "?")) else "prose"
 
 
 def queue_row_of(row: GoldenRow) -> dict[str, object]:

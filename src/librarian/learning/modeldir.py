@@ -8,7 +8,8 @@ directory is refused when it was built for another retriever or another embedder
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +18,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from librarian.errors import UsageError
 from librarian.integrity import files_problem
 from librarian.learning.calibrate import CalibrationError, Calibrator
-from librarian.retrieval.flat import RETRIEVER_ID
+from librarian.retrieval.evidence import EVIDENCE_NAME, RETRIEVER_ID, EvidenceIndex
 
 CARD_NAME = "card.json"
 CALIBRATOR_NAME = "calibrator.json"
@@ -34,9 +35,11 @@ class _Card(BaseModel):
 class CardData(_Card):
     links_sources: list[str]
     links_sha256: str
+    prose_sha256: str = ""
     hub_sha256: str
     hub_nodes: int
-    sections: int
+    sections: int  # curated sections with text (the calibrator's rows), both styles
+    sections_by_style: dict[str, int] = {}
     frameworks_seen: dict[str, int]
     frameworks_excluded: list[str]
 
@@ -48,6 +51,7 @@ class CardModels(_Card):
     # None = the packaged torch MiniLM.
     embedding_model: str | None = None
     retriever: str
+    evidence: str = ""
     reranker: str | None = None
     calibrator: str
 
@@ -69,6 +73,7 @@ class ModelCard(_Card):
     parameters: dict[str, Any]
     threshold: float
     out_of_fold: OutOfFold
+    out_of_fold_by_style: dict[str, OutOfFold] = {}
     router: dict[str, Any]
     environment: dict[str, str]
     # sha256 of what the directory was built from (`train.recipe_of`): `train` skips a
@@ -84,6 +89,7 @@ class TrainedModels:
     calibrator: Calibrator
     threshold: float
     same_hub: bool = True
+    evidence: EvidenceIndex | None = None
 
     @property
     def description(self) -> str:
@@ -155,6 +161,14 @@ def load_trained(
         raise ModelDirError(str(exc)) from exc
     same_hub = hub_hash is None or card.data.hub_sha256 == hub_hash
     return TrainedModels(directory, card, calibrator, card.threshold, same_hub)
+
+
+def load_evidence(models: TrainedModels, hub_ids: Sequence[str], dimension: int) -> TrainedModels:
+    """The models with their evidence loaded, over this hub's order."""
+    path = models.directory / EVIDENCE_NAME
+    if EVIDENCE_NAME not in models.card.files:
+        raise ModelDirError(f"{models.directory} holds no evidence: run `librarian train` again")
+    return replace(models, evidence=EvidenceIndex.load(path, hub_ids, dimension))
 
 
 def _first_line(exc: Exception) -> str:

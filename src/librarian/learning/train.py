@@ -1,10 +1,13 @@
 """`librarian train`: builds the model directory the pipeline reads, from link data.
 
-What ships is what beat zero-shot on leave-one-framework-out dev (docs/quality.md):
-today that is the confidence calibrator and the auto-link threshold chosen from
-out-of-fold confidences. The retriever stays zero-shot: every trained ranker tried
-(exemplar kNN, learned score combinations, a cross-encoder from the MiniLM weights)
-lost to it on dev.
+Three things are learnt, all from the sections already linked into OpenCRE (titles and,
+where the shared data has it, prose):
+- the **evidence** each hub gets from the sections linked to it (`evidence.npz`);
+- the **calibrator**, fitted on prose and title sections scored as a run scores them,
+  each with the evidence of every framework but its own; and the auto-link threshold,
+  chosen from out-of-fold confidences (leave one framework out);
+- the **branch classifier** `--routing auto` uses.
+What ships, and what was tried and did not: docs/quality.md.
 """
 
 from __future__ import annotations
@@ -15,7 +18,7 @@ import os
 import platform
 import time
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -23,15 +26,20 @@ from pathlib import Path
 from librarian.catalogue.hub import Hub, load_hub
 from librarian.errors import RunError
 from librarian.integrity import files_problem, sha256_of
+from librarian.learning.branch import fit_router
 from librarian.learning.calibrate import (
     CalibrationError,
     Calibrator,
     choose_threshold,
-    fit_calibrator,
     reliability,
-    top_features,
 )
-from librarian.learning.links import LinkedSection, TrainingLink, curated_sections, links_digest
+from librarian.learning.links import (
+    LinkedSection,
+    TrainingLink,
+    linked_sections,
+    links_digest,
+    load_section_texts,
+)
 from librarian.learning.modeldir import (
     CALIBRATOR_NAME,
     CARD_NAME,
@@ -42,23 +50,35 @@ from librarian.learning.modeldir import (
     OutOfFold,
     read_card,
 )
+from librarian.learning.scoring import (
+    Progress,
+    ScoredSection,
+    calibrate,
+    out_of_fold_confidence,
+    score_sections,
+)
+from librarian.models.cache import CachingEmbedder, SqliteVectorCache
 from librarian.models.load import load_embedder
-from librarian.models.seams import Embedder, Vectors
-from librarian.retrieval.flat import RETRIEVER_ID, retrieve
+from librarian.models.seams import Embedder
+from librarian.retrieval.evidence import (
+    EVIDENCE_NAME,
+    EVIDENCE_WEIGHT,
+    RETRIEVER_ID,
+    EvidenceIndex,
+    Exemplar,
+)
 from librarian.retrieval.index import HubIndex, build_index
 from librarian.routing.classifier import ROUTER_NAME, BranchClassifier
-from librarian.routing.collections import hub_collections
-from librarian.routing.router import Router
-from librarian.stages.ingest import section_from_text
 
 # Bumped whenever what training computes changes: a model directory built by an older
 # version is rebuilt, never reused.
-TRAINING_VERSION = "2"
+TRAINING_VERSION = "3"
 
 # At most this share of auto-links may be wrong at the shipped threshold.
 MAX_WRONG_RATE = 0.03
-
-Progress = Callable[[str, int, int], None]
+# The threshold is read off prose rows when they give at least this many auto-links at
+# it; below that, off prose and title rows together (a cut over 5 rows proves nothing).
+MIN_THRESHOLD_SUPPORT = 20
 
 
 class TrainingError(RunError):
@@ -70,70 +90,25 @@ class TrainOptions:
     links: tuple[TrainingLink, ...]
     links_sources: tuple[str, ...]  # where the links came from, for the card
     links_sha256: str
+    prose: Mapping[tuple[str, str], str]  # section prose by (framework, section id)
+    prose_sha256: str = ""
     exclude_frameworks: tuple[str, ...] = ()
     top_k: int = 20
     max_wrong_rate: float = MAX_WRONG_RATE
     seed: int = 13
 
 
-@dataclass(frozen=True)
-class ScoredSection:
-    section: LinkedSection
-    scores: tuple[float, ...]  # retriever scores, best first
-    ids: tuple[str, ...]
-
-    @property
-    def top_correct(self) -> bool:
-        return bool(self.ids) and self.ids[0] in self.section.cre_ids
-
-
 @dataclass
 class TrainResult:
     calibrator: Calibrator
     threshold: float
+    evidence: EvidenceIndex
     card: ModelCard
     router: BranchClassifier | None = None
 
 
-def score_sections(
-    sections: Sequence[LinkedSection],
-    embedder: Embedder,
-    index: HubIndex,
-    top_k: int,
-    vectors: Vectors | None = None,
-) -> list[ScoredSection]:
-    if vectors is None:
-        vectors = embedder.encode([s.text for s in sections])
-    hits = retrieve(vectors, index, top_k)
-    return [
-        ScoredSection(s, tuple(h.score for h in row), tuple(h.cre_id for h in row))
-        for s, row in zip(sections, hits, strict=True)
-    ]
-
-
-def out_of_fold_confidence(
-    scored: Sequence[ScoredSection], progress: Progress | None = None
-) -> list[float]:
-    """Each framework's confidences from a calibrator fitted without that framework."""
-    frameworks = sorted({s.section.framework_id for s in scored})
-    confidence = [0.0] * len(scored)
-    for done, held in enumerate(frameworks, start=1):
-        fit_rows = [s for s in scored if s.section.framework_id != held]
-        calibrator = fit_calibrator(
-            [top_features(s.scores) for s in fit_rows],
-            [s.top_correct for s in fit_rows],
-            "retrieval",
-        )
-        for i, s in enumerate(scored):
-            if s.section.framework_id == held:
-                confidence[i] = calibrator.probability(*top_features(s.scores))
-        if progress:
-            progress("calibration folds", done, len(frameworks))
-    return confidence
-
-
 def training_sections(options: TrainOptions, hub: Hub) -> list[LinkedSection]:
-    """The curated sections training reads, the excluded frameworks left out."""
+    """Every linked section training reads (both styles), the excluded frameworks left out."""
     excluded = set(options.exclude_frameworks)
     unknown = excluded - {link.framework_id for link in options.links}
     if unknown:
@@ -142,29 +117,35 @@ def training_sections(options: TrainOptions, hub: Hub) -> list[LinkedSection]:
         )
     sections = [
         s
-        for s in curated_sections(options.links, known_cres=hub.by_id)
+        for s in linked_sections(options.links, options.prose, known_cres=hub.by_id)
         if s.framework_id not in excluded
     ]
-    frameworks = {s.framework_id for s in sections}
-    if len(frameworks) < 2:
+    curated = {s.framework_id for s in sections if s.curated}
+    if len(curated) < 2:
         raise TrainingError(
             "calibration is fitted on framework-held-out folds and needs curated links with "
-            f"text from at least two frameworks; {len(frameworks)} left after exclusions"
+            f"text from at least two frameworks; {len(curated)} left after exclusions"
         )
     return sections
 
 
-def card_data(options: TrainOptions, hub: Hub, sections: Sequence[LinkedSection]) -> CardData:
-    frameworks = Counter(s.framework_id for s in sections)
-    return CardData(
-        links_sources=list(options.links_sources),
-        links_sha256=options.links_sha256,
-        hub_sha256=hub.content_hash,
-        hub_nodes=len(hub.ids),
-        sections=len(sections),
-        frameworks_seen=dict(sorted(frameworks.items())),
-        frameworks_excluded=sorted(set(options.exclude_frameworks)),
-    )
+def build_evidence(
+    sections: Sequence[LinkedSection], hub: Hub, embedder: Embedder
+) -> tuple[EvidenceIndex, list[ScoredInput]]:
+    """Every section describes the hubs it is linked to; the curated ones are also the
+    labelled rows the calibrator learns from (with their vectors)."""
+    exemplars = [
+        Exemplar(s.framework_id, s.section_id, s.style, s.text, s.cre_ids) for s in sections
+    ]
+    vectors = embedder.encode([s.text for s in sections])
+    labelled = [ScoredInput(s, i) for i, s in enumerate(sections) if s.curated]
+    return EvidenceIndex.build(hub.ids, exemplars, vectors), labelled
+
+
+@dataclass(frozen=True)
+class ScoredInput:
+    section: LinkedSection
+    row: int  # its row in the evidence vectors
 
 
 def train(
@@ -177,108 +158,123 @@ def train(
     started = time.perf_counter()
     sections = training_sections(options, hub)
     if progress:
-        progress("embedding sections", 0, len(sections))
-    vectors = embedder.encode([s.text for s in sections])
-    scored = score_sections(sections, embedder, index, options.top_k, vectors)
+        progress("embedding linked sections", 0, len(sections))
+    evidence, labelled = build_evidence(sections, hub, embedder)
     if progress:
-        progress("embedding sections", len(sections), len(sections))
-
-    correct = [s.top_correct for s in scored]
+        progress("embedding linked sections", len(sections), len(sections))
+    vectors = evidence.vectors[[x.row for x in labelled]]
+    scored = score_sections([x.section for x in labelled], vectors, index, evidence, options.top_k)
     try:
         oof = out_of_fold_confidence(scored, progress)
-        calibrator = fit_calibrator([top_features(s.scores) for s in scored], correct, "retrieval")
+        calibrator = calibrate(scored)
     except CalibrationError as exc:
         raise TrainingError(f"cannot calibrate on these links: {exc}") from exc
-    threshold = choose_threshold(oof, correct, options.max_wrong_rate)
-    oof_ece, _ = reliability(oof, correct)
-    auto = [c for c, conf in zip(correct, oof, strict=True) if conf >= threshold]
-    router, router_card = fit_router(sections, vectors, hub)
+    threshold, threshold_rule = pick_threshold(scored, oof, options.max_wrong_rate)
+    router, router_card = fit_router([x.section for x in labelled], vectors, hub)
     card = ModelCard(
         trained_at=datetime.now(UTC).isoformat(timespec="seconds"),
         seconds=round(time.perf_counter() - started, 1),
         data=card_data(options, hub, sections),
-        models=CardModels(
-            embedding=embedder.name,
-            embedding_fingerprint=embedder.fingerprint,
-            retriever=RETRIEVER_ID,
-            calibrator="logistic(top score, margin over the runner-up)",
-        ),
+        models=card_models(embedder, evidence),
         parameters={
             "top_k": options.top_k,
             "max_wrong_rate": options.max_wrong_rate,
+            "evidence_weight": EVIDENCE_WEIGHT,
+            "threshold_rule": threshold_rule,
             "seed": options.seed,
         },
         threshold=threshold,
-        out_of_fold=OutOfFold(
-            how="leave-one-framework-out over the training frameworks",
-            top1=round(sum(correct) / len(correct), 4),
-            ece=round(oof_ece, 4),
-            auto_linked=len(auto),
-            auto_link_wrong=len(auto) - sum(auto),
-            rows=len(correct),
-        ),
+        out_of_fold=out_of_fold(scored, oof, threshold),
+        out_of_fold_by_style={
+            style: out_of_fold(
+                [s for s in scored if s.section.style == style],
+                [c for s, c in zip(scored, oof, strict=True) if s.section.style == style],
+                threshold,
+            )
+            for style in sorted({s.section.style for s in scored})
+        },
         router=router_card,
         environment={"python": platform.python_version()},
     )
-    return TrainResult(calibrator=calibrator, threshold=threshold, card=card, router=router)
+    return TrainResult(calibrator, threshold, evidence, card, router)
 
 
-def fit_router(
-    sections: Sequence[LinkedSection], vectors: Vectors, hub: Hub
-) -> tuple[BranchClassifier | None, dict[str, object]]:
-    """The branch classifier `--routing auto` uses, and how often, out of fold, the router's
-    selection held a collection of the section's CRE (what narrowing would have lost)."""
-    collections = hub_collections(hub)
-    branch_of = {cre: name for name, ids in collections.items() for cre in ids}
-    rows = [(i, branch_of[c]) for i, s in enumerate(sections) for c in sorted(s.cre_ids)]
-    rows = list(dict.fromkeys(rows))
-    if len({b for _, b in rows}) < 2:
-        return None, {"trained": False, "why": "links reach fewer than two collections"}
-    x = vectors[[i for i, _ in rows]]
-    labels = [b for _, b in rows]
-    held_in, narrowed, total = 0, 0, 0
-    for held in sorted({s.framework_id for s in sections}):
-        fit = [j for j, (i, _) in enumerate(rows) if sections[i].framework_id != held]
-        if len({labels[j] for j in fit}) < 2:
-            continue
-        fold = BranchClassifier.fit(x[fit], [labels[j] for j in fit], {})
-        router = Router(collections, mode="auto", classifier=fold)
-        for i, s in enumerate(sections):
-            if s.framework_id != held:
-                continue
-            decision = router.route(section_from_text(s.text), vectors[i])
-            total += 1
-            narrowed += len(decision.selected) < len(collections)
-            held_in += any(branch_of[c] in decision.selected for c in s.cre_ids)
-    card: dict[str, object] = {
-        "trained": True,
-        "what": "logistic regression: section vector -> collection (root branch) of its CRE",
-        "collections": {name: len(ids) for name, ids in collections.items()},
-        "samples": len(rows),
-        "out_of_fold": {
-            "how": "leave-one-framework-out, router rule as shipped",
-            "sections": total,
-            "narrowed": narrowed,
-            "answer_kept": held_in,
-        },
-    }
-    return BranchClassifier.fit(x, labels, {"collections": sorted(collections)}), card
+def pick_threshold(
+    scored: Sequence[ScoredSection], oof: Sequence[float], max_wrong: float
+) -> tuple[float, str]:
+    """The lowest out-of-fold confidence at which at most `max_wrong` of auto-links were
+    wrong: on prose rows when they support it, else on prose and titles together."""
+    prose = [
+        (c, s.top_correct) for s, c in zip(scored, oof, strict=True) if s.section.style == "prose"
+    ]
+    if prose:
+        threshold = choose_threshold([c for c, _ in prose], [ok for _, ok in prose], max_wrong)
+        if sum(c >= threshold for c, _ in prose) >= MIN_THRESHOLD_SUPPORT:
+            return threshold, f"prose rows out of fold, <= {max_wrong:.0%} wrong"
+    threshold = choose_threshold(oof, [s.top_correct for s in scored], max_wrong)
+    return threshold, f"prose and title rows out of fold, <= {max_wrong:.0%} wrong"
+
+
+def out_of_fold(
+    scored: Sequence[ScoredSection], oof: Sequence[float], threshold: float
+) -> OutOfFold:
+    correct = [s.top_correct for s in scored]
+    auto = [ok for ok, conf in zip(correct, oof, strict=True) if conf >= threshold]
+    ece, _ = reliability(oof, correct)
+    return OutOfFold(
+        how="leave-one-framework-out over the training frameworks",
+        top1=round(sum(correct) / max(1, len(correct)), 4),
+        ece=round(ece, 4),
+        auto_linked=len(auto),
+        auto_link_wrong=len(auto) - sum(auto),
+        rows=len(correct),
+    )
+
+
+def card_data(options: TrainOptions, hub: Hub, sections: Sequence[LinkedSection]) -> CardData:
+    curated = [s for s in sections if s.curated]
+    return CardData(
+        links_sources=list(options.links_sources),
+        links_sha256=options.links_sha256,
+        prose_sha256=options.prose_sha256,
+        hub_sha256=hub.content_hash,
+        hub_nodes=len(hub.ids),
+        sections=len(curated),
+        sections_by_style=dict(sorted(Counter(s.style for s in curated).items())),
+        frameworks_seen=dict(sorted(Counter(s.framework_id for s in curated).items())),
+        frameworks_excluded=sorted(set(options.exclude_frameworks)),
+    )
+
+
+def card_models(embedder: Embedder, evidence: EvidenceIndex) -> CardModels:
+    described = int((evidence.counts() > 0).sum())
+    return CardModels(
+        embedding=embedder.name,
+        embedding_fingerprint=embedder.fingerprint,
+        retriever=RETRIEVER_ID,
+        evidence=(
+            f"{evidence.size} linked sections (titles and prose) describing {described} of "
+            f"{len(evidence.hub_ids)} hubs; best-exemplar cosine x {EVIDENCE_WEIGHT}"
+        ),
+        calibrator="logistic(score, margin, best exemplar cosine, has evidence)",
+    )
 
 
 def save(result: TrainResult, out_dir: Path, embedding_model: Path | None = None) -> ModelCard:
-    """Write the calibrator, then the card last: a directory with a card is complete.
+    """Write the calibrator, evidence and router, then the card last: a directory with a
+    card is complete.
 
     `embedding_model` (None = the packaged MiniLM) is recorded relative to `out_dir`, so
     `run` reads scores on the scale the calibrator was fitted on."""
     out_dir.mkdir(parents=True, exist_ok=True)
-    card_path = out_dir / CARD_NAME
-    card_path.unlink(missing_ok=True)
+    (out_dir / CARD_NAME).unlink(missing_ok=True)
     result.calibrator.save(out_dir / CALIBRATOR_NAME)
-    files = {CALIBRATOR_NAME: sha256_of(out_dir / CALIBRATOR_NAME)}
+    result.evidence.save(out_dir / EVIDENCE_NAME)
     (out_dir / ROUTER_NAME).unlink(missing_ok=True)
+    names = [CALIBRATOR_NAME, EVIDENCE_NAME]
     if result.router is not None:
         result.router.save(out_dir / ROUTER_NAME)
-        files[ROUTER_NAME] = sha256_of(out_dir / ROUTER_NAME)
+        names.append(ROUTER_NAME)
     recorded = (
         None
         if embedding_model is None
@@ -287,12 +283,12 @@ def save(result: TrainResult, out_dir: Path, embedding_model: Path | None = None
     card = result.card.model_copy(
         update={
             "models": result.card.models.model_copy(update={"embedding_model": recorded}),
-            "files": files,
+            "files": {name: sha256_of(out_dir / name) for name in names},
         }
     )
     tmp = out_dir / (CARD_NAME + ".part")
     tmp.write_text(card.model_dump_json(indent=2) + "\n")
-    tmp.replace(card_path)
+    tmp.replace(out_dir / CARD_NAME)
     return card
 
 
@@ -303,6 +299,7 @@ class TrainRequest:
     out_dir: Path
     links: tuple[TrainingLink, ...]
     links_sources: tuple[str, ...]
+    section_texts: Path
     hub_path: Path
     embedding_model: Path | None
     cache_dir: Path | None
@@ -316,6 +313,7 @@ def recipe_of(request: TrainRequest, hub: Hub, embedder: Embedder) -> str:
     material = {
         "training": TRAINING_VERSION,
         "links": links_digest(request.links),
+        "prose": sha256_of(request.section_texts),
         "hub": hub.content_hash,
         "embedder": embedder.fingerprint,
         "exclude": sorted(request.exclude_frameworks),
@@ -340,18 +338,29 @@ def train_directory(
     """Load what training reads, train, and write the model directory. Returns its card and
     whether it was trained now (False: the directory was already built from this recipe)."""
     hub = load_hub(request.hub_path)
-    embedder = load_embedder(request.embedding_model)
+    embedder: Embedder = load_embedder(request.embedding_model)
     recipe = recipe_of(request, hub, embedder)
     if not request.force and (card := current_card(request.out_dir, recipe)) is not None:
         return card, False
+    if request.cache_dir is not None:
+        embedder = cached(embedder, request.cache_dir)
     index = build_index(hub, embedder, request.cache_dir)
     options = TrainOptions(
         links=request.links,
         links_sources=request.links_sources,
         links_sha256=links_digest(request.links),
+        prose=load_section_texts(request.section_texts),
+        prose_sha256=sha256_of(request.section_texts),
         exclude_frameworks=request.exclude_frameworks,
         seed=request.seed,
     )
     result = train(options, hub, embedder, index, progress)
     result.card = result.card.model_copy(update={"recipe": recipe})
     return save(result, request.out_dir, request.embedding_model), True
+
+
+def cached(embedder: Embedder, cache_dir: Path) -> Embedder:
+    """Section vectors by content hash, shared with runs: retraining embeds only new text."""
+
+    name = f"queries-{embedder.fingerprint[:16]}.sqlite"
+    return CachingEmbedder(embedder, SqliteVectorCache(cache_dir / name, embedder.dimension))

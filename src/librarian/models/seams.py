@@ -48,7 +48,7 @@ class ModelError(UsageError):
 
 
 class VectorCache(Protocol):
-    """Vectors by key, kept between runs (store/vector_cache.py has the SQLite one)."""
+    """Vectors by key, kept between runs (`cache.SqliteVectorCache`)."""
 
     def get(self, keys: Sequence[str]) -> dict[str, NDArray[np.float32]]: ...
 

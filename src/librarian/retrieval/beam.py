@@ -17,7 +17,14 @@ import numpy as np
 
 from librarian.catalogue.hub import Hub
 from librarian.models.seams import Vectors
-from librarian.retrieval.flat import Allowed, Hits, ScoredHub, check_dimension, combined_vectors
+from librarian.retrieval.flat import (
+    Allowed,
+    Bonus,
+    Hits,
+    check_dimension,
+    combined_vectors,
+    top_hits,
+)
 from librarian.retrieval.index import HubIndex
 
 Path = tuple[str, ...]
@@ -59,23 +66,25 @@ class BeamRetriever:
         self._centroids = (centroids / np.maximum(norms, 1e-12)).astype(np.float32)
 
     def search(
-        self, queries: Vectors, top_k: int, min_score: float, allowed: Allowed = None
+        self,
+        queries: Vectors,
+        top_k: int,
+        min_score: float,
+        allowed: Allowed = None,
+        bonus: Bonus = None,
     ) -> Hits:
         check_dimension(queries, self.index)
         node_scores = queries @ self._centroids.T
-        hub_scores = queries @ self._hub_vectors.T
+        dense = queries @ self._hub_vectors.T
+        scores = dense if bonus is None else dense + bonus
         results = []
         for q in range(len(queries)):
             only = allowed[q] if allowed is not None else None
-            rows = self._walk(node_scores[q], only)
-            ranked = sorted(rows, key=lambda j: (-float(hub_scores[q, j]), self.index.ids[j]))
-            results.append(
-                [
-                    ScoredHub(self.index.ids[j], float(hub_scores[q, j]))
-                    for j in ranked[:top_k]
-                    if float(hub_scores[q, j]) > min_score
-                ]
-            )
+            visited = sorted(self._walk(node_scores[q], only))
+            row = np.full(len(self.index.ids), -np.inf, dtype=np.float32)
+            row[visited] = scores[q, visited]
+            plain = None if bonus is None else dense[q]
+            results.append(top_hits(row, self.index.ids, top_k, min_score, plain))
         return results
 
     def _walk(self, scores: np.ndarray, only: frozenset[str] | None) -> set[int]:

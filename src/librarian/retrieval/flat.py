@@ -1,11 +1,9 @@
 """Stage 3: candidate retrieval by cosine over the hub index (`index.py`).
 
-A hub scores by the mean of its cosines to the section for three texts: its name, its
-hierarchy path, and its name followed by its children's names. Name and path are the
-zero-shot baseline (their mean beats either alone); the children's names raised
-recall@20 on leave-one-framework-out dev by 3 points (McNemar p < 0.01) and top-1 by
-0.8-1.6 points, nist_ssdf included (docs/quality.md). Hub vectors are computed once per
-(model, hub content) and cached on disk as npz.
+A hub's dense score is the mean of its cosines to the section for three texts: its name,
+its hierarchy path, and its name followed by its children's names. A `bonus` (one value
+per query and hub, aligned with the index) is added to it: the evidence of the sections
+already linked to the hub (`evidence.py`). Measurements behind both: docs/quality.md.
 """
 
 from __future__ import annotations
@@ -15,6 +13,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 import numpy as np
+from numpy.typing import NDArray
 
 from librarian.errors import RunError
 from librarian.models.seams import Vectors
@@ -28,10 +27,16 @@ class DimensionMismatchError(RunError):
 @dataclass(frozen=True)
 class ScoredHub:
     cre_id: str
-    score: float
+    score: float  # what ranks it: dense + bonus
+    dense: float | None = None  # the dense score alone, when a bonus was added
+
+    @property
+    def dense_score(self) -> float:
+        return self.score if self.dense is None else self.dense
 
 
-RETRIEVER_ID = "dense cosine mean(name, path, name+children)"
+# Per query row, an additive score per hub (aligned with the hub index); None: nothing.
+Bonus = NDArray[np.float32] | None
 
 
 # Per query row, the only CRE ids it may return (None: all); None for the whole batch: all.
@@ -54,9 +59,15 @@ class Retriever(Protocol):
     name: str
 
     def search(
-        self, queries: Vectors, top_k: int, min_score: float, allowed: Allowed = None
+        self,
+        queries: Vectors,
+        top_k: int,
+        min_score: float,
+        allowed: Allowed = None,
+        bonus: Bonus = None,
     ) -> Hits:
-        """`allowed[i]`: the only CRE ids row i may return (None: all)."""
+        """`allowed[i]`: the only CRE ids row i may return (None: all); `bonus[i]` is
+        added to row i's dense scores before ranking."""
         ...
 
 
@@ -66,9 +77,14 @@ class MemoryRetriever:
     name: str = "in-memory"
 
     def search(
-        self, queries: Vectors, top_k: int, min_score: float, allowed: Allowed = None
+        self,
+        queries: Vectors,
+        top_k: int,
+        min_score: float,
+        allowed: Allowed = None,
+        bonus: Bonus = None,
     ) -> Hits:
-        return retrieve(queries, self.index, top_k, min_score, allowed)
+        return retrieve(queries, self.index, top_k, min_score, allowed, bonus)
 
 
 def combined_vectors(index: HubIndex) -> Vectors:
@@ -87,25 +103,35 @@ def retrieve(
     top_k: int,
     min_score: float = 0.0,
     allowed: Allowed = None,
+    bonus: Bonus = None,
 ) -> Hits:
     """Top-k hubs per query row, best first; hubs scoring at or below `min_score` are dropped."""
     check_dimension(queries, index)
-    scores = queries @ combined_vectors(index).T
+    dense = queries @ combined_vectors(index).T
+    scores = dense if bonus is None else dense + bonus
     if allowed is not None:
         for i, ids in enumerate(allowed):
             if ids is not None:
                 scores[i, [j for j, c in enumerate(index.ids) if c not in ids]] = -np.inf
-    k = min(top_k, scores.shape[1])
-    results: list[list[ScoredHub]] = []
-    for row in scores:
-        top = np.argpartition(-row, k - 1)[:k]
-        # Sort by (-score, id) so equal scores come out in one deterministic order.
-        ranked = sorted(top.tolist(), key=lambda j: (-float(row[j]), index.ids[j]))
-        results.append(
-            [
-                ScoredHub(index.ids[j], float(row[j]))
-                for j in ranked
-                if float(row[j]) > min_score and np.isfinite(row[j])
-            ]
-        )
-    return results
+    return [
+        top_hits(row, index.ids, top_k, min_score, None if bonus is None else dense[i])
+        for i, row in enumerate(scores)
+    ]
+
+
+def top_hits(
+    scores: NDArray[np.float32],
+    ids: Sequence[str],
+    top_k: int,
+    min_score: float,
+    dense: NDArray[np.float32] | None = None,
+) -> list[ScoredHub]:
+    """The `top_k` best of one row of scores, ties broken by id so the order never varies."""
+    k = min(top_k, len(scores))
+    top = np.argpartition(-scores, k - 1)[:k]
+    ranked = sorted(top.tolist(), key=lambda j: (-float(scores[j]), ids[j]))
+    return [
+        ScoredHub(ids[j], float(scores[j]), None if dense is None else float(dense[j]))
+        for j in ranked
+        if float(scores[j]) > min_score and np.isfinite(scores[j])
+    ]

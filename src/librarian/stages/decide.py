@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import NamedTuple
 
@@ -54,57 +54,56 @@ def raw_confidence(candidate: Candidate) -> float:
     return min(1.0, max(0.0, raw))
 
 
-def decide(
-    section: Section,
-    candidates: list[Candidate],
-    reranked: list[Candidate],
-    retriever: str,
-    top_n: int,
-    ctx: RunContext,
-    confidence: Mapping[str, float] | None = None,
-) -> Envelope:
-    """Link the first-ranked candidate when its confidence reaches the threshold.
+@dataclass(frozen=True)
+class Scored:
+    """What the models made of one section: candidates in retrieval order, the reranked
+    ones (if a reranker ran), a calibrated confidence and the evidence in words, by CRE."""
 
-    `confidence` maps cre_id to a calibrated probability; without it, raw scores stand in.
-    """
-    retrieval = Retrieval(
-        retriever=retriever, candidates=candidates, reranked=reranked, threshold=ctx.threshold
-    )
-    ranked = reranked or candidates
+    candidates: list[Candidate]
+    reranked: list[Candidate]
+    confidence: Mapping[str, float] | None = None  # None: raw scores stand in
+    reasons: Mapping[str, str] = field(default_factory=dict)
+
+    def confidence_of(self, candidate: Candidate) -> float:
+        if self.confidence is None:
+            return raw_confidence(candidate)
+        return min(1.0, max(0.0, self.confidence[candidate.cre_id]))
+
+
+def decide(
+    section: Section, scored: Scored, retriever: str, top_n: int, ctx: RunContext
+) -> Envelope:
+    """Link the first-ranked candidate when its confidence reaches the threshold, unless a
+    flag is raised: a section whose negation differs from its best hub's name goes to a
+    person as ADVERSARIAL_FLAG / NEGATION_MISMATCH, whatever its confidence."""
+    retrieval = Retrieval(retriever=retriever, candidates=scored.candidates,
+                          reranked=scored.reranked, threshold=ctx.threshold)  # fmt: skip
+    ranked = scored.reranked or scored.candidates
     if not ranked:
         return _review(section, retrieval, ReasonCode.NO_CANDIDATES, None, ctx)
-
-    def confidence_of(candidate: Candidate) -> float:
-        if confidence is None:
-            return raw_confidence(candidate)
-        return min(1.0, max(0.0, confidence[candidate.cre_id]))
-
     best = ranked[0]
-    best_confidence = confidence_of(best)
-    suggestions = [
-        Link(cre_id=c.cre_id, link_type="AutomaticallyLinkedTo", confidence=confidence_of(c))
-        for c in ranked[:top_n]
-    ]
-    if best_confidence >= ctx.threshold and negation_differs(section.text, best.cre_name):
-        return _review(
-            section,
-            retrieval,
-            ReasonCode.ADVERSARIAL_FLAG,
-            suggestions,
-            ctx,
-            UpdateDetection(adversarial_flags=[AdversarialFlag.NEGATION_MISMATCH]),
-        )
-    if best_confidence >= ctx.threshold:
-        link = Link(
-            cre_id=best.cre_id,
-            link_type="AutomaticallyLinkedTo",
-            confidence=best_confidence,
-            rationale=(
-                f"top candidate '{best.cre_name}' at {best_confidence:.3f} >= {ctx.threshold}"
-            ),
-        )
-        return _proposal(section, retrieval, link, ctx)
-    return _review(section, retrieval, ReasonCode.BELOW_THRESHOLD, suggestions, ctx)
+    suggestions = [_suggestion(c, scored) for c in ranked[:top_n]]
+    if negation_differs(section.text, best.cre_name):
+        flags = UpdateDetection(adversarial_flags=[AdversarialFlag.NEGATION_MISMATCH])
+        return _review(section, retrieval, ReasonCode.ADVERSARIAL_FLAG, suggestions, ctx, flags)
+    confidence = scored.confidence_of(best)
+    if confidence < ctx.threshold:
+        return _review(section, retrieval, ReasonCode.BELOW_THRESHOLD, suggestions, ctx)
+    why = f"top candidate '{best.cre_name}' at {confidence:.3f} >= {ctx.threshold:.3f}"
+    if best.cre_id in scored.reasons:
+        why += f"; {scored.reasons[best.cre_id]}"
+    link = Link(cre_id=best.cre_id, link_type="AutomaticallyLinkedTo", confidence=confidence,
+                rationale=why)  # fmt: skip
+    return _proposal(section, retrieval, link, ctx)
+
+
+def _suggestion(candidate: Candidate, scored: Scored) -> Link:
+    return Link(
+        cre_id=candidate.cre_id,
+        link_type="AutomaticallyLinkedTo",
+        confidence=scored.confidence_of(candidate),
+        rationale=scored.reasons.get(candidate.cre_id),
+    )
 
 
 def decide_explicit(

@@ -14,13 +14,16 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from sqlalchemy import Engine, text
+from sqlalchemy import Connection, Engine, text
 from sqlalchemy.exc import SQLAlchemyError
 
 from librarian.models.seams import Vectors
-from librarian.retrieval.flat import Allowed, Hits, ScoredHub, combined_vectors
+from librarian.retrieval.flat import Allowed, Bonus, Hits, combined_vectors, top_hits
 from librarian.retrieval.index import HubIndex
 from librarian.store.db import StoreError, is_postgres, reason
+
+# With evidence added, how many hubs (at least) the dense search hands to the re-ranking.
+SHORTLIST = 60
 
 
 def _literal(vector: np.ndarray) -> str:
@@ -77,35 +80,51 @@ class PgVectorRetriever:
             )
 
     def search(
-        self, queries: Vectors, top_k: int, min_score: float, allowed: Allowed = None
+        self,
+        queries: Vectors,
+        top_k: int,
+        min_score: float,
+        allowed: Allowed = None,
+        bonus: Bonus = None,
     ) -> Hits:
+        """Top-k by the dense score in PostgreSQL. With a bonus, a dense shortlist three
+        times as long is fetched and re-ranked by dense + bonus in memory."""
+        limit = top_k if bonus is None else max(3 * top_k, SHORTLIST)
+        column = {c: i for i, c in enumerate(self.index.ids)}
         results: Hits = []
         try:
             with self.engine.begin() as conn:
                 # The HNSW candidate list must be at least k long or it returns fewer rows;
                 # with a routing filter, keep scanning until k rows pass it.
-                conn.execute(text(f"SET LOCAL hnsw.ef_search = {max(100, 4 * top_k)}"))
+                conn.execute(text(f"SET LOCAL hnsw.ef_search = {max(100, 4 * limit)}"))
                 if allowed is not None and any(a is not None for a in allowed):
                     # pgvector >= 0.8; only asked for when routing narrows a search.
                     conn.execute(text("SET LOCAL hnsw.iterative_scan = strict_order"))
                 for row, query in enumerate(queries):
                     only = allowed[row] if allowed is not None else None
-                    where = "WHERE cre_id = ANY(:ids) " if only is not None else ""
-                    params: dict[str, object] = {"q": _literal(query), "k": top_k}
-                    if only is not None:
-                        params["ids"] = sorted(only)
-                    rows = conn.execute(
-                        text(
-                            f"SELECT cre_id, -(embedding <#> CAST(:q AS vector)) AS score "
-                            f"FROM {self.table} {where}"
-                            "ORDER BY embedding <#> CAST(:q AS vector), cre_id LIMIT :k"
-                        ),
-                        params,
-                    ).all()
-                    ranked = sorted(rows, key=lambda r: (-float(r.score), r.cre_id))
-                    results.append(
-                        [ScoredHub(r.cre_id, float(r.score)) for r in ranked if r.score > min_score]
-                    )
+                    found = self._nearest(conn, query, limit, only)
+                    ids = [c for c, _ in found]
+                    dense = np.asarray([s for _, s in found], dtype=np.float32)
+                    extra = 0.0 if bonus is None else bonus[row, [column[c] for c in ids]]
+                    plain = None if bonus is None else dense
+                    results.append(top_hits(dense + extra, ids, top_k, min_score, plain))
         except SQLAlchemyError as exc:
             raise StoreError(f"pgvector search failed: {reason(exc)}") from exc
         return results
+
+    def _nearest(
+        self, conn: Connection, query: Vectors, limit: int, only: frozenset[str] | None
+    ) -> list[tuple[str, float]]:
+        where = "WHERE cre_id = ANY(:ids) " if only is not None else ""
+        params: dict[str, object] = {"q": _literal(query), "k": limit}
+        if only is not None:
+            params["ids"] = sorted(only)
+        rows = conn.execute(
+            text(
+                f"SELECT cre_id, -(embedding <#> CAST(:q AS vector)) AS score "
+                f"FROM {self.table} {where}"
+                "ORDER BY embedding <#> CAST(:q AS vector), cre_id LIMIT :k"
+            ),
+            params,
+        ).all()
+        return [(str(r.cre_id), float(r.score)) for r in rows]

@@ -1,0 +1,81 @@
+"""Labelled sections scored as a run would score them, for calibration and evaluation.
+
+A section's evidence never includes its own framework's links (`EvidenceIndex.excluding`):
+the evidence a new standard's section sees at run time comes from other standards only,
+so the scores training learns from must come from the same situation.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from librarian.learning.calibrate import Calibrator, fit_calibrator, top_features
+from librarian.learning.links import LinkedSection
+from librarian.models.seams import Vectors
+from librarian.retrieval.evidence import EvidenceIndex, evidence_bonus
+from librarian.retrieval.flat import retrieve
+from librarian.retrieval.index import HubIndex
+
+Progress = Callable[[str, int, int], None]
+
+
+@dataclass(frozen=True)
+class ScoredSection:
+    section: LinkedSection
+    ids: tuple[str, ...]  # retrieved CREs, best first
+    scores: tuple[float, ...]  # their retrieval scores
+    evidence: tuple[float, ...]  # their best linked-section cosines (NO_EVIDENCE: none)
+
+    @property
+    def top_correct(self) -> bool:
+        return bool(self.ids) and self.ids[0] in self.section.cre_ids
+
+    @property
+    def features(self) -> tuple[float, ...]:
+        return top_features(self.scores, self.evidence)
+
+
+def score_sections(
+    sections: Sequence[LinkedSection],
+    vectors: Vectors,
+    index: HubIndex,
+    evidence: EvidenceIndex,
+    top_k: int,
+) -> list[ScoredSection]:
+    """Each section retrieved with the evidence of every framework but its own."""
+    column = {c: i for i, c in enumerate(index.ids)}
+    out: list[ScoredSection | None] = [None] * len(sections)
+    for framework in sorted({s.framework_id for s in sections}):
+        rows = [i for i, s in enumerate(sections) if s.framework_id == framework]
+        best = evidence.excluding({framework}).best(vectors[rows])
+        hits = retrieve(vectors[rows], index, top_k, 0.0, None, evidence_bonus(best))
+        for k, i in enumerate(rows):
+            ids = tuple(h.cre_id for h in hits[k])
+            out[i] = ScoredSection(
+                sections[i],
+                ids,
+                tuple(h.score for h in hits[k]),
+                tuple(float(best[k, column[c]]) for c in ids),
+            )
+    return [s for s in out if s is not None]
+
+
+def out_of_fold_confidence(
+    scored: Sequence[ScoredSection], progress: Progress | None = None
+) -> list[float]:
+    """Each framework's confidences from a calibrator fitted without that framework."""
+    frameworks = sorted({s.section.framework_id for s in scored})
+    confidence = [0.0] * len(scored)
+    for done, held in enumerate(frameworks, start=1):
+        calibrator = calibrate([s for s in scored if s.section.framework_id != held])
+        for i, s in enumerate(scored):
+            if s.section.framework_id == held:
+                confidence[i] = calibrator.probability(s.features)
+        if progress:
+            progress("calibration folds", done, len(frameworks))
+    return confidence
+
+
+def calibrate(scored: Sequence[ScoredSection]) -> Calibrator:
+    return fit_calibrator([s.features for s in scored], [s.top_correct for s in scored])
