@@ -1,371 +1,432 @@
-"""Ablation on leave-one-framework-out dev: what each candidate part buys over zero-shot.
+"""What each candidate part buys, leave-one-framework-out over every linked framework,
+per text style (prose / title) and per framework, with exact McNemar tests on top-1.
 
-Every variant ranks all hubs for each curated, readable section of a held-out framework,
-using only links from the *other* frameworks (exemplars, learned weights, the
-cross-encoder). Two protocols:
+Every section of a framework is scored with evidence from the other frameworks only (its
+own framework's links never describe a hub), and anything learnt (the calibrator, the
+learning-to-rank model) is fitted on the other frameworks only. The hand-written
+sentence-style requirements (data/golden/requirements.json) are scored with evidence and
+models from every framework: nothing was fitted on them.
 
-- dev: the five dev frameworks held out together (as `make dev-eval` does);
-- lofo: every framework with text held out in turn (more rows, more power).
+    python scripts/ablation.py [--embedding-model DIR] [--json docs/ablation.json]
 
-Each variant's top-1 is compared with zero-shot's on the same rows by an exact McNemar
-test (two-sided binomial on the discordant rows). Prints a markdown table.
-
-    python scripts/ablation.py [--cross-encoder] [--ce-epochs 3]
-    python scripts/ablation.py --gate-gaps 0.01,0.03 [--ce-epochs 1]   # gated rerank on dev
-
-The cross-encoder variant trains a MiniLM cross-encoder (listwise distillation of the
-zero-shot scores plus the curated labels) for each run: ~5 min an epoch on 2 cores.
+Results and their reading: docs/quality.md.
 """
 
 from __future__ import annotations
 
 import argparse
-import os
-import random
-import time
-from collections import defaultdict
+import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
+from scipy.stats import binomtest
 
 from librarian.catalogue.hub import Hub, load_hub
-from librarian.learning.links import (
-    DEV_FRAMEWORKS,
-    LinkedSection,
-    curated_sections,
-    load_links,
+from librarian.learning.calibrate import (
+    choose_threshold,
+    fit_calibrator,
+    reliability,
+    top_features,
 )
-from librarian.models.transformer import SentenceTransformerEmbedder, default_embedding_model_path
-from librarian.paths import DEFAULT_HUB, DEFAULT_LINKS
+from librarian.learning.golden import load_golden
+from librarian.learning.links import LinkedSection, linked_sections, load_links, load_section_texts
+from librarian.models.cache import CachingEmbedder, SqliteVectorCache
+from librarian.models.load import load_embedder
+from librarian.paths import DEFAULT_HUB, DEFAULT_LINKS, DEFAULT_SECTION_TEXTS, librarian_home
+from librarian.retrieval.evidence import EVIDENCE_WEIGHT, EvidenceIndex, Exemplar
+from librarian.retrieval.flat import combined_vectors
+from librarian.retrieval.index import HubIndex, build_index
 
 Matrix = NDArray[np.float32]
+TOP_K = 20
 
 
 @dataclass
 class Data:
     hub: Hub
-    sections: list[LinkedSection]
-    texts: list[str]
-    text_row: dict[str, int]
-    vectors: Matrix  # one row per text
-    name: Matrix
-    path: Matrix
-    enriched: Matrix  # name plus the names of the children
+    index: HubIndex
+    sections: list[LinkedSection]  # every linked section (exemplars)
+    vectors: Matrix
+    evidence: EvidenceIndex
+    rows: list[int]  # the curated ones: what is scored
+    requirements: list[tuple[str, frozenset[str]]]
+    requirement_vectors: Matrix
 
 
-def load(embedder: SentenceTransformerEmbedder) -> Data:
+def load(embedding_model: Path | None) -> Data:
     hub = load_hub(DEFAULT_HUB)
-    sections = curated_sections(load_links(DEFAULT_LINKS), known_cres=hub.by_id)
-    texts = sorted({s.text for s in sections})
-    children: dict[str, list[str]] = defaultdict(list)
-    for node in hub.nodes:
-        if node.parent_id:
-            children[node.parent_id].append(node.name)
-    enriched = [
-        n.name + (": " + "; ".join(sorted(children[n.cre_id])) if children[n.cre_id] else "")
-        for n in hub.nodes
+    embedder = load_embedder(embedding_model)
+    home = librarian_home()
+    cache = SqliteVectorCache(home.cache / f"queries-{embedder.fingerprint[:16]}.sqlite",
+                              embedder.dimension)  # fmt: skip
+    cached = CachingEmbedder(embedder, cache)
+    index = build_index(hub, cached, home.cache)
+    links = load_links(DEFAULT_LINKS)
+    sections = linked_sections(links, load_section_texts(DEFAULT_SECTION_TEXTS), hub.by_id)
+    vectors = cached.encode([s.text for s in sections])
+    exemplars = [
+        Exemplar(s.framework_id, s.section_id, s.style, s.text, s.cre_ids) for s in sections
     ]
-    return Data(
-        hub=hub,
-        sections=sections,
-        texts=texts,
-        text_row={t: i for i, t in enumerate(texts)},
-        vectors=embedder.encode(texts),
-        name=embedder.encode(hub.name_texts()),
-        path=embedder.encode(hub.path_texts()),
-        enriched=embedder.encode(enriched),
-    )
+    evidence = EvidenceIndex.build(hub.ids, exemplars, vectors)
+    golden = load_golden(Path("data/golden/requirements.json"))
+    requirements = [(r.input.text, frozenset(r.expected.cre_ids or ())) for r in golden]
+    rvectors = cached.encode([t for t, _ in requirements])
+    rows = [i for i, s in enumerate(sections) if s.curated]
+    return Data(hub, index, sections, vectors, evidence, rows, requirements, rvectors)
 
 
-Scorer = Callable[[Data, Sequence[LinkedSection], set[str]], Matrix]
-"""(data, sections to score, frameworks held out) -> scores, one row per section."""
+# --- scorers: (data, query vectors, evidence best-scores) -> (queries, hubs) -------------
 
 
-def rows(d: Data, sections: Sequence[LinkedSection]) -> Matrix:
-    return d.vectors[[d.text_row[s.text] for s in sections]]
+def dense3(d: Data, q: Matrix, best: Matrix) -> Matrix:
+    return np.asarray(q @ combined_vectors(d.index).T)
 
 
-def zero_shot(d: Data, sections: Sequence[LinkedSection], held: set[str]) -> Matrix:
-    q = rows(d, sections)
-    return np.asarray((q @ d.name.T + q @ d.path.T) / 2, dtype=np.float32)
+def dense2(d: Data, q: Matrix, best: Matrix) -> Matrix:
+    return np.asarray(q @ ((d.index.name_vectors + d.index.path_vectors) / 2).T)
 
 
-def name_only(d: Data, sections: Sequence[LinkedSection], held: set[str]) -> Matrix:
-    return np.asarray(rows(d, sections) @ d.name.T, dtype=np.float32)
+Scorer = Callable[[Data, Matrix, Matrix], Matrix]
 
 
-def path_only(d: Data, sections: Sequence[LinkedSection], held: set[str]) -> Matrix:
-    return np.asarray(rows(d, sections) @ d.path.T, dtype=np.float32)
-
-
-def with_children(d: Data, sections: Sequence[LinkedSection], held: set[str]) -> Matrix:
-    q = rows(d, sections)
-    return np.asarray((q @ d.name.T + q @ d.path.T + q @ d.enriched.T) / 3, dtype=np.float32)
-
-
-def exemplar_max(d: Data, sections: Sequence[LinkedSection], held: set[str]) -> Matrix:
-    """Per hub, the best cosine to a section other frameworks linked to it."""
-    q = rows(d, sections)
-    out = np.zeros((len(sections), len(d.hub.ids)), dtype=np.float32)
-    index = {c: i for i, c in enumerate(d.hub.ids)}
-    members: dict[str, list[int]] = defaultdict(list)
-    for s in d.sections:
-        if s.framework_id not in held:
-            for cre in s.cre_ids:
-                members[cre].append(d.text_row[s.text])
-    for cre, text_rows in members.items():
-        out[:, index[cre]] = (q @ d.vectors[text_rows].T).max(axis=1)
-    return out
-
-
-def with_exemplars(d: Data, sections: Sequence[LinkedSection], held: set[str]) -> Matrix:
-    return zero_shot(d, sections, held) + 0.5 * exemplar_max(d, sections, held)
-
-
-def with_lexical(d: Data, sections: Sequence[LinkedSection], held: set[str]) -> Matrix:
-    """Zero-shot plus 0.3 x TF-IDF cosine (1-2 grams) over name, name and path."""
-    from sklearn.feature_extraction.text import TfidfVectorizer
-
-    hub_texts = [f"{n.name} {n.name} {' '.join(n.hierarchy_path)}" for n in d.hub.nodes]
-    vectorizer = TfidfVectorizer(sublinear_tf=True, stop_words="english", ngram_range=(1, 2))
-    vectorizer.fit(hub_texts + d.texts)  # unsupervised: vocabulary and idf only
-    lexical = vectorizer.transform([s.text for s in sections]) @ vectorizer.transform(hub_texts).T
-    dense = np.asarray(lexical.toarray(), dtype=np.float32)
-    return zero_shot(d, sections, held) + 0.3 * dense
-
-
-def learned_combination(d: Data, sections: Sequence[LinkedSection], held: set[str]) -> Matrix:
-    """Logistic regression over per-candidate features, fitted on the other frameworks."""
-    from sklearn.linear_model import LogisticRegression
-
-    depth = np.array([n.depth for n in d.hub.nodes], dtype=np.float32) / 4
-    leaf = np.array([n.is_leaf for n in d.hub.nodes], dtype=np.float32)
-
-    def features(part: Sequence[LinkedSection], held_part: set[str]) -> Matrix:
-        q = rows(d, part)
-        sn, sp = q @ d.name.T, q @ d.path.T
-        z = (sn + sp) / 2
-        ex = exemplar_max(d, part, held_part)
-        length = np.array([min(len(s.text.split()), 40) / 40 for s in part])[:, None]
-        return np.stack(
-            [sn, sp, z - z.max(1, keepdims=True), ex, depth + 0 * z, leaf + 0 * z,
-             depth * length, leaf * length],
-            axis=-1,
-        ).astype(np.float32)  # fmt: skip
-
-    train = [s for s in d.sections if s.framework_id not in held]
-    x_parts, y_parts = [], []
-    for fw in sorted({s.framework_id for s in train}):
-        part = [s for s in train if s.framework_id == fw]
-        f = features(part, held | {fw})  # exemplars never include the row's own framework
-        z = zero_shot(d, part, held)
-        for i, s in enumerate(part):
-            top = np.argsort(-z[i])[:20]
-            x_parts.append(f[i, top])
-            y_parts.append([d.hub.ids[j] in s.cre_ids for j in top])
-    model = LogisticRegression(C=1.0, max_iter=3000)
-    model.fit(np.concatenate(x_parts), np.concatenate(y_parts))
-    f = features(sections, held)
-    z = zero_shot(d, sections, held)
-    out = np.full_like(z, -1e9)
-    for i in range(len(sections)):
-        top = np.argsort(-z[i])[:20]
-        out[i, top] = model.decision_function(f[i, top])
-    return out
-
-
-def cross_encoder(epochs: int) -> Scorer:
-    def score(d: Data, sections: Sequence[LinkedSection], held: set[str]) -> Matrix:
-        return train_and_score_cross_encoder(d, sections, held, epochs)
+def with_evidence(base: Scorer, weight: float = EVIDENCE_WEIGHT) -> Scorer:
+    def score(d: Data, q: Matrix, best: Matrix) -> Matrix:
+        return np.asarray(base(d, q, best) + weight * np.maximum(best, 0.0), dtype=np.float32)
 
     return score
 
 
-def train_and_score_cross_encoder(
-    d: Data,
-    sections: Sequence[LinkedSection],
-    held: set[str],
-    epochs: int,
-    retrieval: Scorer = zero_shot,
-) -> Matrix:
-    """Listwise distillation of zero-shot scores, mixed with curated labels, then rerank."""
-    import torch
-    from sentence_transformers import CrossEncoder
+SCORERS: dict[str, Scorer] = {
+    "A today: dense mean(name, path, children)": dense3,
+    "B dense mean(name, path)": dense2,
+    "C shipped: A + 0.25 best linked section": with_evidence(dense3),
+    "D B + 0.25 best linked section": with_evidence(dense2),
+    "E A + 0.50 best linked section": with_evidence(dense3, 0.5),
+    "F A + 1.00 best linked section": with_evidence(dense3, 1.0),
+}
 
-    torch.manual_seed(0)
-    random.seed(0)
-    model = CrossEncoder(
-        str(default_embedding_model_path()), num_labels=1, max_length=64, device="cpu"
-    )
-    net, tok = model.model, model.tokenizer
-    hub_text = [" > ".join(n.hierarchy_path) for n in d.hub.nodes]
-    labels = {s.text: s.cre_ids for s in d.sections if s.framework_id not in held}
-    held_texts = {s.text for s in d.sections if s.framework_id in held}
-    queries = [t for t in d.texts if t not in held_texts]
-    teacher = zero_shot(d, [LinkedSection("", "", t, frozenset()) for t in queries], set())
-    index = {c: i for i, c in enumerate(d.hub.ids)}
-    k, temperature = 12, 0.05
-    optimizer = torch.optim.AdamW(net.parameters(), lr=8e-5)
-    net.train()
-    started = time.perf_counter()
-    order = list(range(len(queries)))
-    for epoch in range(epochs):
-        random.shuffle(order)
-        for start in range(0, len(order), 4):
-            firsts, seconds, targets = [], [], []
-            for qi in order[start : start + 4]:
-                cand = list(np.argsort(-teacher[qi])[:k])
-                gold = labels.get(queries[qi])
-                if gold:
-                    for g in (index[c] for c in gold):
-                        if g not in cand:
-                            cand[-1] = g
-                t = torch.softmax(torch.tensor(teacher[qi][cand] / temperature), 0)
-                if gold:
-                    onehot = torch.tensor([float(d.hub.ids[j] in gold) for j in cand])
-                    t = 0.5 * t + 0.5 * onehot / onehot.sum()
-                firsts += [queries[qi]] * k
-                seconds += [hub_text[j] for j in cand]
-                targets.append(t)
-            enc = tok(firsts, seconds, padding=True, truncation=True, max_length=64,
-                      return_tensors="pt")  # fmt: skip
-            logits = net(**enc).logits.view(len(targets), k)
-            loss = -(torch.stack(targets).float() * torch.log_softmax(logits, 1)).sum(1).mean()
-            loss.backward()  # type: ignore[no-untyped-call]
-            optimizer.step()
-            optimizer.zero_grad()
-        print(f"  cross-encoder epoch {epoch + 1}/{epochs}: {time.perf_counter() - started:.0f} s")
-    net.eval()
-    z = retrieval(d, sections, held)
-    out = np.full_like(z, -1e9)
-    with torch.no_grad():
-        for i, s in enumerate(sections):
-            top = np.argsort(-z[i])[:20]
-            enc = tok([s.text] * len(top), [hub_text[j] for j in top], padding=True,
-                      truncation=True, max_length=64, return_tensors="pt")  # fmt: skip
-            out[i, top] = net(**enc).logits.view(-1).numpy()
+
+def lofo_best(d: Data) -> dict[int, Matrix]:
+    """Each curated section's evidence with its own framework left out."""
+    out: dict[int, Matrix] = {}
+    for framework in sorted({d.sections[i].framework_id for i in d.rows}):
+        rows = [i for i in d.rows if d.sections[i].framework_id == framework]
+        best = d.evidence.excluding({framework}).best(d.vectors[rows])
+        for k, i in enumerate(rows):
+            out[i] = best[k]
     return out
 
 
-def gated_rerank_sweep(d: Data, epochs: int, gaps: Sequence[float]) -> None:
-    """Rerank only where the shipped retriever's first two scores lie within a gap: the share
-    of dev sections the cross-encoder sees, and what top-1 does, against retrieval alone."""
-    held = set(DEV_FRAMEWORKS)
-    part = [s for s in d.sections if s.framework_id in held]
-    dense = with_children(d, part, held)
-    ce = train_and_score_cross_encoder(d, part, held, epochs, retrieval=with_children)
-    ordered = np.sort(dense, axis=1)
-    margin = ordered[:, -1] - ordered[:, -2]
-    base = top1_hits(d, part, dense)
-    print("\n| rerank where gap < | sections reranked | top-1 | vs retrieval alone (McNemar p) |")
-    print("|---|---|---|---|")
-    for gap in gaps:
-        gated = margin < gap
-        scores = np.where(gated[:, None], ce, dense)
-        top1 = top1_hits(d, part, scores)
+def description_forms(d: Data) -> dict[str, dict[int, Matrix]]:
+    """Other forms of a hub's description, per curated section, own framework left out:
+    the centroid of its linked sections' vectors, the mean over frameworks of each
+    framework's best section (so no framework dominates), and TF-IDF over their text."""
+    from sklearn.feature_extraction.text import TfidfVectorizer
+
+    forms: dict[str, dict[int, Matrix]] = {"centroid": {}, "balanced": {}, "tfidf": {}}
+    column = {c: j for j, c in enumerate(d.index.ids)}
+    for framework in sorted({d.sections[i].framework_id for i in d.rows}):
+        rows = [i for i in d.rows if d.sections[i].framework_id == framework]
+        others = [k for k, s in enumerate(d.sections) if s.framework_id != framework]
+        q = d.vectors[rows]
+        members: dict[int, list[int]] = {}
+        for k in others:
+            for c in d.sections[k].cre_ids:
+                members.setdefault(column[c], []).append(k)
+        centroid = np.zeros((len(d.index.ids), q.shape[1]), dtype=np.float32)
+        docs = [""] * len(d.index.ids)
+        for h, ks in members.items():
+            m = d.vectors[ks].mean(axis=0)
+            centroid[h] = m / max(float(np.linalg.norm(m)), 1e-9)
+            docs[h] = " ".join(d.sections[k].text for k in ks)
+        balanced = np.zeros((len(rows), len(d.index.ids)), dtype=np.float32)
+        for h, ks in members.items():
+            by_fw: dict[str, list[int]] = {}
+            for k in ks:
+                by_fw.setdefault(d.sections[k].framework_id, []).append(k)
+            sims = [np.max(q @ d.vectors[v].T, axis=1) for v in by_fw.values()]
+            balanced[:, h] = np.mean(sims, axis=0)
+        tfidf = TfidfVectorizer(sublinear_tf=True, stop_words="english").fit(
+            docs + [d.sections[i].text for i in rows]
+        )
+        lexical = (
+            tfidf.transform([d.sections[i].text for i in rows]) @ tfidf.transform(docs).T
+        ).toarray()
+        for k, i in enumerate(rows):
+            forms["centroid"][i] = q[k] @ centroid.T
+            forms["balanced"][i] = balanced[k]
+            forms["tfidf"][i] = lexical[k].astype(np.float32)
+    return forms
+
+
+def print_forms(d: Data, table: dict[str, Any], forms: dict[str, dict[int, Matrix]]) -> None:
+    shipped = "C shipped: A + 0.25 best linked section"
+    q = d.vectors[d.rows]
+    print("\n### other forms of description (each added at 0.25 to A)\n")
+    print("| form | style | top-1 | recall@20 | vs C (won/lost, p) |")
+    print("|---|---|---:|---:|---|")
+    for name, per_row in forms.items():
+        extra = np.stack([per_row[i] for i in d.rows])
+        scores = np.asarray(dense3(d, q, extra) + 0.25 * np.maximum(extra, 0), dtype=np.float32)
+        top = ranked(scores, d.index.ids)
+        for style in ("prose", "title"):
+            keep = [k for k, i in enumerate(d.rows) if d.sections[i].style == style]
+            h = [top[k][0] in d.sections[d.rows[k]].cre_ids for k in keep]
+            r = [bool(set(top[k]) & d.sections[d.rows[k]].cre_ids) for k in keep]
+            w, l_, p = mcnemar(h, [table["hits"][shipped][k] for k in keep])
+            print(f"| {name} | {style} | {sum(h)} | {sum(r)} | {w}/{l_}, p={p:.3g} |")
+
+
+def ranked(scores: Matrix, ids: Sequence[str]) -> list[list[str]]:
+    order = np.argsort(-scores, axis=1, kind="stable")[:, :TOP_K]
+    return [[ids[j] for j in row] for row in order]
+
+
+def mcnemar(a: Sequence[bool], b: Sequence[bool]) -> tuple[int, int, float]:
+    """(rows only a got right, rows only b got right, exact two-sided p)."""
+    wins = sum(x and not y for x, y in zip(a, b, strict=True))
+    losses = sum(y and not x for x, y in zip(a, b, strict=True))
+    p = binomtest(wins, wins + losses).pvalue if wins + losses else 1.0
+    return wins, losses, float(p)
+
+
+def retrieval_table(d: Data, best: dict[int, Matrix]) -> dict[str, Any]:
+    """Top-1 and recall@20 per scorer and style; McNemar against A and against C."""
+    q = d.vectors[d.rows]
+    b = np.stack([best[i] for i in d.rows])
+    hits: dict[str, list[bool]] = {}
+    recall: dict[str, list[bool]] = {}
+    for name, scorer in SCORERS.items():
+        top = ranked(scorer(d, q, b), d.index.ids)
+        want = [d.sections[i].cre_ids for i in d.rows]
+        hits[name] = [t[0] in w for t, w in zip(top, want, strict=True)]
+        recall[name] = [bool(set(t) & w) for t, w in zip(top, want, strict=True)]
+    return {"hits": hits, "recall": recall}
+
+
+def print_retrieval(d: Data, table: dict[str, Any]) -> None:
+    styles = [d.sections[i].style for i in d.rows]
+    base, shipped = (
+        "A today: dense mean(name, path, children)",
+        "C shipped: A + 0.25 best linked section",
+    )
+    for style in ("prose", "title"):
+        keep = [k for k, s in enumerate(styles) if s == style]
+        print(f"\n### {style}: {len(keep)} curated sections, leave-one-framework-out\n")
+        print("| scorer | top-1 | recall@20 | vs A (won/lost, p) | vs C (won/lost, p) |")
+        print("|---|---:|---:|---|---|")
+        for name in SCORERS:
+            h = [table["hits"][name][k] for k in keep]
+            r = [table["recall"][name][k] for k in keep]
+            va = mcnemar(h, [table["hits"][base][k] for k in keep])
+            vc = mcnemar(h, [table["hits"][shipped][k] for k in keep])
+            print(f"| {name} | {sum(h)} ({100 * sum(h) / len(h):.1f}%) | {sum(r)} "
+                  f"({100 * sum(r) / len(r):.1f}%) | {va[0]}/{va[1]}, p={va[2]:.3g} | "
+                  f"{vc[0]}/{vc[1]}, p={vc[2]:.3g} |")  # fmt: skip
+
+
+def print_per_framework(d: Data, table: dict[str, Any]) -> None:
+    base, shipped = (
+        "A today: dense mean(name, path, children)",
+        "C shipped: A + 0.25 best linked section",
+    )
+    print("\n### per framework (top-1, A today -> C shipped)\n")
+    print("| style | framework | rows | A | C | won/lost, p |")
+    print("|---|---|---:|---:|---:|---|")
+    keys = sorted({(d.sections[i].style, d.sections[i].framework_id) for i in d.rows})
+    for style, framework in keys:
+        group = (style, framework)
+        keep = [
+            k
+            for k, i in enumerate(d.rows)
+            if (d.sections[i].style, d.sections[i].framework_id) == group
+        ]
+        a = [table["hits"][base][k] for k in keep]
+        c = [table["hits"][shipped][k] for k in keep]
+        w, l_, p = mcnemar(c, a)
         print(
-            f"| {gap} | {gated.sum()}/{len(part)} ({gated.mean():.0%}) "
-            f"| {top1.sum()}/{len(top1)} ({top1.mean():.1%}) "
-            f"| {int(top1.sum()) - int(base.sum()):+d}, p={mcnemar_p(base, top1):.3f} |",
-            flush=True,
+            f"| {style} | {framework} | {len(keep)} | {sum(a)} | {sum(c)} | {w}/{l_}, p={p:.3g} |"
         )
 
 
-def top1_hits(d: Data, sections: Sequence[LinkedSection], scores: Matrix) -> NDArray[np.bool_]:
-    best = scores.argmax(axis=1)
-    return np.array([d.hub.ids[b] in s.cre_ids for b, s in zip(best, sections, strict=True)])
+# --- calibration, out of fold ------------------------------------------------------------
 
 
-def recall_hits(
-    d: Data, sections: Sequence[LinkedSection], scores: Matrix, k: int = 20
-) -> NDArray[np.bool_]:
-    top = np.argsort(-scores, axis=1)[:, :k]
-    return np.array(
-        [any(d.hub.ids[j] in s.cre_ids for j in row) for row, s in zip(top, sections, strict=True)]
+def calibration(d: Data, best: dict[int, Matrix]) -> dict[str, Any]:
+    """The shipped calibrator's out-of-fold confidence, and the auto-links at a threshold
+    chosen (as train chooses it) on the *other* frameworks' out-of-fold rows."""
+    scorer = SCORERS["C shipped: A + 0.25 best linked section"]
+    q = d.vectors[d.rows]
+    b = np.stack([best[i] for i in d.rows])
+    scores = scorer(d, q, b)
+    feats, right = [], []
+    for k, i in enumerate(d.rows):
+        order = np.argsort(-scores[k], kind="stable")[:TOP_K]
+        feats.append(top_features(scores[k][order].tolist(), b[k][order].tolist()))
+        right.append(d.index.ids[order[0]] in d.sections[i].cre_ids)
+    frameworks = [d.sections[i].framework_id for i in d.rows]
+    oof = _oof(feats, right, frameworks)
+    thresholds = {f: _nested_threshold(feats, right, frameworks, f) for f in set(frameworks)}
+    return {"features": feats, "right": right, "oof": oof, "thresholds": thresholds,
+            "frameworks": frameworks}  # fmt: skip
+
+
+def _oof(feats: list[Any], right: list[bool], frameworks: list[str]) -> list[float]:
+    conf = [0.0] * len(right)
+    for held in sorted(set(frameworks)):
+        fit = [k for k, f in enumerate(frameworks) if f != held]
+        cal = fit_calibrator([feats[k] for k in fit], [right[k] for k in fit])
+        for k, f in enumerate(frameworks):
+            if f == held:
+                conf[k] = cal.probability(feats[k])
+    return conf
+
+
+def _nested_threshold(
+    feats: list[Any], right: list[bool], frameworks: list[str], held: str
+) -> float:
+    keep = [k for k, f in enumerate(frameworks) if f != held]
+    inner = _oof([feats[k] for k in keep], [right[k] for k in keep], [frameworks[k] for k in keep])
+    return choose_threshold(inner, [right[k] for k in keep], 0.03)
+
+
+def print_calibration(d: Data, cal: dict[str, Any]) -> None:
+    styles = [d.sections[i].style for i in d.rows]
+    print("\n### calibration out of fold (shipped retriever and calibrator)\n")
+    print(
+        "| style | rows | top-1 | mean confidence | ECE | auto-linked (nested threshold) | wrong |"
     )
+    print("|---|---:|---:|---:|---:|---:|---:|")
+    for style in ("prose", "title"):
+        keep = [k for k, s in enumerate(styles) if s == style]
+        conf = [cal["oof"][k] for k in keep]
+        right = [cal["right"][k] for k in keep]
+        ece, _ = reliability(conf, right)
+        auto = [k for k in keep if cal["oof"][k] >= cal["thresholds"][cal["frameworks"][k]]]
+        wrong = sum(not cal["right"][k] for k in auto)
+        print(f"| {style} | {len(keep)} | {sum(right)} | {np.mean(conf):.3f} | {ece:.3f} | "
+              f"{len(auto)} ({100 * len(auto) / len(keep):.1f}%) | {wrong} |")  # fmt: skip
 
 
-def mcnemar_p(base: NDArray[np.bool_], other: NDArray[np.bool_]) -> float:
-    from scipy.stats import binomtest
+def print_requirements(d: Data, cal: dict[str, Any]) -> None:
+    """The hand-written sentence-style requirements, with everything fitted on all data."""
+    q = d.requirement_vectors
+    best = d.evidence.best(q)
+    calibrator = fit_calibrator(cal["features"], cal["right"])
+    threshold = choose_threshold(cal["oof"], cal["right"], 0.03)
+    print(f"\n### hand-written requirements ({len(d.requirements)} sentences, one CRE each)\n")
+    print("| scorer | top-1 | recall@20 | mean confidence | ECE | auto-linked | wrong |")
+    print("|---|---:|---:|---:|---:|---:|---:|")
+    for name in ("A today: dense mean(name, path, children)", "B dense mean(name, path)",
+                 "C shipped: A + 0.25 best linked section"):  # fmt: skip
+        scores = SCORERS[name](d, q, best)
+        top = ranked(scores, d.index.ids)
+        right = [t[0] in w for t, (_, w) in zip(top, d.requirements, strict=True)]
+        rec = sum(bool(set(t) & w) for t, (_, w) in zip(top, d.requirements, strict=True))
+        row = f"| {name} | {sum(right)} | {rec} |"
+        if name.startswith("C"):
+            conf = []
+            for k in range(len(q)):
+                order = np.argsort(-scores[k], kind="stable")[:TOP_K]
+                conf.append(calibrator.probability(
+                    top_features(scores[k][order].tolist(), best[k][order].tolist())))  # fmt: skip
+            ece, _ = reliability(conf, right)
+            auto = [r for c, r in zip(conf, right, strict=True) if c >= threshold]
+            row += f" {np.mean(conf):.3f} | {ece:.3f} | {len(auto)} | {len(auto) - sum(auto)} |"
+        else:
+            row += " | | | |"
+        print(row)
 
-    gained = int((other & ~base).sum())
-    lost = int((base & ~other).sum())
-    if gained + lost == 0:
-        return 1.0
-    return float(binomtest(gained, gained + lost, 0.5).pvalue)
+
+# --- learning to rank over the shipped shortlist, nested leave-one-framework-out ------------
 
 
-def evaluate(d: Data, scorer: Scorer, protocol: str) -> tuple[NDArray[np.bool_], ...]:
-    """(top-1 hits, recall@20 hits, ssdf mask) over the protocol's held-out rows."""
-    if protocol == "dev":
-        folds = [set(DEV_FRAMEWORKS)]
-    else:
-        folds = [{fw} for fw in sorted({s.framework_id for s in d.sections})]
-    top1, recall, ssdf = [], [], []
-    for held in folds:
-        part = [s for s in d.sections if s.framework_id in held]
-        scores = scorer(d, part, held)
-        top1.append(top1_hits(d, part, scores))
-        recall.append(recall_hits(d, part, scores))
-        ssdf.append(np.array([s.framework_id == "nist_ssdf" for s in part]))
-    return np.concatenate(top1), np.concatenate(recall), np.concatenate(ssdf)
+def ltr_features(
+    d: Data, q: Matrix, best: Matrix, counts: NDArray[np.float64]
+) -> tuple[NDArray[np.int64], Matrix]:
+    """The shipped retriever's top 20 and, per candidate, what a ranker may weigh."""
+    name, path = q @ d.index.name_vectors.T, q @ d.index.path_vectors.T
+    children = q @ d.index.children_vectors.T
+    score = (name + path + children) / 3 + EVIDENCE_WEIGHT * np.maximum(best, 0)
+    cand = np.argsort(-score, kind="stable")[:TOP_K]
+    depth = np.asarray([n.depth for n in d.hub.nodes], dtype=np.float32)
+    leaf = np.asarray([n.is_leaf for n in d.hub.nodes], dtype=np.float32)
+    rank = np.log1p(np.arange(len(cand)))
+    columns = [name[cand], path[cand], children[cand], np.maximum(best[cand], 0),
+               (best[cand] > -1).astype(np.float32), np.log1p(counts[cand]), score[cand],
+               score[cand] - score[cand[0]], rank, depth[cand], leaf[cand]]  # fmt: skip
+    return cand, np.column_stack(columns).astype(np.float32)
+
+
+def ltr(d: Data) -> list[bool]:
+    """Top-1 of a logistic ranker over ltr_features, per held-out framework, trained on the
+    other frameworks' sections with evidence that excludes both frameworks."""
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    frameworks = [d.sections[i].framework_id for i in d.rows]
+    hits = [False] * len(d.rows)
+    for held in sorted(set(frameworks)):
+        x, y = [], []
+        for other in sorted(set(frameworks) - {held}):
+            ev = d.evidence.excluding({held, other})
+            rows = [i for i in d.rows if d.sections[i].framework_id == other]
+            best = ev.best(d.vectors[rows])
+            for k, i in enumerate(rows):
+                cand, f = ltr_features(d, d.vectors[i], best[k], ev.counts().astype(np.float64))
+                x.append(f)
+                y.append([d.index.ids[j] in d.sections[i].cre_ids for j in cand])
+        model = make_pipeline(StandardScaler(), LogisticRegression(C=1.0, max_iter=3000))
+        model.fit(np.vstack(x), np.concatenate(y))
+        ev = d.evidence.excluding({held})
+        keep = [k for k, f in enumerate(frameworks) if f == held]
+        best = ev.best(d.vectors[[d.rows[k] for k in keep]])
+        for n, k in enumerate(keep):
+            cand, f = ltr_features(d, d.vectors[d.rows[k]], best[n], ev.counts().astype(np.float64))
+            top = cand[int(np.argmax(model.predict_proba(f)[:, 1]))]
+            hits[k] = d.index.ids[top] in d.sections[d.rows[k]].cre_ids
+    return hits
+
+
+def print_ltr(d: Data, table: dict[str, Any], hits: list[bool]) -> None:
+    shipped = "C shipped: A + 0.25 best linked section"
+    print("\n### learning to rank over the shipped top 20 (nested leave-one-framework-out)\n")
+    print("| style | rows | shipped top-1 | LTR top-1 | won/lost, p |")
+    print("|---|---:|---:|---:|---|")
+    for style in ("prose", "title"):
+        keep = [k for k, i in enumerate(d.rows) if d.sections[i].style == style]
+        c = [table["hits"][shipped][k] for k in keep]
+        h = [hits[k] for k in keep]
+        w, l_, p = mcnemar(h, c)
+        print(f"| {style} | {len(keep)} | {sum(c)} | {sum(h)} | {w}/{l_}, p={p:.3g} |")
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--cross-encoder", action="store_true", help="also train and score a CE")
-    parser.add_argument("--ce-epochs", type=int, default=3)
-    parser.add_argument(
-        "--gate-gaps",
-        default=None,
-        help="comma-separated gaps: only the gated cross-encoder sweep on dev (e.g. 0.01,0.03)",
-    )
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--embedding-model", type=Path, default=None,
+                        help="default: the int8 embedder in the librarian home")  # fmt: skip
+    parser.add_argument("--json", type=Path, default=None, help="write the raw hits here")
+    parser.add_argument("--ltr", action="store_true", help="also the learning-to-rank model")
     args = parser.parse_args()
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
-
-    started = time.perf_counter()
-    d = load(SentenceTransformerEmbedder(Path(default_embedding_model_path())))
-    if args.gate_gaps:
-        gaps = [float(g) for g in args.gate_gaps.split(",")]
-        gated_rerank_sweep(d, args.ce_epochs, [*gaps, 2.0])
-        print(f"\n({time.perf_counter() - started:.0f} s)")
-        return
-    variants: list[tuple[str, Scorer, tuple[str, ...]]] = [
-        ("dense: name only", name_only, ("dev", "lofo")),
-        ("dense: path only", path_only, ("dev", "lofo")),
-        ("dense: mean(name, path) — zero-shot baseline", zero_shot, ("dev", "lofo")),
-        ("+ children's names in hub text — shipped", with_children, ("dev", "lofo")),
-        ("+ exemplar kNN (0.5 x best linked-section cosine)", with_exemplars, ("dev", "lofo")),
-        ("+ lexical TF-IDF (0.3 x cosine)", with_lexical, ("dev", "lofo")),
-        ("+ learned combination (logistic, 8 features)", learned_combination, ("dev", "lofo")),
-    ]
-    if args.cross_encoder:
-        name = f"+ cross-encoder rerank of top 20 ({args.ce_epochs} epochs)"
-        variants.append((name, cross_encoder(args.ce_epochs), ("dev",)))
-
-    base = {p: evaluate(d, zero_shot, p) for p in ("dev", "lofo")}
-    print(
-        "| variant | protocol | top-1 | recall@20 | nist_ssdf top-1 "
-        "| top-1 vs zero-shot (McNemar p) | recall vs zero-shot |"
-    )
-    print("|---|---|---|---|---|---|---|")
-    for name, scorer, protocols in variants:
-        for protocol in protocols:
-            top1, recall, ssdf = evaluate(d, scorer, protocol)
-            b_top1 = base[protocol][0]
-            delta = int(top1.sum()) - int(b_top1.sum())
-            p = mcnemar_p(b_top1, top1)
-            p_recall = mcnemar_p(base[protocol][1], recall)
-            print(
-                f"| {name} | {protocol} | {top1.sum()}/{len(top1)} ({top1.mean():.1%}) "
-                f"| {recall.mean():.1%} | {top1[ssdf].sum()}/{ssdf.sum()} "
-                f"| {delta:+d}, p={p:.3f} | p={p_recall:.3f} |",
-                flush=True,
-            )
-    print(f"\n({time.perf_counter() - started:.0f} s)")
+    model = args.embedding_model or librarian_home().embedder_int8
+    d = load(model if model.is_dir() else None)
+    best = lofo_best(d)
+    table = retrieval_table(d, best)
+    print_retrieval(d, table)
+    print_per_framework(d, table)
+    cal = calibration(d, best)
+    print_calibration(d, cal)
+    print_requirements(d, cal)
+    print_forms(d, table, description_forms(d))
+    if args.ltr:
+        print_ltr(d, table, ltr(d))
+    if args.json is not None:
+        args.json.write_text(json.dumps({"rows": len(d.rows), **table}, indent=1) + "\n")
 
 
 if __name__ == "__main__":

@@ -11,7 +11,9 @@ The cross-encoder is built from the packaged MiniLM weights with an untrained he
 measures speed only.
 
 Run: python scripts/bench_models.py [--sections 1000] [--batch-size 256] [--pairs 400]
-     [--int8 models/embedder-int8]   (ratios of the int8 rows are to the torch ceiling)
+     [--int8 DIR] [--models DIR]   (ratios of the int8 and shipped rows are to the torch
+     ceiling; --models: the shipped configuration, int8 embedder + linked-section evidence
+     + calibrator, as `librarian train` built it)
 """
 
 from __future__ import annotations
@@ -53,6 +55,9 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=2)
     parser.add_argument(
         "--int8", type=Path, default=None, help="also measure this `librarian quantize` build"
+    )
+    parser.add_argument(
+        "--models", type=Path, default=None, help="also the shipped configuration (trained models)"
     )
     args = parser.parse_args()
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -103,6 +108,23 @@ def main() -> None:
                 ("pipeline on int8 ONNX, batches of " + str(args.batch_size),
                  f"{n / int8_pipeline_s:.1f} sections/s", f"{encode_s / int8_pipeline_s:.2f}"),
             ]  # fmt: skip
+
+        if args.models is not None:
+            shipped = build_linker(
+                LinkerSettings(models_dir=args.models, cache_dir=Path(tmp) / "c2")
+            )
+
+            def shipped_pipeline() -> None:
+                for start in range(0, len(sections), args.batch_size):
+                    shipped.link(sections[start : start + args.batch_size], "bench")
+
+            shipped_pipeline()  # warm-up: hub vectors built and cached
+            shipped_s = best_of(args.repeats, shipped_pipeline)
+            int8_rows.append(
+                ("shipped: int8 + linked-section evidence + calibrator, batches of "
+                 + str(args.batch_size), f"{len(sections) / shipped_s:.1f} sections/s",
+                 f"{encode_s / shipped_s:.2f}")
+            )  # fmt: skip
 
         scorer = CrossEncoderScorer(untrained_cross_encoder(Path(tmp) / "ce"))
         hub_texts = [" > ".join(n.hierarchy_path) for n in linker.hub.nodes]

@@ -6,7 +6,10 @@ in both text styles: its title (`gold:<framework>:<section>:title`) and, where t
 data has it, its prose (`...:prose`). `librarian train --holdout-dev` leaves those
 frameworks out entirely (their links neither describe a hub nor teach the calibrator), so
 each row is scored by models that never saw its framework. The explicit, update,
-ambiguous and hard-negative rows are written by hand in data/golden/handwritten.json.
+ambiguous and hard-negative rows are written by hand in data/golden/handwritten.json, and
+48 sentence-style requirements (one CRE each, `gold:requirements:NN:prose`) in
+data/golden/requirements.json: the nearest thing here to a verification standard's
+requirements, which no framework in the shared data is written like.
 Deterministic: rerunning gives the same file.
 
     python scripts/make_golden.py [--out data/golden/dev.json]
@@ -36,6 +39,7 @@ def main() -> None:
     parser.add_argument("--section-texts", type=Path, default=DEFAULT_SECTION_TEXTS)
     parser.add_argument("--hub", type=Path, default=DEFAULT_HUB)
     parser.add_argument("--handwritten", type=Path, default=GOLDEN_DIR / "handwritten.json")
+    parser.add_argument("--requirements", type=Path, default=GOLDEN_DIR / "requirements.json")
     parser.add_argument("--out", type=Path, default=GOLDEN_DIR / "dev.json")
     args = parser.parse_args()
 
@@ -46,7 +50,7 @@ def main() -> None:
     sections = [s for s in linked if s.curated and s.framework_id in DEV_FRAMEWORKS]
     order = sorted(sections, key=lambda s: (s.framework_id, s.style, s.section_id, s.text))
     rows = rows_from_links(order)
-    rows += load_golden(args.handwritten)
+    rows += load_golden(args.handwritten) + load_golden(args.requirements)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(dump_golden(rows))
     print(f"{args.out}: {len(rows)} rows ({len(sections)} from {len(DEV_FRAMEWORKS)} frameworks)")

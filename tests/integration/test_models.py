@@ -65,6 +65,12 @@ def test_explain_with_trained_models_says_so(dev_models: Path) -> None:
     assert "confidence:calibrated" in envelope["retrieval"]["retriever"]
     card = json.loads((dev_models / "card.json").read_text())
     assert envelope["retrieval"]["threshold"] == card["threshold"]
+    # The evidence is in the envelope: each candidate's dense and evidence-added scores,
+    # and each suggestion says what scored it, down to the linked section that did.
+    top = envelope["retrieval"]["candidates"][0]
+    assert top["score_hybrid"] >= top["score_vector"]
+    why = envelope["suggested_links"][0]["rationale"]
+    assert why.startswith("name ") and "path " in why and "best linked section" in why
 
 
 def test_explain_explicit_citation() -> None:
