@@ -9,7 +9,7 @@ export PREFECT_SERVER_ANALYTICS_ENABLED := false
 export PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS := 120
 export HF_HUB_OFFLINE := 1
 
-.PHONY: setup demo train dev-eval golden test lint unit integration bench schemas samples clean
+.PHONY: setup demo train dev-eval golden test lint unit integration fuzz bench schemas samples clean
 
 setup: $(STAMP)
 
@@ -56,6 +56,11 @@ unit: setup
 
 integration: setup
 	$(BIN)/python -m pytest -q -m integration
+
+# The long fuzz of the input boundary (a bounded profile runs in `make test`).
+fuzz: setup
+	HYPOTHESIS_PROFILE=fuzz FUZZ_FLOW_EXAMPLES=25 $(BIN)/python -m pytest -q \
+		tests/unit/test_fuzz.py tests/integration/test_fuzz_flow.py
 
 bench: setup
 	$(BIN)/python scripts/bench_throughput.py

@@ -197,6 +197,20 @@ def main() -> None:
         "rejected", "DUPLICATE_CHUNK_CONFLICT")  # fmt: skip
     add(json.dumps(queue_row(71, "Caf\u00e9 policy", []), ensure_ascii=False).encode().replace(
         b"Caf\xc3\xa9", b"Caf\xe9"), "rejected", "INVALID_ENCODING")  # fmt: skip
+    # Poison rows (issue 13): each is refused where it enters, never failing the run.
+    deep = "[" * 10_000 + "]" * 10_000
+    add(deep, "rejected", "INVALID_JSON")
+    add(json.dumps(queue_row(72, "Nested.", []))[:-1] + f', "extra": {deep}}}',
+        "rejected", "INVALID_JSON")  # fmt: skip
+    add(json.dumps(queue_row(73, "Nested.", [], span_heading_path=deep)),
+        "rejected", "INVALID_FIELD")  # fmt: skip
+    add(json.dumps(queue_row(74, "Huge.", []))[:-1] + ', "n": ' + "9" * 5000 + "}",
+        "rejected", "INVALID_JSON")  # fmt: skip
+    add(json.dumps(queue_row(75, "Lone \ud800 surrogate.", [])), "rejected", "INVALID_ENCODING")
+    add(json.dumps(queue_row(76, "Lone surrogate id.", [], chunk_id="\udc00")),
+        "rejected", "INVALID_ENCODING")  # fmt: skip
+    add(json.dumps(queue_row(77, "A NUL \u0000 inside.", [])), "rejected", "INVALID_ENCODING")
+    add(json.dumps(queue_row(78, "\u200b\u2060\ufeff", [])), "rejected", "EMPTY_TEXT")
     add("", "blank")
     # BOM on the first line, CRLF line ends throughout: both tolerated.
     body = b"\xef\xbb\xbf" + b"\r\n".join(lines) + b"\r\n"

@@ -1,10 +1,12 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, settings
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -28,3 +30,11 @@ def write_jsonl(tmp_path: Path):  # type: ignore[no-untyped-def]
         return path
 
     return _write
+
+
+# Hypothesis profiles: `ci` (bounded, the default, in `make test`) and `fuzz` (`make fuzz`).
+settings.register_profile("ci", max_examples=150, deadline=None, derandomize=True,
+                          suppress_health_check=[HealthCheck.too_slow])  # fmt: skip
+settings.register_profile("fuzz", max_examples=5000, deadline=None,
+                          suppress_health_check=[HealthCheck.too_slow])  # fmt: skip
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))

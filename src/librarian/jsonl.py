@@ -7,6 +7,7 @@ from collections.abc import Iterable, Iterator
 from typing import Any
 
 from librarian.errors import InputError
+from librarian.text import value_problem
 
 
 class JsonLineError(InputError):
@@ -15,6 +16,7 @@ class JsonLineError(InputError):
     def __init__(self, line: int, message: str) -> None:
         super().__init__(f"line {line}: {message}")
         self.line = line
+        self.reason = message
 
 
 def json_objects(lines: Iterable[str]) -> Iterator[tuple[int, dict[str, Any]]]:
@@ -26,6 +28,12 @@ def json_objects(lines: Iterable[str]) -> Iterator[tuple[int, dict[str, Any]]]:
             value = json.loads(line)
         except json.JSONDecodeError as exc:
             raise JsonLineError(number, f"invalid JSON: {exc.msg}") from exc
+        except RecursionError as exc:
+            raise JsonLineError(number, "invalid JSON: nested too deeply") from exc
+        except ValueError as exc:  # an integer of thousands of digits, say
+            raise JsonLineError(number, f"invalid JSON: {str(exc)[:200]}") from exc
+        if problem := value_problem(value):
+            raise JsonLineError(number, problem.message)
         if not isinstance(value, dict):
             raise JsonLineError(number, f"expected a JSON object, got {type(value).__name__}")
         yield number, value

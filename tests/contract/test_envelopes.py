@@ -106,3 +106,33 @@ def test_every_envelope_the_linker_emits_validates() -> None:
         for env in result.envelopes:
             name = "LinkProposal" if isinstance(env, LinkProposal) else "ReviewItem"
             validator(name).validate(dump_envelope(env))
+
+
+def test_the_stub_linker_envelopes_meet_the_published_rfc() -> None:
+    from tests.rfc import assert_rfc_valid
+
+    texts = ["rotate session token after login", "see CRE 200-001", "the weather",
+             "Sessions are not rotated after login"]  # fmt: skip
+    sections = [
+        section_from_text(t).model_copy(update={"chunk_id": f"c{i}"}) for i, t in enumerate(texts)
+    ]
+    for linker in (stub_linker(threshold=0.2), stub_linker(threshold=0.2, scorer=StubScorer())):
+        envelopes = [dump_envelope(e) for e in linker.link(sections, "r").envelopes]
+        assert {e["status"] for e in envelopes} == {"linked", "review_required"}
+        assert_rfc_valid(envelopes)
+
+
+def test_the_rfc_check_catches_what_the_rfc_forbids() -> None:
+    from tests.rfc import rfc_errors
+
+    good = json.loads((EXAMPLES / "link_proposal.json").read_text())
+    assert rfc_errors(good) == []
+    no_id = copy.deepcopy(good)
+    del no_id["knowledge"]["locator"]["id"]
+    assert any("'id' is a required property" in e for e in rfc_errors(no_id))
+    naive = copy.deepcopy(good)
+    naive["classified_at"] = "2026-11-30T09:15:00"  # no zone: not an RFC 3339 date-time
+    assert any("date-time" in e for e in rfc_errors(naive))
+    relative = copy.deepcopy(good)
+    relative["knowledge"]["source"]["url"] = "not a uri"
+    assert any("uri" in e for e in rfc_errors(relative))

@@ -38,22 +38,29 @@ def test_a_killed_run_leaves_no_output_that_looks_whole(tmp_path: Path) -> None:
          "--cache-dir", str(tmp_path / "cache"), "--uncalibrated"],
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
     )  # fmt: skip
-    part = out / "reviews.jsonl.part"
+    out.mkdir()
+    (out / "summary.json").write_text('{"run": "the previous one"}')
+
+    def part() -> Path:
+        staged = list(tmp_path.glob(".out.*.partial/reviews.jsonl"))
+        return staged[0] if staged else tmp_path / "none"
+
     deadline = time.monotonic() + 300
     try:
         while time.monotonic() < deadline and proc.poll() is None:
-            if part.is_file() and part.stat().st_size > 0:
+            if part().is_file() and part().stat().st_size > 0:
                 break
             time.sleep(0.2)
         assert proc.poll() is None, "the run ended before it could be killed"
-        assert part.is_file() and part.stat().st_size > 0, "no batch was written in time"
+        assert part().stat().st_size > 0, "no batch was written in time"
     finally:
         os.killpg(proc.pid, signal.SIGKILL)  # the run and its temporary Prefect server
         proc.wait()
-    names = {p.name for p in out.iterdir()}
-    assert "summary.json" not in names
-    assert not names & {"proposals.jsonl", "reviews.jsonl", "rejected.jsonl", "skipped.jsonl"}
-    assert "reviews.jsonl.part" in names
+    # The killed run's files are in its staging directory; the previous run's stand as
+    # they were, and nothing of the killed run looks whole.
+    assert {p.name for p in out.iterdir()} == {"summary.json"}
+    assert (out / "summary.json").read_text() == '{"run": "the previous one"}'
+    assert not (part().parent / "summary.json").exists()
 
 
 def test_a_run_that_fails_exits_1_and_says_why(tmp_path: Path) -> None:

@@ -16,6 +16,7 @@ from librarian.paths import packaged_data
 from librarian.settings import LinkerSettings
 from librarian.stages.decide import EXPLICIT_RETRIEVER
 from librarian.stages.emit import read_jsonl
+from tests.rfc import assert_rfc_valid
 
 pytestmark = pytest.mark.integration
 
@@ -78,6 +79,7 @@ def test_every_good_row_comes_out_exactly_once_and_valid(run: dict[str, Any]) ->
         for doc in docs:
             jsonschema.validate(doc, schema)
             assert doc["pipeline_run_id"] == "it-run"
+    assert_rfc_valid(proposals + reviews)  # the published OpenCRE RFC schemas, formats checked
 
 
 def test_explicit_rows_decide_without_models(run: dict[str, Any]) -> None:
@@ -125,7 +127,7 @@ def test_summary_is_written_last_and_complete(run: dict[str, Any]) -> None:
     assert summary["hub"]["nodes"] == 522
     assert summary["models"]["embedding"] == "all-MiniLM-L6-v2"
     assert {"embed", "retrieve", "load_models"} <= set(summary["timings_s"])
-    assert not list(out.glob("*.part"))
+    assert not list(out.parent.glob(f".{out.name}.*.partial"))  # the staging dir swapped in
 
 
 def test_the_run_leaves_a_markdown_summary_artifact(run: dict[str, Any]) -> None:

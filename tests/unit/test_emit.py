@@ -26,36 +26,83 @@ def summary(**counts: int) -> RunSummary:
 
 
 def test_outputs_appear_only_on_commit(tmp_path: Path) -> None:
-    writer = OutputWriter(tmp_path)
+    out = tmp_path / "out"
+    writer = OutputWriter(out)
     writer.write_batch(
         envelopes(), [Rejection(line=3, reason=RejectCode.INVALID_JSON, message="m")]
     )
-    assert not any((tmp_path / name).exists() for name in (*OUTPUT_FILES, "summary.json"))
+    assert not out.exists()  # everything so far is in the staging directory
     writer.commit(summary(read=3, lines_total=3, linked=1, review=1, rejected=1))
-    assert read_jsonl(tmp_path / "proposals.jsonl")[0]["chunk_id"] == "c0"
-    assert read_jsonl(tmp_path / "reviews.jsonl")[0]["chunk_id"] == "c1"
-    assert read_jsonl(tmp_path / "rejected.jsonl")[0]["reason"] == "INVALID_JSON"
-    assert (tmp_path / "summary.json").is_file()
-    assert not list(tmp_path.glob("*.part"))
+    assert read_jsonl(out / "proposals.jsonl")[0]["chunk_id"] == "c0"
+    assert read_jsonl(out / "reviews.jsonl")[0]["chunk_id"] == "c1"
+    assert read_jsonl(out / "rejected.jsonl")[0]["reason"] == "INVALID_JSON"
+    assert (out / "summary.json").is_file()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]  # no staging left behind
 
 
 def test_a_crash_leaves_no_whole_looking_output(tmp_path: Path) -> None:
-    with pytest.raises(RuntimeError), OutputWriter(tmp_path) as writer:
+    with pytest.raises(RuntimeError), OutputWriter(tmp_path / "out") as writer:
         writer.write_batch(envelopes())
         raise RuntimeError("boom")
     assert list(tmp_path.iterdir()) == []
 
 
-def test_stale_outputs_of_the_same_run_id_are_removed(tmp_path: Path) -> None:
-    (tmp_path / "summary.json").write_text("{}")
-    (tmp_path / "proposals.jsonl").write_text("old\n")
-    OutputWriter(tmp_path).abort()
-    assert not (tmp_path / "summary.json").exists()
-    assert not (tmp_path / "proposals.jsonl").exists()
+def previous_run(out: Path) -> None:
+    out.mkdir()
+    (out / "summary.json").write_text('{"run": "before"}')
+    (out / "proposals.jsonl").write_text("old\n")
+
+
+def test_a_failed_run_leaves_the_previous_outputs_as_they_were(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    previous_run(out)
+    with pytest.raises(RuntimeError), OutputWriter(out) as writer:
+        writer.write_batch(envelopes())
+        raise RuntimeError("the run failed half-way")
+    assert (out / "summary.json").read_text() == '{"run": "before"}'
+    assert (out / "proposals.jsonl").read_text() == "old\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]
+
+
+def test_a_complete_run_replaces_the_previous_one_whole(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    previous_run(out)
+    (out / "stray.txt").write_text("from an older version")
+    writer = OutputWriter(out)
+    writer.write_batch(envelopes())
+    writer.commit(summary())
+    assert "stray.txt" not in {p.name for p in out.iterdir()}
+    assert read_jsonl(out / "proposals.jsonl")[0]["chunk_id"] == "c0"
+
+
+def test_links_planted_in_the_output_are_never_written_through(tmp_path: Path) -> None:
+    victim = tmp_path / "victim.txt"
+    victim.write_text("keep me")
+    out = tmp_path / "out"
+    out.mkdir()
+    for name in (*OUTPUT_FILES, "summary.json"):
+        (out / f"{name}.part").symlink_to(victim)
+        (out / name).symlink_to(victim)
+    writer = OutputWriter(out)
+    writer.write_batch(envelopes())
+    writer.commit(summary())
+    assert victim.read_text() == "keep me"
+    assert not (out / "proposals.jsonl").is_symlink()
+    # --out itself a link to somewhere else: the link is replaced, its target untouched.
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "summary.json").write_text("theirs")
+    link = tmp_path / "link"
+    link.symlink_to(elsewhere, target_is_directory=True)
+    writer = OutputWriter(link)
+    writer.commit(summary())
+    assert (elsewhere / "summary.json").read_text() == "theirs"
+    assert not link.is_symlink() and (link / "summary.json").is_file()
 
 
 def test_failed_batch_write_rolls_back_so_a_retry_does_not_double(tmp_path: Path) -> None:
-    writer = OutputWriter(tmp_path)
+    out = tmp_path / "out"
+    writer = OutputWriter(out)
     writer.write_batch(envelopes())
 
     class Exploding(Rejection):
@@ -68,8 +115,8 @@ def test_failed_batch_write_rolls_back_so_a_retry_does_not_double(tmp_path: Path
         writer.write_batch(batch, [bad])
     writer.write_batch(batch)  # the retry
     writer.commit(summary())
-    assert len(read_jsonl(tmp_path / "proposals.jsonl")) == 2
-    assert len(read_jsonl(tmp_path / "reviews.jsonl")) == 2
+    assert len(read_jsonl(out / "proposals.jsonl")) == 2
+    assert len(read_jsonl(out / "reviews.jsonl")) == 2
 
 
 def test_accounting_must_hold() -> None:

@@ -15,7 +15,7 @@ from sqlalchemy.orm import Session
 from librarian.review.sheets import neutralise, read_sheet, to_csv, to_html, to_jsonl
 from librarian.stages.ingest import section_from_text
 from librarian.store.db import make_engine, upgrade
-from librarian.store.decisions import write
+from librarian.store.decisions import StoredBatch, write
 from librarian.store.review import apply_sheet, review_items, reviewer_links
 from librarian.store.tables import DecisionRow
 from tests.stubs import small_hub, stub_linker
@@ -34,7 +34,8 @@ def engine(tmp_path: Path) -> Engine:
     ]
     result = stub_linker(threshold=0.99).link(batch, "r1")  # everything to review
     with Session(engine) as session:
-        write(session, "r1", result.envelopes, {s.chunk_id: s for s in batch}, [], {}, "t")
+        sections = {s.chunk_id: s for s in batch}
+        write(session, StoredBatch("r1", result.envelopes, sections, [], {}, "t"))
         session.commit()
     return engine
 

@@ -10,10 +10,11 @@ import pytest
 from sqlalchemy import Engine, func, select
 from sqlalchemy.orm import Session
 
+from librarian.contracts.envelopes import Envelope
 from librarian.contracts.records import RejectCode, Rejection, Section, SkipCode
 from librarian.stages.ingest import parse_line, section_from_text
 from librarian.store.db import DatabaseUrlError, make_engine, upgrade
-from librarian.store.decisions import priors, unchanged, write
+from librarian.store.decisions import StoredBatch, priors, unchanged, write
 from librarian.store.queue import claim, enqueue, pending, stamp_consumed
 from librarian.store.tables import DecisionRow, KnowledgeQueueRow, RejectedRow
 from tests.stubs import stub_linker
@@ -35,12 +36,14 @@ def sections(*texts: str, chunk: str = "c") -> list[Section]:
     return out
 
 
+def batch_of(run: str, envelopes: list[Envelope], batch: list[Section], **kw: Any) -> StoredBatch:
+    return StoredBatch(run, envelopes, {s.chunk_id: s for s in batch}, [], {}, "test", **kw)
+
+
 def decide_and_write(engine: Engine, batch: list[Section], run: str = "r1") -> int:
     result = stub_linker(threshold=0.1).link(batch, run)
     with Session(engine) as session:
-        written = write(
-            session, run, result.envelopes, {s.chunk_id: s for s in batch}, [], {}, "test"
-        )
+        written = write(session, batch_of(run, result.envelopes, batch))
         session.commit()
     return written.decisions
 
@@ -61,8 +64,7 @@ def test_each_decision_keeps_its_routing_decision(engine: Engine) -> None:
     batch[1] = batch[1].model_copy(update={"collections": ("nope",)})
     result = stub_linker(threshold=0.1).link(batch, "r1")
     with Session(engine) as session:
-        write(session, "r1", result.envelopes, {s.chunk_id: s for s in batch}, [], {}, "test",
-              routing=result.routing)  # fmt: skip
+        write(session, batch_of("r1", result.envelopes, batch, routing=result.routing))
         session.commit()
         rows = session.execute(select(DecisionRow.chunk_id, DecisionRow.routing)).tuples().all()
     stored: dict[str, Any] = dict(rows)
@@ -92,7 +94,7 @@ def test_rejections_keep_their_raw_input_once(engine: Engine) -> None:
     assert isinstance(rejection, Rejection) and rejection.reason == RejectCode.INVALID_ENCODING
     for _ in range(2):
         with Session(engine) as session:
-            write(session, "r", [], {}, [rejection], {7: raw}, "queue.jsonl")
+            write(session, StoredBatch("r", [], {}, [rejection], {7: raw}, "queue.jsonl"))
             session.commit()
     with Session(engine) as session:
         rows = session.execute(select(RejectedRow)).scalars().all()
@@ -143,3 +145,20 @@ def test_bad_urls_are_refused_without_their_password() -> None:
     assert "hunter2" not in str(refused.value)
     with pytest.raises(DatabaseUrlError, match="not a database URL"):
         make_engine("nope")
+
+
+def test_a_queue_row_of_undecodable_bytes_is_rejected_not_a_blocked_claim(
+    engine: Engine,
+) -> None:
+    """Issue 13: a TEXT column holding bytes that are not UTF-8 (another writer put them
+    there) used to fail every claim, so no row was ever decided."""
+    enqueue(engine, queue_rows(2))
+    with engine.begin() as conn:
+        conn.exec_driver_sql(
+            "UPDATE knowledge_queue SET text = CAST(X'436166E9' AS TEXT) WHERE chunk_id = 'q0'"
+        )
+    claimed = claim(engine, 10)
+    claimed.session.close()
+    parsed = [parse_line(n, raw) for n, raw in claimed.lines]
+    assert [type(p).__name__ for p in parsed] == ["Rejection", "Section"]
+    assert isinstance(parsed[0], Rejection) and parsed[0].reason == RejectCode.INVALID_ENCODING

@@ -11,11 +11,13 @@ import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from pydantic import ValidationError
 
 from librarian.contracts.records import HubNode
 from librarian.errors import InputError
+from librarian.jsonl import JsonLineError, json_objects
 
 
 class HubError(InputError):
@@ -79,23 +81,26 @@ def load_hub(path: Path) -> Hub:
     if not path.is_file():
         raise HubError(f"hub catalogue {path} does not exist")
     nodes: list[HubNode] = []
-    with path.open("rb") as handle:
-        for line_no, raw in enumerate(handle, start=1):
-            if not raw.strip():
-                continue
-            try:
-                obj = json.loads(raw.decode("utf-8-sig"))
-                nodes.append(HubNode.model_validate(obj))
-            except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-                raise HubError(f"{path}:{line_no}: not a JSON line ({exc})") from exc
-            except ValidationError as exc:
-                node_id = obj.get("cre_id") if isinstance(obj, dict) else None
-                err = exc.errors()[0]
-                where = ".".join(str(p) for p in err["loc"])
-                raise HubError(
-                    f"{path}:{line_no}: node {node_id!r}: {where}: {err['msg']}"
-                ) from exc
+    try:
+        with path.open(encoding="utf-8-sig") as handle:
+            for line_no, obj in json_objects(handle):
+                nodes.append(_node(path, line_no, obj))
+    except JsonLineError as exc:
+        raise HubError(f"{path}:{exc.line}: not a JSON-lines catalogue: {exc.reason}") from exc
+    except UnicodeDecodeError as exc:
+        raise HubError(f"{path}: not a UTF-8 JSON-lines catalogue ({exc.reason})") from exc
     return build_hub(nodes, source=str(path))
+
+
+def _node(path: Path, line_no: int, obj: dict[str, Any]) -> HubNode:
+    try:
+        return HubNode.model_validate(obj)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        where = ".".join(str(p) for p in err["loc"])
+        raise HubError(
+            f"{path}:{line_no}: node {obj.get('cre_id')!r}: {where}: {err['msg']}"
+        ) from exc
 
 
 def build_hub(nodes: Iterable[HubNode], source: str = "<memory>") -> Hub:

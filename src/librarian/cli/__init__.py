@@ -5,16 +5,22 @@ and one handler mapping the error hierarchy to exit codes: 0 done, 1 the run fai
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 import typer
+
+# The click typer vendors: its usage errors are what the option parser raises.
+from typer._click.exceptions import ClickException, NoArgsIsHelpError
 from typer.core import TyperGroup
+from typer.exceptions import Abort
 
 from librarian.errors import LibrarianError
 
 
 class _Commands(TyperGroup):
-    """Every command's LibrarianError becomes one line on stderr and its exit code."""
+    """Every command's LibrarianError, and every usage error the option parser finds,
+    becomes one line on stderr and its exit code: never a traceback, never a panel."""
 
     def invoke(self, ctx: Any) -> Any:  # typer's own (vendored) click Context
         try:
@@ -23,6 +29,30 @@ class _Commands(TyperGroup):
             from librarian.cli.errors import report
 
             raise typer.Exit(report(exc)) from exc
+
+    def main(self, *args: Any, **kwargs: Any) -> Any:
+        standalone = kwargs.pop("standalone_mode", True)
+        kwargs["standalone_mode"] = False
+        try:
+            code = super().main(*args, **kwargs)
+        except NoArgsIsHelpError as exc:
+            if not standalone:
+                raise
+            exc.show()  # the help, as asked for by giving no arguments
+            sys.exit(exc.exit_code)
+        except ClickException as exc:
+            if not standalone:
+                raise
+            from librarian.cli.errors import report_usage
+
+            sys.exit(report_usage(exc.format_message(), exc.exit_code))
+        except Abort:
+            if not standalone:
+                raise
+            sys.exit(130)
+        if standalone:
+            sys.exit(code if isinstance(code, int) else 0)
+        return code
 
 
 def _version(value: bool) -> None:

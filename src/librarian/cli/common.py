@@ -138,3 +138,44 @@ def prefect_environment() -> None:
     # One "Finished in state Completed()" line per task buries the per-batch flow log;
     # task states still reach the API. Set the variable to INFO to see them.
     os.environ.setdefault("PREFECT_LOGGING_LOGGERS_PREFECT_TASK_RUNS_LEVEL", "WARNING")
+
+
+def readable_input(path: Path, what: str = "input") -> None:
+    """Refuse, saying what it is, an input that is not a UTF-8 file: a directory, a FIFO, a
+    device, or a file in UTF-16 (every line would be rejected)."""
+    if not path.exists():
+        raise UsageError(f"{what} {path} does not exist")
+    if path.is_dir():
+        raise UsageError(f"{what} {path} is a directory, not a file")
+    if not path.is_file():
+        raise UsageError(f"{what} {path} is not a regular file (a FIFO, socket or device)")
+    with path.open("rb") as handle:
+        head = handle.read(4096)
+    if head.startswith((b"\xff\xfe", b"\xfe\xff")) or (
+        len(head) > 8 and head.count(0) > len(head) // 4
+    ):
+        raise UsageError(
+            f"{what} {path} is UTF-16 (or another wide encoding); the librarian reads UTF-8: "
+            f"convert it, e.g. iconv -f UTF-16 -t UTF-8 {path}"
+        )
+
+
+def writable_output(target: Path, what: str = "--out") -> None:
+    """Refuse an output path that is a file, or lies under one, before anything starts."""
+    if target.exists() and not target.is_dir():
+        raise UsageError(f"{what} {target} exists and is not a directory")
+    for parent in target.absolute().parents:
+        if parent.exists():
+            if not parent.is_dir():
+                raise UsageError(f"{what} {target}: {parent} is a file, not a directory")
+            break
+
+
+def unicode_text(text: str, what: str = "TEXT") -> str:
+    """`text` as given on the command line, refused when it is not UTF-8 (Python keeps the
+    undecodable bytes as lone surrogates, which cannot be written anywhere)."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise UsageError(f"{what} is not UTF-8 (byte {exc.start})") from exc
+    return text

@@ -17,3 +17,10 @@ def report(exc: LibrarianError) -> int:
     message = " ".join(str(exc).split("\n")[0:1]) or type(exc).__name__
     err.print(f"error: {message}{' ' + hint if hint else ''}", markup=False)
     return exc.exit_code
+
+
+def report_usage(message: str, exit_code: int) -> int:
+    """A usage error the option parser found, as one line."""
+    first = " ".join(message.split())
+    err.print(f"error: {first} (see --help)", markup=False)
+    return exit_code

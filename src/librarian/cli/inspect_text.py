@@ -9,7 +9,7 @@ from typing import Annotated
 import typer
 
 from librarian.cli import render
-from librarian.cli.common import err, linker_settings, out
+from librarian.cli.common import err, linker_settings, out, unicode_text
 from librarian.cli.options import LinkerOptions, with_linker_options
 from librarian.errors import UsageError
 
@@ -18,9 +18,14 @@ TitleOpt = Annotated[str | None, typer.Option(help="title hint")]
 
 
 def _texts(text: str) -> list[str]:
-    texts = (
-        [line for line in sys.stdin.read().splitlines() if line.strip()] if text == "-" else [text]
-    )
+    if text == "-":
+        try:
+            texts = [line for line in sys.stdin.buffer.read().decode("utf-8").splitlines()]
+        except UnicodeDecodeError as exc:
+            raise UsageError(f"the texts on stdin are not UTF-8 (byte {exc.start})") from exc
+        texts = [t for t in texts if t.strip()]
+    else:
+        texts = [unicode_text(text)]
     if not texts or not all(t.strip() for t in texts):
         raise UsageError("TEXT is empty")
     return texts
@@ -62,7 +67,7 @@ def route(
     linker: LinkerOptions,
 ) -> None:
     """Show which hub collections one text would search, and why."""
-    if not text.strip():
+    if not unicode_text(text).strip():
         raise UsageError("TEXT is empty")
     settings = linker_settings(linker)
     from librarian.factory import build_linker

@@ -14,7 +14,15 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from librarian.cli import render
-from librarian.cli.common import database, err, home_of, linker_settings, prefect_environment
+from librarian.cli.common import (
+    database,
+    err,
+    home_of,
+    linker_settings,
+    prefect_environment,
+    readable_input,
+    writable_output,
+)
 from librarian.cli.options import BatchOpt, LinkerOptions, TaskRunner, with_linker_options
 from librarian.contracts.records import RunSummary
 from librarian.errors import RunError, UsageError
@@ -35,8 +43,8 @@ def check_input(input: Path | None, from_db: bool) -> None:
         raise UsageError("give INPUT or --from-db, not both")
     if input is None and not from_db:
         raise UsageError("INPUT is missing (or use --from-db)")
-    if input is not None and not input.is_file():
-        raise UsageError(f"input {input} does not exist")
+    if input is not None:
+        readable_input(input)
 
 
 @with_linker_options
@@ -81,8 +89,7 @@ def run(
         raise UsageError(f"--run-id {run_id!r}: use letters, digits, '.', '_' and '-'")
     run_id = run_id or new_run_id()
     target = out_dir or Path("out") / run_id
-    if target.exists() and not target.is_dir():
-        raise UsageError(f"--out {target} exists and is not a directory")
+    writable_output(target)
     if dask_address is not None and task_runner != "dask":
         raise UsageError("--dask-address needs --task-runner dask")
     db = None if dry_run else database(linker.db, home_of(linker.home), create=not from_db)

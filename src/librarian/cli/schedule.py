@@ -32,10 +32,21 @@ def _absolute(settings: LinkerSettings) -> dict[str, Any]:
     return values
 
 
+def check_cron(cron: str) -> None:
+    """A schedule Prefect cannot read is a usage error now, not a traceback later."""
+    from prefect.client.schemas.schedules import CronSchedule
+
+    try:
+        CronSchedule(cron=cron, timezone="UTC")
+    except ValueError as exc:  # pydantic's ValidationError is a ValueError
+        raise UsageError(f"--cron {cron!r} is not a cron schedule (e.g. '0 2 * * *')") from exc
+
+
 def scheduled_parameters(
     schedule: ScheduleOptions, settings: LinkerSettings, linker: LinkerOptions
 ) -> dict[str, Any]:
     """Parameters of the deployable flow, checked now rather than at 2 a.m."""
+    check_cron(schedule.cron)
     check_input(schedule.input, schedule.from_db)
     db = None
     if schedule.from_db or schedule.commit:
@@ -56,6 +67,7 @@ def serve(*, schedule: ScheduleOptions, linker: LinkerOptions) -> None:
     Runs until stopped (Ctrl-C). With PREFECT_API_URL set the schedule is registered on
     that server; otherwise on a temporary local one that lives as long as this process.
     """
+    check_cron(schedule.cron)  # the cheapest check first: before any model is looked for
     settings = linker_settings(linker, batch_size=schedule.batch_size)
     parameters = scheduled_parameters(schedule, settings, linker)
     prefect_environment()
@@ -86,6 +98,7 @@ def deploy(
     installed."""
     if not os.environ.get("PREFECT_API_URL"):
         raise UsageError("deploy registers against a Prefect server: set PREFECT_API_URL")
+    check_cron(schedule.cron)
     settings = linker_settings(linker, batch_size=schedule.batch_size)
     parameters = scheduled_parameters(schedule, settings, linker)
     prefect_environment()

@@ -33,6 +33,8 @@ class AdversarialFlag(StrEnum):
     UNKNOWN_CRE_REFERENCE = "UNKNOWN_CRE_REFERENCE"
     CONFLICTING_CRE_REFERENCES = "CONFLICTING_CRE_REFERENCES"
     NEGATION_MISMATCH = "NEGATION_MISMATCH"
+    NEGATED_CRE_REFERENCE = "NEGATED_CRE_REFERENCE"  # "does not satisfy CRE 616-305"
+    HIDDEN_CHARACTERS = "HIDDEN_CHARACTERS"  # bidi or zero-width characters in a citation
 
 
 class Source(_Strict):
@@ -47,7 +49,9 @@ class Source(_Strict):
 
 class Locator(_Strict):
     kind: Literal["repo_path", "url", "feed_item"]
-    id: str | None = None
+    # The RFC requires it: the path for repo_path, the post guid (else the url) for
+    # feed_item, the url for url locators.
+    id: str = Field(min_length=1)
     path: str | None = None
     url: str | None = None
     title: str | None = None

@@ -2,11 +2,21 @@
 
 from __future__ import annotations
 
-from datetime import datetime
-from typing import Literal
+import re
+from datetime import UTC, datetime
+from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    field_validator,
+    model_validator,
+)
 from pydantic_core import PydanticCustomError
+
+from librarian.text import has_visible_text
 
 ACCEPTED_LABELS = frozenset({"KNOWLEDGE", "UNCERTAIN"})
 
@@ -16,9 +26,28 @@ MISSING_PROVENANCE_ERROR = "missing_provenance"
 
 
 def _not_blank(value: str) -> str:
-    if not value.strip():
-        raise PydanticCustomError(EMPTY_TEXT_ERROR, "text is empty or whitespace only")
+    if not has_visible_text(value):
+        raise PydanticCustomError(
+            EMPTY_TEXT_ERROR, "text is empty, or only white space and invisible characters"
+        )
     return value
+
+
+def _as_utc(value: datetime) -> datetime:
+    # A timestamp without a zone is read as UTC: every envelope carries an offset.
+    return value.replace(tzinfo=UTC) if value.tzinfo is None else value
+
+
+def _absolute_uri(value: str | None) -> str | None:
+    if value is not None and not URI.fullmatch(value):
+        raise ValueError("must be an absolute URI (scheme:...), with no spaces")
+    return value
+
+
+Timestamp = Annotated[datetime, AfterValidator(_as_utc)]
+Uri = Annotated[str, AfterValidator(_absolute_uri)]
+# An absolute URI: a scheme, a colon, then no white space or control characters.
+URI = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*:[^\s\x00-\x1f\x7f]+")
 
 
 def _require_provenance(model: BaseModel, fields: tuple[str, ...], what: str) -> None:
@@ -45,8 +74,8 @@ class QueueRow(BaseModel):
     source_type: Literal["github", "rss"]
     source_repo: str | None = None
     source_commit_sha: str | None = None
-    source_committed_at: datetime | None = None
-    feed_url: str | None = None
+    source_committed_at: Timestamp | None = None
+    feed_url: Uri | None = None
     post_guid: str | None = None
     locator_kind: str | None = None
     locator_path: str | None = None
@@ -60,8 +89,8 @@ class QueueRow(BaseModel):
     llm_label: str
     confidence: float | None = Field(default=None, ge=0.0, le=1.0)
     llm_reasoning: str | None = None
-    created_at: datetime | None = None
-    consumed_at: datetime | None = None
+    created_at: Timestamp | None = None
+    consumed_at: Timestamp | None = None
 
     @field_validator("text")
     @classmethod
@@ -89,10 +118,10 @@ class KnowledgeSource(BaseModel):
 
     type: Literal["github", "url", "rss"]
     repo: str | None = None
-    url: str | None = None
+    url: Uri | None = None
     commit_sha: str | None = Field(default=None, min_length=7)
     commit_message: str | None = None
-    committed_at: datetime | None = None
+    committed_at: Timestamp | None = None
     author_login: str | None = None
 
     @model_validator(mode="after")
@@ -108,7 +137,7 @@ class KnowledgeLocator(BaseModel):
     kind: Literal["repo_path", "url", "feed_item"]
     id: str | None = None
     path: str | None = None
-    url: str | None = None
+    url: Uri | None = None
     title: str | None = None
 
     @model_validator(mode="after")
@@ -152,7 +181,7 @@ class KnowledgeItem(BaseModel):
     artifact_id: str = Field(min_length=1)
     event_id: str | None = None
     pipeline_run_id: str | None = None
-    filtered_at: datetime
+    filtered_at: Timestamp
     status: Literal["accepted", "rejected", "deferred"]
     source: KnowledgeSource
     locator: KnowledgeLocator

@@ -21,12 +21,16 @@ from prefect.cache_policies import NONE
 from prefect.futures import PrefectFuture
 from prefect.utilities.annotations import quote
 from sqlalchemy import Engine
-from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import Session
 
-from librarian.contracts.envelopes import Envelope
-from librarian.contracts.records import BatchResult, Rejection, RunSummary, Section, Skip
-from librarian.contracts.routing import RoutingDecision
+from librarian.contracts.records import (
+    BatchResult,
+    RejectCode,
+    Rejection,
+    RunSummary,
+    Section,
+    Skip,
+)
 from librarian.factory import build_linker
 from librarian.linker import Linker, link_resilient
 from librarian.models.cache import CachingEmbedder, SqliteVectorCache
@@ -38,11 +42,11 @@ from librarian.stages.accounting import (
     summary_markdown,
 )
 from librarian.stages.emit import OutputWriter
-from librarian.stages.ingest import ChunkRegistry, RawBatch, parse_line, read_batch
+from librarian.stages.ingest import ChunkRegistry, RawBatch, parse_line, read_batch, rejected
 from librarian.stages.update import PriorDecision, apply_updates
-from librarian.store.db import StoreError, make_engine, reason, redacted, upgrade
-from librarian.store.decisions import WriteResult, priors, unchanged, write
-from librarian.store.queue import QUEUE_SOURCE, ClaimedBatch, claim, stamp_consumed
+from librarian.store.db import make_engine, redacted, upgrade
+from librarian.store.decisions import StoredBatch, WriteResult, commit, priors, unchanged
+from librarian.store.queue import QUEUE_SOURCE, ClaimedBatch, claim
 
 # Progress callbacks by run id: a callable is no flow parameter (parameters are stored by the API).
 _PROGRESS: dict[str, Callable[[int], None]] = {}
@@ -115,8 +119,8 @@ def write_batch(
 
 
 @task(name="claim-queue-batch", cache_policy=NONE)
-def claim_batch(engine: Engine, limit: int) -> ClaimedBatch:
-    return claim(engine, limit)
+def claim_batch(engine: Engine, limit: int, skip: set[int]) -> ClaimedBatch:
+    return claim(engine, limit, skip)
 
 
 @task(name="look-up-prior-decisions", cache_policy=NONE)
@@ -126,35 +130,11 @@ def look_up_priors(
     return unchanged(session, sections), priors(session, sections)
 
 
-@dataclass
-class StoredBatch:
-    """What one batch puts in the database, in one transaction."""
-
-    run_id: str
-    envelopes: list[Envelope]
-    sections: dict[str, Section]
-    rejections: list[Rejection]
-    raw_lines: dict[int, bytes]
-    source: str
-    claimed_ids: list[int]
-    routing: list[RoutingDecision]
-
-
 @task(name="commit-batch", cache_policy=NONE)
 def commit_batch(session: Session, batch: StoredBatch) -> WriteResult:
-    """Decisions, rejections and (from the queue table) consumed_at: one transaction."""
-    queue_ids = {s.chunk_id: s.line for s in batch.sections.values()} if batch.claimed_ids else None
-    try:
-        result = write(
-            session, batch.run_id, batch.envelopes, batch.sections, batch.rejections,
-            batch.raw_lines, batch.source, queue_ids, batch.routing,
-        )  # fmt: skip
-        stamp_consumed(session, batch.claimed_ids)
-        session.commit()
-    except SQLAlchemyError as exc:
-        session.rollback()
-        raise StoreError(f"the database refused the batch: {reason(exc)}") from exc
-    return result
+    """Decisions, rejections and (from the queue table) consumed_at: one transaction, or,
+    when the database refuses the batch, one a row so only the offending rows fail."""
+    return commit(session, batch)
 
 
 @dataclass
@@ -187,6 +167,7 @@ class _Run:
     linker: Linker
     registry: ChunkRegistry = field(default_factory=ChunkRegistry)
     stored: WriteResult = field(default_factory=WriteResult)
+    failed_ids: set[int] = field(default_factory=set)  # queue rows left for a later run
     offset: int = 0
     next_line: int = 1
     eof: bool = False
@@ -202,7 +183,7 @@ class _Run:
         """The next raw batch, from the file or claimed from the queue table."""
         if self.input_path is None:
             assert self.engine is not None
-            claimed = claim_batch(self.engine, self.settings.batch_size)
+            claimed = claim_batch(self.engine, self.settings.batch_size, as_is(self.failed_ids))
             raw = RawBatch(
                 claimed.lines, 0, 0, 0, eof=len(claimed.lines) < self.settings.batch_size
             )
@@ -246,29 +227,55 @@ class _Run:
         started = time.perf_counter()
         result, failed = batch.linked.result()
         self.timed("wait_for_link", started)
-        batch.rejections.extend(failed)
         if batch.session is not None:
-            self.store(batch, result)
+            self.store(batch, result, failed)
+        else:
+            batch.rejections.extend(failed)
         started = time.perf_counter()
         write_batch(as_is(writer), as_is(result), as_is(batch.rejections), as_is(batch.skips))
         self.timed("write", started)
         record_batch(self.summary, batch.raw, result, batch.rejections, batch.skips)
         self.report(batch)
 
-    def store(self, batch: _InFlight, result: BatchResult) -> None:
+    def store(self, batch: _InFlight, result: BatchResult, failed: list[Rejection]) -> None:
+        """Into the database: decisions, rejections and consumed stamps. Rows that errored
+        while processed are, from a file, rejections; from the queue, left for a later
+        run. Rows the database refused become rejections in this run's files."""
         started = time.perf_counter()
         assert batch.session is not None
         by_chunk = {s.chunk_id: s for s in batch.sections}
         spans = {c: s.span_key for c, s in by_chunk.items()}
         result.envelopes = apply_updates(result.envelopes, spans, batch.prior_by_span)
-        stored = StoredBatch(self.run_id, result.envelopes, by_chunk, batch.rejections,
+        from_queue = bool(batch.claimed_ids)
+        failures = {r.line: r.message for r in failed} if from_queue else {}
+        rejections = batch.rejections + ([] if from_queue else failed)
+        stored = StoredBatch(self.run_id, result.envelopes, by_chunk, rejections,
                              dict(batch.raw.lines), self.source, batch.claimed_ids,
-                             result.routing)  # fmt: skip
+                             result.routing, failures)  # fmt: skip
         written = commit_batch(as_is(batch.session), as_is(stored))
-        self.stored.decisions += written.decisions
-        self.stored.rejections += written.rejections
-        self.stored.already_there += written.already_there
+        self.stored.add(written)
+        batch.rejections = rejections
+        self.account_failures(batch, result, written, from_queue)
         self.timed("store_write", started)
+
+    def account_failures(
+        self, batch: _InFlight, result: BatchResult, written: WriteResult, from_queue: bool
+    ) -> None:
+        """Lines that failed leave their envelopes and count as rejected in this run."""
+        if not written.failed:
+            return
+        line_of = {s.chunk_id: s.line for s in batch.sections}
+        result.envelopes = [
+            e for e in result.envelopes if line_of[e.chunk_id] not in written.failed
+        ]
+        already = {r.line for r in batch.rejections}
+        for line, why in sorted(written.failed.items()):
+            if from_queue:
+                self.failed_ids.add(line)
+                why = f"{why}; left in the queue for a later run (queue_attempts counts it)"
+            if line not in already:
+                chunk = next((c for c, n in line_of.items() if n == line), None)
+                batch.rejections.append(rejected(line, RejectCode.PROCESSING_ERROR, why, chunk))
 
     def report(self, batch: _InFlight) -> None:
         s = self.summary
@@ -289,6 +296,8 @@ class _Run:
                 "decisions": self.stored.decisions,
                 "rejections": self.stored.rejections,
                 "already_stored": self.stored.already_there,
+                "failed": len(self.stored.failed),
+                "dead_lettered": self.stored.dead_lettered,
             }
         check_accounting(self.summary)
 

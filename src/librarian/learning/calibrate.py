@@ -48,6 +48,9 @@ class Calibrator:
     intercept: float
     fitted_on: int
     features: tuple[str, ...] = FEATURES
+    # The auto-link threshold chosen with it, kept beside the weights so that a card
+    # whose threshold was edited is caught (the card lists this file's sha256).
+    threshold: float | None = None
 
     def probability(self, row: Sequence[float]) -> float:
         z = self.intercept + sum(w * x for w, x in zip(self.weights, row, strict=True))
@@ -66,6 +69,7 @@ class Calibrator:
             "weights": list(self.weights),
             "intercept": self.intercept,
             "fitted_on": self.fitted_on,
+            "threshold": self.threshold,
         }
         path.write_text(json.dumps(payload, indent=2) + "\n")
 
@@ -75,7 +79,9 @@ class Calibrator:
             data = json.loads(path.read_text())
             features = tuple(str(f) for f in data["features"])
             weights = tuple(float(w) for w in data["weights"])
-            calibrator = cls(weights, float(data["intercept"]), int(data["fitted_on"]), features)
+            threshold = None if data.get("threshold") is None else float(data["threshold"])
+            intercept, fitted_on = float(data["intercept"]), int(data["fitted_on"])
+            calibrator = cls(weights, intercept, fitted_on, features, threshold)
         except (OSError, ValueError, KeyError, TypeError) as exc:
             raise CalibrationError(f"calibrator {path} cannot be read: {exc}") from exc
         if features != FEATURES or len(weights) != len(FEATURES):

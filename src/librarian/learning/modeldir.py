@@ -7,6 +7,7 @@ directory is refused when it was built for another retriever or another embedder
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
@@ -80,6 +81,18 @@ class ModelCard(_Card):
     # rebuild when it matches.
     recipe: str = ""
     files: dict[str, str] = {}
+    # sha256 of this card's canonical JSON with this field empty: an edited card (its
+    # threshold lowered, say) is refused. Tamper-evident, not tamper-proof: there is no key.
+    card_sha256: str = ""
+
+    def digest(self) -> str:
+        canonical = self.model_copy(update={"card_sha256": ""}).model_dump_json()
+        return hashlib.sha256(
+            json.dumps(json.loads(canonical), sort_keys=True).encode()
+        ).hexdigest()
+
+    def sealed(self) -> ModelCard:
+        return self.model_copy(update={"card_sha256": self.digest()})
 
 
 @dataclass(frozen=True)
@@ -112,11 +125,17 @@ def read_card(directory: Path) -> ModelCard:
             f"{directory} holds no trained models (no {CARD_NAME}); run `librarian train`"
         )
     try:
-        return ModelCard.model_validate(json.loads(card_path.read_text()))
-    except (OSError, ValueError, ValidationError) as exc:
+        card = ModelCard.model_validate(json.loads(card_path.read_text()))
+    except (OSError, ValueError, RecursionError, ValidationError) as exc:
         raise ModelDirError(
             f"{card_path} is damaged ({_first_line(exc)}); run `librarian train`"
         ) from exc
+    if card.card_sha256 != card.digest():
+        raise ModelDirError(
+            f"{card_path} was changed after training (its digest does not match); "
+            "run `librarian train`"
+        )
+    return card
 
 
 def recorded_embedder(directory: Path) -> Path | None:
@@ -159,6 +178,11 @@ def load_trained(
         calibrator = Calibrator.load(directory / CALIBRATOR_NAME)
     except CalibrationError as exc:
         raise ModelDirError(str(exc)) from exc
+    if calibrator.threshold is not None and calibrator.threshold != card.threshold:
+        raise ModelDirError(
+            f"{directory}: the card's threshold {card.threshold} is not the one trained "
+            f"({calibrator.threshold}); run `librarian train`"
+        )
     same_hub = hub_hash is None or card.data.hub_sha256 == hub_hash
     return TrainedModels(directory, card, calibrator, card.threshold, same_hub)
 

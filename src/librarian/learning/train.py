@@ -19,7 +19,7 @@ import platform
 import time
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -268,7 +268,7 @@ def save(result: TrainResult, out_dir: Path, embedding_model: Path | None = None
     `run` reads scores on the scale the calibrator was fitted on."""
     out_dir.mkdir(parents=True, exist_ok=True)
     (out_dir / CARD_NAME).unlink(missing_ok=True)
-    result.calibrator.save(out_dir / CALIBRATOR_NAME)
+    replace(result.calibrator, threshold=result.threshold).save(out_dir / CALIBRATOR_NAME)
     result.evidence.save(out_dir / EVIDENCE_NAME)
     (out_dir / ROUTER_NAME).unlink(missing_ok=True)
     names = [CALIBRATOR_NAME, EVIDENCE_NAME]
@@ -285,7 +285,7 @@ def save(result: TrainResult, out_dir: Path, embedding_model: Path | None = None
             "models": result.card.models.model_copy(update={"embedding_model": recorded}),
             "files": {name: sha256_of(out_dir / name) for name in names},
         }
-    )
+    ).sealed()
     tmp = out_dir / (CARD_NAME + ".part")
     tmp.write_text(card.model_dump_json(indent=2) + "\n")
     tmp.replace(out_dir / CARD_NAME)

@@ -3,19 +3,26 @@ filled sheet read back as rows for `store.review.apply_sheet`."""
 
 from __future__ import annotations
 
+import base64
 import csv
+import hashlib
 import html
 import io
 import json
+import sys
+import unicodedata
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
 from librarian.jsonl import JsonLineError, json_objects
 from librarian.store.review import SUGGESTIONS, OpenItem, ReviewImportError, SheetRow
+from librarian.text import visible
 
-# A spreadsheet treats a cell starting with these as a formula.
-_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+# A spreadsheet treats a cell whose first visible character is one of these (after white
+# space, and in any width: full-width U+FF1D too) as a formula; a leading tab or line break
+# as the start of one.
+_FORMULA_START = frozenset("=+-@")
 
 
 CSV_COLUMNS = (
@@ -26,9 +33,19 @@ CSV_COLUMNS = (
 )  # fmt: skip
 
 
+def formula_like(cell: str) -> bool:
+    if cell[:1] in ("\t", "\r", "\n"):
+        return True
+    for char in cell:
+        if char.isspace() or unicodedata.category(char) in ("Cc", "Cf"):
+            continue
+        return unicodedata.normalize("NFKC", char) in _FORMULA_START
+    return False
+
+
 def neutralise(cell: str) -> str:
-    """Make a cell inert in a spreadsheet: a leading formula character gets a quote."""
-    return "'" + cell if cell.startswith(_FORMULA_START) else cell
+    """Make a cell inert in a spreadsheet: one that could start a formula gets a quote."""
+    return "'" + cell if formula_like(cell) else cell
 
 
 def _flat(item: OpenItem) -> dict[str, str]:
@@ -39,7 +56,7 @@ def _flat(item: OpenItem) -> dict[str, str]:
         "flags": " ".join(item.flags),
         "chunk_id": item.chunk_id,
         "source_url": item.source_url or "",
-        "text": item.text,
+        "text": visible(item.text),
         "decision": "",
         "cre_id": "",
         "note": "",
@@ -75,7 +92,7 @@ def to_jsonl(items: Iterable[OpenItem]) -> str:
                     "chunk_id": item.chunk_id,
                     "artifact_id": item.artifact_id,
                     "source_url": item.source_url,
-                    "text": item.text,
+                    "text": visible(item.text),
                     "suggestions": [
                         {"cre_id": s.cre_id, "name": s.name, "confidence": s.confidence}
                         for s in item.suggestions
@@ -90,13 +107,14 @@ def to_jsonl(items: Iterable[OpenItem]) -> str:
 
 
 def to_html(items: Sequence[OpenItem], title: str = "librarian: review queue") -> str:
-    """One static page: a filterable table with confidence bars and links to the source."""
+    """One static page: a filterable table with confidence bars and links to the source.
+    No inline style attribute, and the one script and style sheet allowed by hash."""
     e = html.escape
     rows = []
     for item in items:
         bars = "".join(
-            f'<div class="s"><span class="id">{e(s.cre_id)}</span> {e(s.name)}'
-            f'<div class="bar"><div style="width:{100 * s.confidence:.0f}%"></div></div>'
+            f'<div class="s"><span class="id">{e(s.cre_id)}</span> {e(s.name)} '
+            f'<meter min="0" max="1" value="{s.confidence:.3f}"></meter> '
             f'<span class="c">{s.confidence:.2f}</span></div>'
             for s in item.suggestions
         )
@@ -108,29 +126,46 @@ def to_html(items: Sequence[OpenItem], title: str = "librarian: review queue") -
         flags = f' <span class="flag">{e(" ".join(item.flags))}</span>' if item.flags else ""
         rows.append(
             f"<tr><td>{e(item.created_at.strftime('%Y-%m-%d %H:%M'))}</td>"
-            f"<td>{e(item.reason)}{flags}</td><td class='t'>{e(item.text)}<br>"
+            f"<td>{e(item.reason)}{flags}</td><td class='t'>{e(visible(item.text))}<br>"
             f"<small>{e(item.chunk_id)} {link}</small></td><td>{bars}</td>"
             f"<td><code>{e(item.review_id)}</code></td></tr>"
         )
-    return _PAGE.format(title=e(title), count=len(items), rows="\n".join(rows))
+    return _PAGE.format(
+        title=e(title), count=len(items), rows="\n".join(rows), style=_STYLE, script=_SCRIPT,
+        csp=f"default-src 'none'; style-src '{_sha256(_STYLE)}'; script-src '{_sha256(_SCRIPT)}'",
+    )  # fmt: skip
+
+
+def _sha256(source: str) -> str:
+    return "sha256-" + base64.b64encode(hashlib.sha256(source.encode()).digest()).decode()
+
+
+_STYLE = """
+body{font:14px system-ui,sans-serif;margin:1.5em;color:#222}
+input{font-size:15px;padding:.4em;width:28em}
+table{border-collapse:collapse;width:100%;margin-top:1em}
+th,td{border-bottom:1px solid #ddd;padding:.5em;vertical-align:top;text-align:left}
+th{background:#f4f4f4;position:sticky;top:0}
+td.t{max-width:40em;white-space:pre-wrap}
+.s{margin-bottom:.3em} .id{font-family:monospace}
+meter{width:8em}
+.flag{background:#fdd;color:#900;padding:0 .3em;border-radius:3px}
+.hidden{display:none}
+"""
+_SCRIPT = """
+document.getElementById("q").addEventListener("input", function (ev) {
+  var q = ev.target.value.toLowerCase();
+  document.querySelectorAll("#rows tr").forEach(function (tr) {
+    tr.classList.toggle("hidden", tr.textContent.toLowerCase().indexOf(q) < 0);
+  });
+});
+"""
 
 
 _PAGE = """<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>{title}</title>
-<meta http-equiv="Content-Security-Policy"
- content="default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'">
-<style>
-body{{font:14px system-ui,sans-serif;margin:1.5em;color:#222}}
-input{{font-size:15px;padding:.4em;width:28em}}
-table{{border-collapse:collapse;width:100%;margin-top:1em}}
-th,td{{border-bottom:1px solid #ddd;padding:.5em;vertical-align:top;text-align:left}}
-th{{background:#f4f4f4;position:sticky;top:0}}
-td.t{{max-width:40em;white-space:pre-wrap}}
-.s{{margin-bottom:.3em}} .id{{font-family:monospace}}
-.bar{{display:inline-block;width:8em;height:.7em;background:#eee;margin:0 .4em}}
-.bar div{{height:100%;background:#3a7}}
-.flag{{background:#fdd;color:#900;padding:0 .3em;border-radius:3px}}
-</style></head><body>
+<meta http-equiv="Content-Security-Policy" content="{csp}">
+<style>{style}</style></head><body>
 <h1>{title}</h1>
 <p>{count} items, oldest first. Decide in the CSV export
 (<code>librarian review export --format csv</code>) and load it with
@@ -141,14 +176,7 @@ td.t{{max-width:40em;white-space:pre-wrap}}
 <tbody id="rows">
 {rows}
 </tbody></table>
-<script>
-document.getElementById("q").addEventListener("input", function (ev) {{
-  var q = ev.target.value.toLowerCase();
-  document.querySelectorAll("#rows tr").forEach(function (tr) {{
-    tr.style.display = tr.textContent.toLowerCase().indexOf(q) >= 0 ? "" : "none";
-  }});
-}});
-</script></body></html>
+<script>{script}</script></body></html>
 """
 
 
@@ -165,11 +193,7 @@ def read_sheet(path: Path) -> list[SheetRow]:
         except JsonLineError as exc:
             raise ReviewImportError(f"{path} row {exc.line}: {exc}") from exc
     elif path.suffix.lower() == ".csv":
-        reader = csv.DictReader(io.StringIO(text))
-        missing = {"review_id", "decision", "cre_id"} - set(reader.fieldnames or ())
-        if missing:
-            raise ReviewImportError(f"{path}: no column {', '.join(sorted(missing))}")
-        records = list(reader)
+        records = _csv_records(path, text)
     else:
         raise ReviewImportError(f"{path}: a review sheet is .csv or .jsonl")
     return [
@@ -183,7 +207,22 @@ def read_sheet(path: Path) -> list[SheetRow]:
     ]
 
 
+def _csv_records(path: Path, text: str) -> list[dict[str, Any]]:
+    # A section's text may be far longer than csv's default 128 KiB field limit.
+    limit = csv.field_size_limit(sys.maxsize)
+    try:
+        reader = csv.DictReader(io.StringIO(text))
+        missing = {"review_id", "decision", "cre_id"} - set(reader.fieldnames or ())
+        if missing:
+            raise ReviewImportError(f"{path}: no column {', '.join(sorted(missing))}")
+        return list(reader)
+    except csv.Error as exc:
+        raise ReviewImportError(f"{path}: not a CSV sheet: {exc}") from exc
+    finally:
+        csv.field_size_limit(limit)
+
+
 def _cell(value: object) -> str:
     # An export neutralised cells with a leading quote; a round trip must undo it.
     text = "" if value is None else str(value).strip()
-    return text[1:] if text.startswith("'") and text[1:2] in _FORMULA_START else text
+    return text[1:] if text.startswith("'") and formula_like(text[1:]) else text

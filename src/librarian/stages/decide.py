@@ -109,41 +109,50 @@ def _suggestion(candidate: Candidate, scored: Scored) -> Link:
 def decide_explicit(
     section: Section, ref: ExplicitReference, hub: Hub, ctx: RunContext
 ) -> Envelope:
-    """A cited CRE id decides without any model: one known id links, anything else is flagged."""
+    """A cited CRE id decides without any model: one known id, cited plainly, links;
+    anything else goes to a person, flagged with what made it doubtful."""
     retrieval = Retrieval(
         retriever=EXPLICIT_RETRIEVER, candidates=[], reranked=[], threshold=ctx.threshold
     )
-    if ref.is_single_known:
+    if ref.is_single_known and not ref.doubtful:
         cre_id = ref.known[0]
-        link = Link(
-            cre_id=cre_id,
-            link_type="LinkedTo",
-            confidence=1.0,
-            rationale=f"the text cites CRE {cre_id} ({hub.by_id[cre_id].name})",
-        )
+        why = f"the text cites CRE {cre_id} ({hub.by_id[cre_id].name})"
+        link = Link(cre_id=cre_id, link_type="LinkedTo", confidence=1.0, rationale=why)
         return _proposal(section, retrieval, link, ctx)
+    why = "cited in the text; " + ", ".join(_doubts(ref))
+    suggestions = [
+        Link(cre_id=cre_id, link_type="LinkedTo", confidence=0.0, rationale=why)
+        for cre_id in ref.known
+    ]
+    flags = UpdateDetection(adversarial_flags=_flags(ref))
+    return _review(section, retrieval, ReasonCode.ADVERSARIAL_FLAG, suggestions or None, ctx,
+                   flags)  # fmt: skip
+
+
+def _flags(ref: ExplicitReference) -> list[AdversarialFlag]:
     flags: list[AdversarialFlag] = []
     if ref.unknown:
         flags.append(AdversarialFlag.UNKNOWN_CRE_REFERENCE)
     if len(ref.known) + len(ref.unknown) > 1:
         flags.append(AdversarialFlag.CONFLICTING_CRE_REFERENCES)
-    suggestions = [
-        Link(
-            cre_id=cre_id,
-            link_type="LinkedTo",
-            confidence=0.0,
-            rationale="cited in the text alongside other references",
-        )
-        for cre_id in ref.known
-    ]
-    return _review(
-        section,
-        retrieval,
-        ReasonCode.ADVERSARIAL_FLAG,
-        suggestions or None,
-        ctx,
-        UpdateDetection(adversarial_flags=flags),
-    )
+    if ref.negated:
+        flags.append(AdversarialFlag.NEGATED_CRE_REFERENCE)
+    if ref.hidden:
+        flags.append(AdversarialFlag.HIDDEN_CHARACTERS)
+    return flags
+
+
+def _doubts(ref: ExplicitReference) -> list[str]:
+    doubts = []
+    if len(ref.known) + len(ref.unknown) > 1:
+        doubts.append("alongside other references")
+    if ref.unknown:
+        doubts.append(f"with ids the hub does not know ({', '.join(ref.unknown)})")
+    if ref.negated:
+        doubts.append("in a negated sentence")
+    if ref.hidden:
+        doubts.append(f"with hidden characters {' '.join(ref.hidden)}")
+    return doubts
 
 
 def _proposal(section: Section, retrieval: Retrieval, link: Link, ctx: RunContext) -> LinkProposal:

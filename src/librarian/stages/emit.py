@@ -1,14 +1,20 @@
-"""Stage 6: dry-run output files that appear complete or not at all.
+"""Stage 6: output files that appear complete or not at all, and never over a good run.
 
-Each file is written as `NAME.part` and renamed into place only when the run
-has accounted for every line; `summary.json` is renamed last. A crashed run
-leaves `.part` files, never output that looks whole.
+A run writes into a fresh staging directory beside `--out` (`.NAME.XXXX.partial`, made
+with mkdtemp: nothing planted there in advance can be written through) and swaps it into
+place only when every line is accounted for: the previous run's directory is moved
+aside, the new one renamed in, the old one removed. A failed or killed run leaves the
+previous outputs as they were (and a `.partial` directory, removed on failure). Files are
+opened with O_EXCL | O_NOFOLLOW and renames never follow a link: a symlink at `--out`
+is replaced, not written through.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import shutil
+import tempfile
 from collections.abc import Iterable
 from pathlib import Path
 from types import TracebackType
@@ -30,12 +36,12 @@ OUTPUT_FILES = (
 class OutputWriter:
     def __init__(self, out_dir: Path) -> None:
         self.out_dir = out_dir
-        out_dir.mkdir(parents=True, exist_ok=True)
-        for name in (*OUTPUT_FILES, "summary.json"):
-            # A previous run's files under the same run id must not survive beside ours.
-            (out_dir / name).unlink(missing_ok=True)
+        out_dir.parent.mkdir(parents=True, exist_ok=True)
+        self.staging = Path(
+            tempfile.mkdtemp(prefix=f".{out_dir.name}.", suffix=".partial", dir=out_dir.parent)
+        )
         self._handles: dict[str, IO[str]] = {
-            name: (out_dir / f"{name}.part").open("w", encoding="utf-8") for name in OUTPUT_FILES
+            name: _create(self.staging / name) for name in OUTPUT_FILES
         }
 
     def paths(self) -> dict[str, str]:
@@ -74,18 +80,21 @@ class OutputWriter:
             raise
 
     def commit(self, summary: BaseModel) -> None:
-        """Make every file visible at once: data files first, the summary last."""
-        for name, handle in self._handles.items():
+        """Close every file, write the summary last, then swap the directory into place."""
+        for handle in self._handles.values():
             handle.flush()
             os.fsync(handle.fileno())
             handle.close()
-            os.replace(self.out_dir / f"{name}.part", self.out_dir / name)
-        write_atomic(self.out_dir / "summary.json", summary.model_dump_json(indent=2) + "\n")
+        with _create(self.staging / "summary.json") as handle:
+            handle.write(summary.model_dump_json(indent=2) + "\n")
+            handle.flush()
+            os.fsync(handle.fileno())
+        swap_into_place(self.staging, self.out_dir)
 
     def abort(self) -> None:
-        for name, handle in self._handles.items():
+        for handle in self._handles.values():
             handle.close()
-            (self.out_dir / f"{name}.part").unlink(missing_ok=True)
+        shutil.rmtree(self.staging, ignore_errors=True)
 
     def __enter__(self) -> OutputWriter:
         return self
@@ -104,13 +113,22 @@ def _line(obj: dict[str, Any]) -> str:
     return json.dumps(obj, ensure_ascii=False) + "\n"
 
 
-def write_atomic(path: Path, text: str) -> None:
-    tmp = path.with_name(path.name + ".part")
-    with tmp.open("w", encoding="utf-8") as handle:
-        handle.write(text)
-        handle.flush()
-        os.fsync(handle.fileno())
-    os.replace(tmp, path)
+def _create(path: Path) -> IO[str]:
+    """A new file, refused if anything (a link included) is already there."""
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW
+    return os.fdopen(os.open(path, flags, 0o644), "w", encoding="utf-8")
+
+
+def swap_into_place(staging: Path, target: Path) -> None:
+    """Rename `staging` to `target`; whatever was at `target` (a directory, a file, a link,
+    which is not followed) is moved aside first and removed after."""
+    old = None
+    if target.is_symlink() or target.exists():
+        old = Path(tempfile.mkdtemp(prefix=f".{target.name}.", suffix=".old", dir=target.parent))
+        os.rename(target, old / "previous")
+    os.rename(staging, target)
+    if old is not None:
+        shutil.rmtree(old, ignore_errors=True)
 
 
 def read_jsonl(path: Path) -> list[dict[str, Any]]:

@@ -24,6 +24,7 @@ from librarian.contracts.inputs import (
     QueueRow,
 )
 from librarian.contracts.records import RejectCode, Rejection, Section, Skip, SkipCode
+from librarian.text import value_problem
 
 _BOM = b"\xef\xbb\xbf"
 _KNOWLEDGE_ITEM_KEYS = frozenset({"content", "event_id", "filtered_at", "locator"})
@@ -72,6 +73,11 @@ def content_hash(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
+def first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0][:200] if text else type(exc).__name__
+
+
 def rejected(
     line: int, code: RejectCode, why: str, chunk_id: str | None = None, field: str | None = None
 ) -> Rejection:
@@ -92,15 +98,27 @@ def parse_line(line: int, raw: bytes) -> Parsed:
     except json.JSONDecodeError as exc:
         why = f"invalid JSON: {exc.msg} (column {exc.colno})"
         return rejected(line, RejectCode.INVALID_JSON, why)
+    except RecursionError:
+        return rejected(line, RejectCode.INVALID_JSON, "invalid JSON: nested too deeply")
+    except ValueError as exc:  # e.g. an integer of thousands of digits
+        return rejected(line, RejectCode.INVALID_JSON, f"invalid JSON: {first_line(exc)}")
+    if problem := value_problem(obj):
+        code = RejectCode.INVALID_JSON if problem.too_deep else RejectCode.INVALID_ENCODING
+        return rejected(line, code, problem.message)
     if not isinstance(obj, dict):
         why = f"expected a JSON object, got {type(obj).__name__}"
         return rejected(line, RejectCode.NOT_AN_OBJECT, why)
     chunk_id = obj.get("chunk_id") if isinstance(obj.get("chunk_id"), str) else None
     keys = obj.keys()
-    if keys & _KNOWLEDGE_ITEM_KEYS:
-        return _parse_knowledge_item(line, obj, chunk_id)
-    if keys & _QUEUE_ROW_KEYS:
-        return _parse_queue_row(line, obj, chunk_id)
+    try:
+        if keys & _KNOWLEDGE_ITEM_KEYS:
+            return _parse_knowledge_item(line, obj, chunk_id)
+        if keys & _QUEUE_ROW_KEYS:
+            return _parse_queue_row(line, obj, chunk_id)
+    except (ValueError, TypeError, RecursionError, OverflowError) as exc:
+        # A row the validators let through but a record will not hold: refused, not raised.
+        why = f"cannot be read: {type(exc).__name__}: {first_line(exc)}"
+        return rejected(line, RejectCode.INVALID_FIELD, why, chunk_id)
     why = (
         "neither a queue row (needs llm_label, source_type, ...) "
         "nor a KnowledgeItem envelope (needs content, locator, ...)"
@@ -157,11 +175,12 @@ def _queue_row_provenance(
             commit_sha=row.source_commit_sha,
             committed_at=committed_at,
         )
-        return source, Locator(kind="repo_path", path=row.locator_path, title=title)
+        path = row.locator_path or ""
+        return source, Locator(kind="repo_path", id=path, path=path, title=title)
     guid = row.post_guid or ""
     post_url = guid if guid.startswith(("http://", "https://")) else row.feed_url
     source = Source(type="rss", url=row.feed_url, committed_at=committed_at)
-    return source, Locator(kind="feed_item", id=guid, url=post_url, title=title)
+    return source, Locator(kind="feed_item", id=guid or post_url or "", url=post_url, title=title)
 
 
 def _parse_knowledge_item(line: int, obj: dict[str, Any], chunk_id: str | None) -> Parsed:
@@ -176,7 +195,8 @@ def _parse_knowledge_item(line: int, obj: dict[str, Any], chunk_id: str | None) 
     committed_at: datetime = item.source.committed_at or item.filtered_at
     source = Source(**{**item.source.model_dump(), "committed_at": committed_at})
     loc = item.locator
-    locator = Locator(**loc.model_dump())
+    where = loc.id or (loc.path if loc.kind == "repo_path" else loc.url) or ""
+    locator = Locator(**{**loc.model_dump(), "id": where})
     return Section(
         line=line,
         chunk_id=item.chunk_id,
@@ -229,27 +249,36 @@ def _heading_path(encoded: str | None) -> list[str] | None:
         return []
     try:
         value = json.loads(encoded)
-    except json.JSONDecodeError:
+    except (ValueError, RecursionError):  # JSONDecodeError is a ValueError
         return None
     if not isinstance(value, list) or not all(isinstance(h, str) for h in value):
+        return None
+    if value_problem(value) is not None:
         return None
     return [h for h in value if h.strip()]
 
 
 @dataclass
 class ChunkRegistry:
-    """Chunks seen in this run, so a repeated chunk is processed once."""
+    """Chunks seen in this run, so a repeated chunk is processed once, and a span seen with
+    the same text under another chunk id too: the first in input order is decided,
+    whatever the batch size."""
 
     seen: dict[str, str] = field(default_factory=dict)
+    spans: dict[tuple[str, str], str] = field(default_factory=dict)
 
     def admit(self, parsed: Parsed) -> Parsed:
         if not isinstance(parsed, Section):
             return parsed
-        prior = self.seen.get(parsed.chunk_id)
-        if prior is None:
-            self.seen[parsed.chunk_id] = parsed.content_hash
-            return parsed
         line, chunk = parsed.line, parsed.chunk_id
+        prior = self.seen.get(chunk)
+        if prior is None:
+            first = self.spans.setdefault((parsed.span_key, parsed.content_hash), chunk)
+            if first != chunk:
+                why = f"span and text already read under chunk {first} earlier in this run"
+                return Skip(line=line, chunk_id=chunk, reason=SkipCode.DUPLICATE_CHUNK, message=why)
+            self.seen[chunk] = parsed.content_hash
+            return parsed
         if prior == parsed.content_hash:
             why = f"chunk {chunk} already read earlier in this run"
             return Skip(line=line, chunk_id=chunk, reason=SkipCode.DUPLICATE_CHUNK, message=why)
@@ -269,7 +298,7 @@ def section_from_text(text: str, title: str | None = None) -> Section:
         text=text,
         title_hint=title,
         source=Source(type="url", url="about:explain", committed_at=now),
-        locator=Locator(kind="url", url="about:explain", title=title),
+        locator=Locator(kind="url", id="about:explain", url="about:explain", title=title),
         content_hash=content_hash(text),
     )
 

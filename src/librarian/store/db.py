@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from sqlalchemy import Engine, create_engine, event
+from sqlalchemy import Connection, Engine, create_engine, event
 from sqlalchemy.engine import URL, make_url
 from sqlalchemy.exc import ArgumentError, SQLAlchemyError
 
@@ -65,7 +65,7 @@ def _parse(url: str) -> URL:
         raise DatabaseUrlError(f"{redacted(url)} is not a database URL") from exc
 
 
-def is_postgres(engine: Engine) -> bool:
+def is_postgres(engine: Engine | Connection) -> bool:
     return engine.dialect.name == "postgresql"
 
 
@@ -95,6 +95,13 @@ def _sqlite_pragmas(dbapi_connection: object, _record: object) -> None:
     cursor.execute("PRAGMA journal_mode=WAL")
     cursor.execute("PRAGMA foreign_keys=ON")
     cursor.close()
+    # Another writer may have put bytes that are not UTF-8 in a TEXT column: read them as
+    # lone surrogates (which ingest rejects, row by row) rather than fail every claim.
+    dbapi_connection.text_factory = _lenient_text  # type: ignore[attr-defined]
+
+
+def _lenient_text(value: bytes) -> str:
+    return value.decode("utf-8", "surrogateescape")
 
 
 def upgrade(engine: Engine) -> None:

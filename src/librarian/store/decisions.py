@@ -4,16 +4,19 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 
-from sqlalchemy import or_, select, tuple_
+from sqlalchemy import Connection, Engine, or_, select, tuple_
+from sqlalchemy.exc import InterfaceError, OperationalError, SQLAlchemyError
 from sqlalchemy.orm import Session
 
 from librarian.contracts.envelopes import Envelope, LinkProposal, dump_envelope
-from librarian.contracts.records import Rejection, Section, Skip, SkipCode
+from librarian.contracts.records import RejectCode, Rejection, Section, Skip, SkipCode
 from librarian.contracts.routing import RoutingDecision
 from librarian.stages.update import PriorDecision
+from librarian.store.db import StoreError, reason
+from librarian.store.queue import record_failure, stamp_consumed, still_open
 from librarian.store.tables import DecisionRow, RejectedRow
 
 LINKED = "linked"
@@ -26,6 +29,90 @@ class WriteResult:
     decisions: int = 0
     rejections: int = 0
     already_there: int = 0  # written by a concurrent run between our read and our write
+    # Lines (queue ids) the database refused, or that errored while processed, with why:
+    # from a file they are stored as rejections; from the queue they are left for a later
+    # run, their attempts counted, and dead-lettered after the last one.
+    failed: dict[int, str] = field(default_factory=dict)
+    dead_lettered: int = 0
+
+    def add(self, other: WriteResult) -> None:
+        self.decisions += other.decisions
+        self.rejections += other.rejections
+        self.already_there += other.already_there
+        self.failed.update(other.failed)
+        self.dead_lettered += other.dead_lettered
+
+
+def commit(session: Session, batch: StoredBatch) -> WriteResult:
+    """Store a batch in one transaction (consuming its queue rows); when the database
+    refuses the batch's data, row by row, so that only the offending rows fail.
+
+    A database that cannot write at all (locked, disk full, connection gone) fails the
+    run instead: no row is to blame, so none has an attempt counted against it."""
+    try:
+        result = _write_and_stamp(session, batch)
+        session.commit()
+        return result
+    except (OperationalError, InterfaceError) as exc:
+        session.rollback()
+        raise StoreError(f"the database refused the batch: {reason(exc)}") from exc
+    except (SQLAlchemyError, ValueError) as exc:
+        session.rollback()
+        first = reason(exc) if isinstance(exc, SQLAlchemyError) else str(exc)
+    engine = session.get_bind()
+    result = WriteResult()
+    for line in batch.lines:
+        result.add(_commit_one(engine, batch.one(line), line, first))
+    return result
+
+
+def _write_and_stamp(session: Session, batch: StoredBatch) -> WriteResult:
+    result = write(session, batch)
+    result.dead_lettered = _fail_queue_rows(session, batch.failures)
+    result.failed.update(batch.failures)
+    stamp_consumed(session, [i for i in batch.claimed_ids if i not in batch.failures])
+    return result
+
+
+def _fail_queue_rows(session: Session, failures: Mapping[int, str]) -> int:
+    return sum(record_failure(session, queue_id, why) for queue_id, why in failures.items())
+
+
+def _commit_one(engine: Engine | Connection, one: StoredBatch, line: int, why: str) -> WriteResult:
+    """One line in its own transaction; a refused one fails alone."""
+    with Session(engine) as session:
+        try:
+            if one.from_queue and not still_open(session, line):
+                return WriteResult()  # another consumer took it after our batch was refused
+            result = write(session, one)
+            stamp_consumed(session, one.claimed_ids)
+            session.commit()
+            return result
+        except (OperationalError, InterfaceError) as exc:
+            session.rollback()
+            raise StoreError(f"the database refused the batch: {reason(exc)}") from exc
+        except (SQLAlchemyError, ValueError) as exc:
+            session.rollback()
+            why = reason(exc) if isinstance(exc, SQLAlchemyError) else str(exc)
+    return _record_refusal(engine, one, line, f"the database refused it: {why}")
+
+
+def _record_refusal(
+    engine: Engine | Connection, one: StoredBatch, line: int, why: str
+) -> WriteResult:
+    result = WriteResult(failed={line: why})
+    with Session(engine) as session:
+        try:
+            if one.from_queue:
+                result.dead_lettered = _fail_queue_rows(session, {line: why})
+            else:
+                refusal = Rejection(line=line, reason=RejectCode.PROCESSING_ERROR,
+                                    message=f"line {line}: {why}"[:2000])  # fmt: skip
+                result.rejections = _add_rejection(session, one, refusal, datetime.now(UTC))
+            session.commit()
+        except (SQLAlchemyError, ValueError):
+            session.rollback()  # even the refusal cannot be kept: it is in the run's files
+    return result
 
 
 def unchanged(session: Session, sections: Sequence[Section]) -> list[Skip]:
@@ -78,66 +165,113 @@ def priors(session: Session, sections: Iterable[Section]) -> dict[str, PriorDeci
     return found
 
 
-def write(
-    session: Session,
-    run_id: str,
-    envelopes: Sequence[Envelope],
-    sections: Mapping[str, Section],
-    rejections: Sequence[Rejection],
-    raw_lines: Mapping[int, bytes],
-    source: str,
-    queue_ids: Mapping[str, int] | None = None,
-    routing: Sequence[RoutingDecision] = (),
-) -> WriteResult:
+@dataclass
+class StoredBatch:
+    """What one batch puts in the database. From the queue table, `claimed_ids` are
+    stamped consumed with it and `failures` (queue id -> error: rows that errored while
+    processed) are left for a later run, their attempts counted."""
+
+    run_id: str
+    envelopes: list[Envelope]
+    sections: dict[str, Section]
+    rejections: list[Rejection]
+    raw_lines: dict[int, bytes]
+    source: str
+    claimed_ids: list[int] = field(default_factory=list)
+    routing: list[RoutingDecision] = field(default_factory=list)
+    failures: dict[int, str] = field(default_factory=dict)
+
+    @property
+    def from_queue(self) -> bool:
+        return bool(self.claimed_ids)
+
+    def one(self, line: int) -> StoredBatch:
+        """The part of this batch that is input line (or queue row) `line`."""
+        chunks = {c for c, s in self.sections.items() if s.line == line}
+        return replace(
+            self,
+            envelopes=[e for e in self.envelopes if e.chunk_id in chunks],
+            sections={c: self.sections[c] for c in chunks},
+            rejections=[r for r in self.rejections if r.line == line],
+            claimed_ids=[i for i in self.claimed_ids if i == line],
+            routing=[d for d in self.routing if d.chunk_id in chunks],
+            failures={},
+        )
+
+    @property
+    def lines(self) -> list[int]:
+        found = {s.line for s in self.sections.values()} | {r.line for r in self.rejections}
+        return sorted(found | set(self.claimed_ids))
+
+
+def write(session: Session, batch: StoredBatch) -> WriteResult:
     """Add one batch's decisions and rejections to the session (the caller commits)."""
-    routed = {d.chunk_id: d.model_dump(mode="json") for d in routing}
+    queue_ids = {c: s.line for c, s in batch.sections.items()} if batch.from_queue else None
+    routed = {d.chunk_id: d.model_dump(mode="json") for d in batch.routing}
     now = datetime.now(UTC)
     result = WriteResult()
-    keys = [(e.chunk_id, sections[e.chunk_id].content_hash) for e in envelopes]
-    present = set(
-        session.execute(
-            select(DecisionRow.chunk_id, DecisionRow.content_hash).where(
-                tuple_(DecisionRow.chunk_id, DecisionRow.content_hash).in_(keys)
-            )
-        ).tuples()
-    ) if keys else set()  # fmt: skip
-    for envelope in envelopes:
-        section = sections[envelope.chunk_id]
+    present = _present(session, batch)
+    for envelope in batch.envelopes:
+        section = batch.sections[envelope.chunk_id]
         if (envelope.chunk_id, section.content_hash) in present:
             result.already_there += 1
             continue
-        row = _decision_row(envelope, section, run_id, now, queue_ids)
+        row = _decision_row(envelope, section, batch.run_id, now, queue_ids)
         row.routing = routed.get(envelope.chunk_id)
         session.add(row)
         result.decisions += 1
-    for rejection in rejections:
-        raw = raw_lines.get(rejection.line, b"")
-        digest = hashlib.sha256(raw).hexdigest()
-        exists = session.execute(
-            select(RejectedRow.id).where(
-                RejectedRow.source == source,
-                RejectedRow.line == rejection.line,
-                RejectedRow.raw_sha256 == digest,
-            )
-        ).first()
-        if exists:
-            continue
-        session.add(
-            RejectedRow(
-                run_id=run_id,
-                source=source,
-                line=rejection.line,
-                chunk_id=rejection.chunk_id,
-                reason=str(rejection.reason),
-                field=rejection.field,
-                message=rejection.message,
-                raw=raw.decode("utf-8", errors="backslashreplace"),
-                raw_sha256=digest,
-                created_at=now,
-            )
-        )
-        result.rejections += 1
+    for rejection in batch.rejections:
+        result.rejections += _add_rejection(session, batch, rejection, now)
     return result
+
+
+def _present(session: Session, batch: StoredBatch) -> set[tuple[str, str]]:
+    keys = [(e.chunk_id, batch.sections[e.chunk_id].content_hash) for e in batch.envelopes]
+    if not keys:
+        return set()
+    query = select(DecisionRow.chunk_id, DecisionRow.content_hash).where(
+        tuple_(DecisionRow.chunk_id, DecisionRow.content_hash).in_(keys)
+    )
+    return {(c, h) for c, h in session.execute(query).tuples()}
+
+
+def _add_rejection(
+    session: Session, batch: StoredBatch, rejection: Rejection, now: datetime
+) -> int:
+    raw = batch.raw_lines.get(rejection.line, b"")
+    digest = hashlib.sha256(raw).hexdigest()
+    exists = session.execute(
+        select(RejectedRow.id).where(
+            RejectedRow.source == batch.source,
+            RejectedRow.line == rejection.line,
+            RejectedRow.raw_sha256 == digest,
+        )
+    ).first()
+    if exists:
+        return 0
+    session.add(
+        RejectedRow(
+            run_id=batch.run_id,
+            source=batch.source,
+            line=rejection.line,
+            chunk_id=storable(rejection.chunk_id),
+            reason=str(rejection.reason),
+            field=storable(rejection.field),
+            message=storable(rejection.message) or "",
+            raw=storable(raw.decode("utf-8", errors="backslashreplace")) or "",
+            raw_sha256=digest,
+            created_at=now,
+        )
+    )
+    return 1
+
+
+def storable(text: str | None) -> str | None:
+    """Text any database keeps: a NUL (which PostgreSQL refuses) or an unpaired surrogate
+    (which no UTF-8 column holds) written out as an escape."""
+    if text is None:
+        return None
+    return text.encode("utf-8", "backslashreplace").decode("utf-8").replace("\x00", "\\x00")
 
 
 def _decision_row(

@@ -9,17 +9,17 @@ before: a batch that fails is rolled back and read again by the next run.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
 from typing import Any
 
-from sqlalchemy import Engine, func, select, update
+from sqlalchemy import Engine, Select, func, select, update
 from sqlalchemy.orm import Session
 
 from librarian.errors import InputError
 from librarian.store.db import is_postgres
-from librarian.store.tables import KnowledgeQueueRow
+from librarian.store.tables import KnowledgeQueueRow, QueueAttempt
 
 ACCEPTED_LABELS = ("KNOWLEDGE", "UNCERTAIN")
 QUEUE_SOURCE = "knowledge_queue"
@@ -38,18 +38,28 @@ class ClaimedBatch:
         return [line for line, _ in self.lines]
 
 
-def claim(engine: Engine, limit: int) -> ClaimedBatch:
-    """Open a transaction and take up to `limit` unconsumed rows, oldest first."""
-    session = Session(engine)
-    query = (
-        select(KnowledgeQueueRow)
-        .where(
-            KnowledgeQueueRow.consumed_at.is_(None),
-            KnowledgeQueueRow.llm_label.in_(ACCEPTED_LABELS),
-        )
-        .order_by(KnowledgeQueueRow.created_at, KnowledgeQueueRow.id)
-        .limit(limit)
+# How often a row may error while processed before it is dead-lettered.
+MAX_ATTEMPTS = 3
+
+
+def _open_rows() -> Select[KnowledgeQueueRow]:
+    """Unconsumed rows of our labels that are not dead letters."""
+    dead = select(QueueAttempt.queue_row_id).where(QueueAttempt.dead_lettered_at.is_not(None))
+    return select(KnowledgeQueueRow).where(
+        KnowledgeQueueRow.consumed_at.is_(None),
+        KnowledgeQueueRow.llm_label.in_(ACCEPTED_LABELS),
+        KnowledgeQueueRow.id.not_in(dead),
     )
+
+
+def claim(engine: Engine, limit: int, skip: Collection[int] = ()) -> ClaimedBatch:
+    """Open a transaction and take up to `limit` open rows, oldest first; `skip`: rows
+    that errored earlier in this run (left for a later one)."""
+    session = Session(engine)
+    query = _open_rows()
+    if skip:
+        query = query.where(KnowledgeQueueRow.id.not_in(sorted(skip)))
+    query = query.order_by(KnowledgeQueueRow.created_at, KnowledgeQueueRow.id).limit(limit)
     if is_postgres(engine):
         query = query.with_for_update(skip_locked=True)
     try:
@@ -58,6 +68,17 @@ def claim(engine: Engine, limit: int) -> ClaimedBatch:
         session.close()
         raise
     return ClaimedBatch(session, [(row.id, _as_json(row)) for row in rows])
+
+
+def still_open(session: Session, queue_id: int) -> bool:
+    """Take the row again, for a transaction of its own: False when another consumer has
+    it (PostgreSQL: locked by them) or it was consumed since."""
+    query = select(KnowledgeQueueRow.id).where(
+        KnowledgeQueueRow.id == queue_id, KnowledgeQueueRow.consumed_at.is_(None)
+    )
+    if is_postgres(session.get_bind()):
+        query = query.with_for_update(skip_locked=True)
+    return session.execute(query).first() is not None
 
 
 def stamp_consumed(session: Session, ids: Iterable[int]) -> None:
@@ -73,13 +94,30 @@ def stamp_consumed(session: Session, ids: Iterable[int]) -> None:
 def pending(engine: Engine) -> int:
     """Rows waiting to be decided (for a progress bar; other consumers may take some)."""
     with Session(engine) as session:
-        count = session.execute(
-            select(func.count(KnowledgeQueueRow.id)).where(
-                KnowledgeQueueRow.consumed_at.is_(None),
-                KnowledgeQueueRow.llm_label.in_(ACCEPTED_LABELS),
-            )
-        ).scalar_one()
-    return int(count)
+        count = session.execute(select(func.count()).select_from(_open_rows().subquery()))
+        return int(count.scalar_one())
+
+
+def record_failure(session: Session, queue_id: int, error: str) -> bool:
+    """Count a failed attempt at a row (in the caller's transaction); True when this was
+    the last allowed one and the row is now a dead letter."""
+    now = datetime.now(UTC)
+    attempt = session.get(QueueAttempt, queue_id)
+    if attempt is None:
+        attempt = QueueAttempt(queue_row_id=queue_id, attempts=0, last_error="", updated_at=now)
+        session.add(attempt)
+    attempt.attempts += 1
+    attempt.last_error = error[:2000]
+    attempt.updated_at = now
+    if attempt.attempts >= MAX_ATTEMPTS:
+        attempt.dead_lettered_at = now
+    return attempt.dead_lettered_at is not None
+
+
+def dead_letters(engine: Engine) -> list[QueueAttempt]:
+    with Session(engine) as session:
+        query = select(QueueAttempt).where(QueueAttempt.dead_lettered_at.is_not(None))
+        return list(session.execute(query.order_by(QueueAttempt.queue_row_id)).scalars())
 
 
 def _as_json(row: KnowledgeQueueRow) -> bytes:

@@ -109,3 +109,16 @@ class KnowledgeQueueRow(Base):
     llm_reasoning: Mapped[str | None] = mapped_column(Text)
     created_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
     consumed_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+
+
+class QueueAttempt(Base):
+    """A knowledge_queue row that errored while processed: attempts so far, the last error,
+    and when it was dead-lettered (then no run claims it again)."""
+
+    __tablename__ = "queue_attempts"
+
+    queue_row_id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    attempts: Mapped[int] = mapped_column(Integer)
+    last_error: Mapped[str] = mapped_column(Text)
+    updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    dead_lettered_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), index=True)

@@ -1,0 +1,77 @@
+"""Text hygiene at the boundary: what a row may not carry, and how text a person reads is
+shown when it hides characters.
+
+A lone surrogate cannot be written as UTF-8 and a NUL cannot be stored by PostgreSQL: a
+row carrying either is refused where it enters, never half-way through a run. Bidi
+controls and zero-width characters are legal text but can make one string display as
+another: every human-facing output shows them by name.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from typing import Any, NamedTuple
+
+# JSON nested deeper than this is refused: no queue row or envelope needs more than a few.
+MAX_DEPTH = 32
+
+# Bidi embeddings/overrides/isolates and marks, zero-width characters, the BOM used
+# inside text, and the soft hyphen: invisible, or reordering what is around them.
+_HIDDEN = re.compile(
+    "[\u00ad\u061c\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff]"
+)
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def hidden_characters(text: str) -> list[str]:
+    """The code points of `text` that are invisible or reorder text, as `U+XXXX`."""
+    return [f"U+{ord(c):04X}" for c in _HIDDEN.findall(text)]
+
+
+def visible(text: str) -> str:
+    """`text` with every hidden character shown as ⟨U+XXXX⟩ and other control characters
+    (not tab or newline) likewise, so what a person reads is what the string holds."""
+
+    def show(match: re.Match[str]) -> str:
+        return f"⟨U+{ord(match.group()):04X}⟩"
+
+    shown = _HIDDEN.sub(show, text)
+    return "".join(
+        f"⟨U+{ord(c):04X}⟩" if unicodedata.category(c) == "Cc" and c not in "\t\n" else c
+        for c in shown
+    )
+
+
+def has_visible_text(text: str) -> bool:
+    """False when `text` holds only white space, format and control characters."""
+    return any(not c.isspace() and unicodedata.category(c) not in ("Cf", "Cc") for c in text)
+
+
+class Problem(NamedTuple):
+    too_deep: bool  # else: a string that cannot be stored as text
+    message: str
+
+
+def value_problem(value: Any) -> Problem | None:
+    """Why a parsed JSON value cannot be taken in, or None: nested deeper than MAX_DEPTH, or
+    a string (key or value) holding a lone surrogate or a NUL. Iterative: no recursion."""
+    stack: list[tuple[Any, int, str]] = [(value, 0, "")]
+    while stack:
+        item, depth, where = stack.pop()
+        if depth > MAX_DEPTH:
+            return Problem(True, f"nested deeper than {MAX_DEPTH} levels (at {where or 'the top'})")
+        if isinstance(item, str):
+            if _SURROGATE.search(item):
+                return Problem(False, f"{where or 'a value'} holds an unpaired surrogate")
+            if "\x00" in item:
+                return Problem(False, f"{where or 'a value'} holds a NUL character")
+        elif isinstance(item, dict):
+            for key, inner in item.items():
+                # ascii(): a key may itself hold what cannot be printed.
+                path = f"{where}.{ascii(key)[1:-1]}".lstrip(".")[:80]
+                stack.append((key, depth + 1, path))
+                stack.append((inner, depth + 1, path))
+        elif isinstance(item, list):
+            stack.extend((inner, depth + 1, f"{where}[{i}]") for i, inner in enumerate(item))
+    return None

@@ -1,0 +1,103 @@
+"""Property-based tests of the input boundary (hypothesis): arbitrary bytes and arbitrary
+JSON values per line, deep nesting, huge numbers, surrogates, NUL and unicode controls.
+
+Invariants: no exception escapes `parse_line`; every outcome is a Section, a Rejection
+with a reason or a Skip, and can be written out as UTF-8 JSON; every Section decides into
+an envelope the published RFC schemas accept. Profiles (tests/conftest.py): `ci`, bounded,
+runs in `make test`; `make fuzz` runs the long one. The flow half is
+tests/integration/test_fuzz_flow.py.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from librarian.contracts.envelopes import dump_envelope
+from librarian.contracts.records import Rejection, Section, Skip
+from librarian.stages.ingest import ChunkRegistry, parse_line
+from tests.rfc import assert_rfc_valid
+from tests.stubs import stub_linker
+from tests.unit.test_ingest import item, row
+
+# Text as hostile input carries it: any code point, surrogates and controls included.
+HOSTILE = st.text(
+    alphabet=st.one_of(
+        st.characters(codec=None),  # every code point, lone surrogates included
+        st.sampled_from('\x00\u200b\u202e\u2066\ufeff\x1b\r\n\t[]{}"\\'),
+    ),
+    max_size=60,
+)
+SCALARS = st.one_of(
+    st.none(), st.booleans(), st.floats(allow_nan=True), HOSTILE,
+    st.integers(min_value=-(10**60), max_value=10**60),
+)  # fmt: skip
+VALUES = st.recursive(
+    SCALARS,
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=4), st.dictionaries(HOSTILE, inner, max_size=4)
+    ),
+    max_leaves=20,
+)
+FIELDS = sorted(set(row()) | {"extra_column"})
+
+
+def nested(depth: int) -> str:
+    return "[" * depth + "]" * depth
+
+
+@st.composite
+def hostile_lines(draw: st.DrawFn) -> bytes:
+    """One line: raw bytes, a JSON value, or a queue row / KnowledgeItem with one field
+    replaced by something hostile (a value, deep nesting, a huge integer)."""
+    kind = draw(st.sampled_from(["bytes", "value", "row", "row", "item", "deep", "huge"]))
+    if kind == "bytes":
+        return draw(st.binary(max_size=200)).replace(b"\n", b" ")
+    if kind == "value":
+        return json.dumps(draw(VALUES)).encode("utf-8", "surrogatepass")
+    if kind == "deep":
+        field = draw(st.sampled_from(FIELDS))
+        text = json.dumps(row())[:-1] + f', "{field}": {nested(draw(st.integers(30, 20_000)))}}}'
+        return text.encode()
+    if kind == "huge":
+        digits = "9" * draw(st.integers(4000, 6000))
+        return (json.dumps(row())[:-1] + f', "n": {digits}}}').encode()
+    base = row() if kind == "row" else item()
+    base[draw(st.sampled_from(sorted(base)))] = draw(VALUES)
+    return json.dumps(base).encode("utf-8", "surrogatepass")
+
+
+def written_out(parsed: Section | Rejection | Skip) -> None:
+    json.dumps(parsed.model_dump(mode="json"), ensure_ascii=False).encode("utf-8")
+
+
+@given(lines=st.lists(hostile_lines(), min_size=1, max_size=8))
+def test_no_line_escapes_the_boundary_and_every_outcome_is_accounted(lines: list[bytes]) -> None:
+    registry = ChunkRegistry()
+    parsed = [registry.admit(parse_line(n, raw)) for n, raw in enumerate(lines, start=1)]
+    for outcome in parsed:
+        assert isinstance(outcome, Section | Rejection | Skip)
+        if not isinstance(outcome, Section):
+            assert outcome.message and str(outcome.reason)
+        written_out(outcome)
+    sections = [p for p in parsed if isinstance(p, Section)]
+    result = stub_linker(threshold=0.5).link(sections, "fuzz")
+    assert len(result.envelopes) == len(sections)  # read = decided + rejected + skipped
+    assert_rfc_valid([dump_envelope(e) for e in result.envelopes])
+
+
+@given(text=HOSTILE.filter(lambda t: t.strip() != ""), title=HOSTILE)
+def test_any_text_in_a_good_row_is_decided_or_refused_with_a_reason(text: str, title: Any) -> None:
+    raw = json.dumps(row(text=text, span_heading_path=json.dumps([title]))).encode(
+        "utf-8", "surrogatepass"
+    )
+    parsed = parse_line(1, raw)
+    written_out(parsed)
+    if isinstance(parsed, Section):
+        result = stub_linker(threshold=0.5).link([parsed], "fuzz")
+        assert_rfc_valid([dump_envelope(e) for e in result.envelopes])
+    else:
+        assert isinstance(parsed, Rejection) and parsed.message

@@ -1,0 +1,345 @@
+"""The defects of issue 13, one test (or more) each: every one failed before its fix.
+
+Numbers in the test names are the issue's. The end-to-end halves (the queue table on
+SQLite and PostgreSQL, a failed run keeping the previous outputs) are in
+tests/integration/test_hardening.py.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import os
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+from sqlalchemy.orm import Session
+from typer.testing import CliRunner
+
+from librarian.cli import app
+from librarian.contracts.envelopes import dump_envelope
+from librarian.contracts.records import RejectCode, Rejection, Section, Skip, SkipCode
+from librarian.learning.modeldir import ModelDirError, load_trained
+from librarian.review.sheets import read_sheet, to_csv, to_html
+from librarian.stages.explicit import find_references
+from librarian.stages.ingest import ChunkRegistry, parse_line, read_batch, section_from_text
+from librarian.store.db import make_engine, upgrade
+from librarian.store.decisions import StoredBatch, write
+from librarian.store.review import apply_sheet, review_items
+from tests.rfc import assert_rfc_valid
+from tests.stubs import small_hub, stub_linker
+from tests.unit.test_ingest import row
+from tests.unit.test_train import trained
+
+runner = CliRunner()
+DEEP = "[" * 10_000 + "]" * 10_000
+
+
+def line(obj: dict[str, Any], extra: str = "") -> bytes:
+    """A queue row as a JSON line, with `extra` spliced in as raw JSON members."""
+    text = json.dumps(obj)
+    return (text[:-1] + (", " + extra if extra else "") + "}").encode()
+
+
+# 1. One row stops the run -----------------------------------------------------------
+
+POISON = {
+    "nested arrays at the top": DEEP.encode(),
+    "nested arrays in an extra column": line(row(), f'"extra": {DEEP}'),
+    "nested arrays in span_heading_path": line(row(span_heading_path=DEEP)),
+    "nested objects in an extra column": line(row(), '"x": ' + '{"a": ' * 5000 + "1" + "}" * 5000),
+    "a 5000-digit integer": line(row(), '"n": ' + "9" * 5000),
+    "a lone surrogate in text": line(row(text="a \ud800 b")),
+    "a lone surrogate in chunk_id": line(row(chunk_id="\ud800")),
+    "a lone surrogate in a key": line(row(), '"\\udc00": 1'),
+    # 2. PostgreSQL refuses a NUL: refused here, where the row enters.
+    "a NUL in text": line(row(text="a\u0000b")),
+}
+
+
+@pytest.mark.parametrize("raw", POISON.values(), ids=list(POISON))
+def test_1_a_poison_line_is_rejected_with_a_reason(raw: bytes) -> None:
+    parsed = parse_line(3, raw)
+    assert isinstance(parsed, Rejection), parsed
+    assert parsed.line == 3 and parsed.message
+    json.dumps(parsed.model_dump(mode="json")).encode("utf-8")  # and can be written out
+
+
+def test_1_poison_lines_never_stop_the_rows_around_them(tmp_path: Path) -> None:
+    good = [line(row(chunk_id=f"g{i}", locator_path=f"g{i}.md")) for i in range(6)]
+    path = tmp_path / "q.jsonl"
+    path.write_bytes(b"\n".join([good[0], *POISON.values(), *good[1:]]) + b"\n")
+    batch = read_batch(path, 0, 1, 1000)
+    parsed = [parse_line(n, raw) for n, raw in batch.lines]
+    assert sum(isinstance(p, Section) for p in parsed) == 6
+    assert sum(isinstance(p, Rejection) for p in parsed) == len(POISON)
+
+
+# 5. A bare CRE id links in any context -----------------------------------------------
+
+
+def decided(text: str) -> dict[str, Any]:
+    """The envelope the linker writes for `text` (hub ids: small_hub's, 200-001 among them)."""
+    result = stub_linker(threshold=0.1).link([section_from_text(text)], "r1")
+    (envelope,) = result.envelopes
+    return dump_envelope(envelope)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Invoice no. 200-001 was paid in full.",
+        "The final score was 200-001 after extra time.",
+        "See the release 200-001 notes for the change log.",
+    ],
+)
+def test_5_a_bare_id_without_cre_context_is_no_citation(text: str) -> None:
+    assert find_references(text, small_hub().ids) is None
+    assert not decided(text)["retrieval"]["retriever"].startswith("explicit")
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["This control does not satisfy CRE 200-001.", "Not covered by CRE 200-001 at all."],
+)
+def test_5_a_negated_citation_goes_to_review(text: str) -> None:
+    envelope = decided(text)
+    assert envelope["status"] == "review_required" and envelope["reason_code"] == "ADVERSARIAL_FLAG"
+
+
+@pytest.mark.parametrize("hidden", ["\u202e", "\u200b", "\u2066"])
+def test_5_hidden_characters_in_a_citation_send_it_to_review(hidden: str) -> None:
+    ref = find_references(f"See CRE 200{hidden}-001 for details.", small_hub().ids)
+    assert ref is not None and ref.hidden == (f"U+{ord(hidden):04X}",)
+    envelope = decided(f"Mapped to CRE 200{hidden}-001.")
+    assert envelope["status"] == "review_required" and envelope["reason_code"] == "ADVERSARIAL_FLAG"
+
+
+# 9. Timestamps without a timezone -----------------------------------------------------
+
+
+def test_9_naive_timestamps_are_read_as_utc_and_envelopes_meet_the_rfc() -> None:
+    parsed = parse_line(
+        1,
+        line(row(source_committed_at="2026-11-01T00:00:00", created_at="2026-11-02 10:00:00")),
+    )
+    assert isinstance(parsed, Section)
+    assert parsed.source.committed_at.utcoffset() is not None
+    result = stub_linker(threshold=0.1).link([parsed], "r1")
+    assert_rfc_valid([dump_envelope(e) for e in result.envelopes])
+
+
+def test_9_locators_of_queue_rows_carry_the_rfc_id() -> None:
+    github = parse_line(1, line(row()))
+    rss = parse_line(2, line(row(source_type="rss", chunk_id="r", feed_url="https://f.example/x",
+                                 post_guid="guid-1", post_url="https://f.example/p")))  # fmt: skip
+    assert isinstance(github, Section) and github.locator.id == "docs/x.md"
+    assert isinstance(rss, Section) and rss.locator.id == "guid-1"
+
+
+# 12. Which of two chunks sharing a span and text is decided ---------------------------
+
+
+@pytest.mark.parametrize("batch_size", [1, 2, 3, 50])
+def test_12_the_first_of_two_chunks_with_one_span_and_text_wins_whatever_the_batch(
+    tmp_path: Path, batch_size: int
+) -> None:
+    rows = [row(chunk_id="other", locator_path="o.md"), row(chunk_id="first"),
+            row(chunk_id="second")]  # fmt: skip
+    path = tmp_path / "q.jsonl"
+    path.write_bytes(b"".join(line(r) + b"\n" for r in rows))
+    registry, admitted, offset, next_line = ChunkRegistry(), [], 0, 1
+    while True:
+        batch = read_batch(path, offset, next_line, batch_size)
+        admitted += [registry.admit(parse_line(n, raw)) for n, raw in batch.lines]
+        offset, next_line = batch.next_offset, batch.next_line
+        if batch.eof:
+            break
+    decided = [p.chunk_id for p in admitted if isinstance(p, Section)]
+    assert decided == ["other", "first"]
+    dropped = [p for p in admitted if isinstance(p, Skip)]
+    assert [(s.chunk_id, s.reason) for s in dropped] == [("second", SkipCode.DUPLICATE_CHUNK)]
+
+
+# 13. Invisible-only text; inputs that are not UTF-8 files ------------------------------
+
+
+@pytest.mark.parametrize("text", ["\u200b\u200b\u200b", "\u2060 \ufeff", "\u202e\u202c\n"])
+def test_13_text_of_only_invisible_characters_is_empty(text: str) -> None:
+    parsed = parse_line(1, line(row(text=text)))
+    assert isinstance(parsed, Rejection) and parsed.reason == RejectCode.EMPTY_TEXT
+
+
+def run_cli(*args: str, env: dict[str, str] | None = None) -> Any:
+    result = runner.invoke(app, list(args), env=env)
+    assert "Traceback" not in result.output
+    return result
+
+
+def test_13_a_utf16_file_is_refused_naming_its_encoding(tmp_path: Path) -> None:
+    path = tmp_path / "q.jsonl"
+    path.write_text(json.dumps(row()) + "\n", encoding="utf-16")
+    result = run_cli("run", str(path))
+    assert result.exit_code == 2 and "UTF-16" in result.output
+
+
+def test_13_a_directory_or_device_is_refused_for_what_it_is(tmp_path: Path) -> None:
+    result = run_cli("run", str(tmp_path))
+    assert result.exit_code == 2 and "is a directory" in result.output
+    result = run_cli("run", "/dev/zero")
+    assert result.exit_code == 2 and "not a regular file" in result.output
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    result = run_cli("run", str(fifo))
+    assert result.exit_code == 2 and "not a regular file" in result.output
+
+
+# 6, 10. Usage errors are one line and exit 2, before anything starts ------------------
+
+
+@pytest.fixture
+def queue_file(tmp_path: Path) -> Path:
+    path = tmp_path / "q.jsonl"
+    path.write_bytes(line(row()) + b"\n")
+    return path
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--batch-size", "0"], "--batch-size"),
+        (["--batch-size", "99999999999999999999"], "--batch-size"),
+        (["--top-k", "0"], "--top-k"),
+        (["--top-n", "-1"], "--top-n"),
+        (["--commit", "--db", "sqlite://"], "in-memory"),
+        (["--commit", "--db", "sqlite:///:memory:"], "in-memory"),
+    ],
+)
+def test_10_bad_options_are_one_line_and_exit_2(
+    queue_file: Path, args: list[str], message: str
+) -> None:
+    result = run_cli("run", str(queue_file), *args)
+    assert result.exit_code == 2 and message in result.output
+    assert len(result.output.strip().splitlines()) <= 2  # the error, and a hint
+
+
+def test_10_a_bad_database_scheme_never_prints_the_password(queue_file: Path) -> None:
+    url = "mysql://admin:hunter2-secret@db.example/x"
+    for args, env in [(["--db", url], None), ([], {"LIBRARIAN_DB": url})]:
+        result = run_cli("run", str(queue_file), "--commit", *args, env=env)
+        assert result.exit_code == 2 and "only sqlite" in result.output
+        assert "hunter2" not in result.output and "***" in result.output
+
+
+def test_10_out_under_a_file_is_refused_before_the_run(queue_file: Path, tmp_path: Path) -> None:
+    blocker = tmp_path / "a-file"
+    blocker.write_text("x")
+    result = run_cli("run", str(queue_file), "--out", str(blocker / "out"))
+    assert result.exit_code == 2 and "is a file" in result.output
+
+
+def test_10_a_cron_that_is_not_one_is_a_usage_error(tmp_path: Path) -> None:
+    result = run_cli("serve", "--cron", "every night")
+    assert result.exit_code == 2 and "cron" in result.output.lower()
+    assert len(result.output.strip().splitlines()) <= 2
+
+
+def test_10_text_that_is_not_utf8_is_a_usage_error() -> None:
+    result = run_cli("route", "caf\udce9 au lait")  # argv bytes b"caf\xe9" as Python keeps them
+    assert result.exit_code == 2 and "not UTF-8" in result.output
+
+
+def test_10_a_bad_row_for_the_queue_table_is_one_line(tmp_path: Path) -> None:
+    path = tmp_path / "q.jsonl"
+    path.write_bytes(line(row()) + b"\n" + DEEP.encode() + b"\n")
+    db = f"sqlite:///{tmp_path / 'q.db'}"
+    result = run_cli("queue", "load", str(path), "--db", db)
+    assert result.exit_code == 2 and "line 2" in result.output
+
+
+def test_10_a_deeply_nested_hub_is_refused(queue_file: Path, tmp_path: Path) -> None:
+    hub = tmp_path / "hubs.jsonl"
+    hub.write_text(DEEP + "\n")
+    result = run_cli("run", str(queue_file), "--hub", str(hub))
+    assert result.exit_code == 2 and "hubs.jsonl:1:" in result.output
+
+
+# 4, 14, 15. Review sheets --------------------------------------------------------------
+
+
+@pytest.fixture
+def review_db(tmp_path: Path) -> Any:
+    engine = make_engine(f"sqlite:///{tmp_path / 'review.db'}")
+    upgrade(engine)
+    long = "Rotate the session token after login. " + "x" * 200_000  # over csv's 128 KiB
+    texts = [long, " =1+1", "\n=HYPERLINK(1)", "\uff1dSUM(A1)", "<script>alert(1)</script>"]
+    batch = [
+        section_from_text(t).model_copy(update={"chunk_id": f"c{i}", "line": i + 1})
+        for i, t in enumerate(texts)
+    ]
+    result = stub_linker(threshold=0.99).link(batch, "r1")  # everything to review
+    with Session(engine) as session:
+        sections = {s.chunk_id: s for s in batch}
+        write(session, StoredBatch("r1", result.envelopes, sections, [], {}, "t"))
+        session.commit()
+    return engine
+
+
+def sheet_rows(text: str) -> list[dict[str, str]]:
+    limit = csv.field_size_limit(1 << 24)
+    try:
+        return list(csv.DictReader(io.StringIO(text)))
+    finally:
+        csv.field_size_limit(limit)
+
+
+def open_items(engine: Any) -> list[Any]:
+    with Session(engine) as session:
+        return review_items(session, "open")
+
+
+def test_4_a_sheet_with_text_over_128_kib_round_trips(tmp_path: Path, review_db: Any) -> None:
+    rows = sheet_rows(to_csv(open_items(review_db)))
+    first = next(r for r in rows if r["chunk_id"] == "c0")
+    first["decision"] = "reject"
+    path = tmp_path / "sheet.csv"
+    with path.open("w", newline="") as handle:
+        writer = csv.DictWriter(handle, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows(rows)
+    result = apply_sheet(review_db, read_sheet(path), small_hub().ids, str(path))
+    assert result.errors == [] and result.rejected == 1
+
+
+def test_14_no_csv_cell_reads_as_a_formula(review_db: Any) -> None:
+    rows = sheet_rows(to_csv(open_items(review_db)))
+    for record in rows:
+        for cell in record.values():
+            assert not re.match(r"[\s\uff1d\uff0b\uff0d\uff20]*[=+\-@]", cell or ""), cell
+            assert not (cell or "").lstrip().startswith(("\uff1d", "=")), cell
+
+
+def test_15_the_html_export_allows_no_inline_script_but_its_own(review_db: Any) -> None:
+    page = to_html(open_items(review_db))
+    csp = re.search(r'Content-Security-Policy" content="([^"]+)"', page)
+    assert csp is not None
+    policy = csp.group(1)
+    assert "unsafe-inline" not in policy and "'sha256-" in policy
+    assert "default-src 'none'" in policy
+    assert "<script>alert(1)</script>" not in page
+
+
+# 11. Trained-model integrity -------------------------------------------------------------
+
+
+def test_11_an_edited_card_threshold_is_refused(tmp_path: Path) -> None:
+    models = trained(tmp_path)
+    card = models / "card.json"
+    data = json.loads(card.read_text())
+    data["threshold"] = 0.01
+    card.write_text(json.dumps(data))
+    with pytest.raises(ModelDirError, match="changed after training"):
+        load_trained(models)
