@@ -53,3 +53,13 @@ def assert_rfc_valid(envelopes: list[dict[str, Any]]) -> None:
     bad = [(e.get("chunk_id"), rfc_errors(e)) for e in envelopes]
     bad = [(c, errors) for c, errors in bad if errors]
     assert not bad, bad[:3]
+
+
+def assert_rfc_valid_decisions(decisions: list[dict[str, Any]]) -> None:
+    """Every HumanDecision valid against the RFC's human-decision.json, formats checked."""
+    bad = [
+        (d.get("review_id"), [e.message for e in validator("HumanDecision").iter_errors(d)])
+        for d in decisions
+    ]
+    bad = [(r, errors) for r, errors in bad if errors]
+    assert not bad, bad[:3]

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -24,7 +25,7 @@ from librarian.paths import DEFAULT_LINKS, packaged_data
 from librarian.store.db import make_engine, upgrade
 from librarian.store.queue import enqueue, pending
 from librarian.store.tables import DecisionRow, KnowledgeQueueRow, RejectedRow
-from tests.rfc import assert_rfc_valid
+from tests.rfc import assert_rfc_valid, assert_rfc_valid_decisions
 
 pytestmark = pytest.mark.integration
 
@@ -95,9 +96,11 @@ def test_commit_twice_adds_nothing_and_keeps_bad_rows(tmp_path: Path) -> None:
             model = LinkProposal if envelope["status"] == "linked" else ReviewItem
             model.model_validate(envelope)
         assert_rfc_valid(stored)
-        raws = session.execute(
-            select(RejectedRow.raw).where(RejectedRow.reason == "INVALID_JSON")
-        ).scalars().all()
+        raws = (
+            session.execute(select(RejectedRow.raw).where(RejectedRow.reason == "INVALID_JSON"))
+            .scalars()
+            .all()
+        )
         assert len(raws) == 3 and all(raws)  # the bad lines themselves, kept
     second = librarian(
         tmp_path, str(BAD_ROWS), "--commit", "--db", db, "--out", str(tmp_path / "b")
@@ -311,9 +314,19 @@ def test_updates_reviews_and_learning_from_reviewers(tmp_path: Path) -> None:
         writer = csv.DictWriter(handle, fieldnames=list(rows[0]))
         writer.writeheader()
         writer.writerows(rows)
-    imported = runner.invoke(app, ["review", "import", str(sheet), "--db", db])
+    imported = runner.invoke(app, ["review", "import", str(sheet), "--db", db,
+                                   "--reviewer", "rita"])  # fmt: skip
     assert imported.exit_code == 0, imported.output
-    assert "chosen 4" in imported.output
+    counts = re.search(r"approved (\d+), corrected (\d+)", imported.output)
+    assert counts is not None and int(counts[1]) + int(counts[2]) == 4
+    decisions = tmp_path / "decisions.jsonl"
+    export = ["review", "export", "--db", db, "--format", "human-decision", "--out", str(decisions)]
+    assert runner.invoke(app, export).exit_code == 0
+    records = [json.loads(line) for line in decisions.read_text().splitlines()]
+    assert len(records) == 4 and {r["decided_by"] for r in records} == {"rita"}
+    assert_rfc_valid_decisions(records)
+    again = runner.invoke(app, ["review", "import", str(decisions), "--db", db])
+    assert again.exit_code == 0 and "unchanged 4" in again.output, again.output
     html = tmp_path / "queue.html"
     decided = ["review", "export", "--db", db, "--status", "decided", "--format", "html"]
     assert runner.invoke(app, [*decided, "--out", str(html)]).exit_code == 0

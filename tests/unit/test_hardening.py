@@ -23,12 +23,13 @@ from librarian.cli import app
 from librarian.contracts.envelopes import dump_envelope
 from librarian.contracts.records import RejectCode, Rejection, Section, Skip, SkipCode
 from librarian.learning.modeldir import ModelDirError, load_trained
-from librarian.review.sheets import read_sheet, to_csv, to_html
+from librarian.review.sheets import read_decisions, to_csv, to_html
 from librarian.stages.explicit import find_references
 from librarian.stages.ingest import ChunkRegistry, parse_line, read_batch, section_from_text
 from librarian.store.db import make_engine, upgrade
 from librarian.store.decisions import StoredBatch, write
-from librarian.store.review import apply_sheet, review_items
+from librarian.store.human import import_decisions
+from librarian.store.review import review_items
 from tests.rfc import assert_rfc_valid
 from tests.stubs import small_hub, stub_linker
 from tests.unit.test_ingest import row
@@ -310,8 +311,9 @@ def test_4_a_sheet_with_text_over_128_kib_round_trips(tmp_path: Path, review_db:
         writer = csv.DictWriter(handle, fieldnames=list(rows[0]))
         writer.writeheader()
         writer.writerows(rows)
-    result = apply_sheet(review_db, read_sheet(path), small_hub().ids, str(path))
-    assert result.errors == [] and result.rejected == 1
+    read = read_decisions(path, "rita")
+    result = import_decisions(review_db, read.incoming, small_hub().ids, str(path))
+    assert read.errors == result.errors == [] and result.rejected == 1
 
 
 def test_14_no_csv_cell_reads_as_a_formula(review_db: Any) -> None:

@@ -12,12 +12,21 @@ import pytest
 from sqlalchemy import Engine, select
 from sqlalchemy.orm import Session
 
-from librarian.review.sheets import neutralise, read_sheet, to_csv, to_html, to_jsonl
+from librarian.contracts.human import dump_decision
+from librarian.review.sheets import neutralise, read_decisions, to_csv, to_html, to_jsonl
 from librarian.stages.ingest import section_from_text
 from librarian.store.db import make_engine, upgrade
 from librarian.store.decisions import StoredBatch, write
-from librarian.store.review import apply_sheet, review_items, reviewer_links
-from librarian.store.tables import DecisionRow
+from librarian.store.human import (
+    ImportResult,
+    ReviewImportError,
+    import_decisions,
+    reviewer_links,
+    standing_decisions,
+)
+from librarian.store.review import ItemStatus, OpenItem, review_items
+from librarian.store.tables import HumanDecisionRow
+from tests.rfc import assert_rfc_valid_decisions
 from tests.stubs import small_hub, stub_linker
 
 TEXTS = ["=HYPERLINK(\"http://evil\") rotate session token", "<script>x</script> sql queries",
@@ -40,7 +49,7 @@ def engine(tmp_path: Path) -> Engine:
     return engine
 
 
-def items(engine: Engine, status: str = "open") -> list:  # type: ignore[type-arg]
+def items(engine: Engine, status: ItemStatus = "open") -> list[OpenItem]:
     with Session(engine) as session:
         return review_items(session, status)
 
@@ -69,8 +78,13 @@ def test_html_escapes_and_jsonl_round_trips(engine: Engine) -> None:
     assert [line["chunk_id"] for line in lines] == ["c0", "c1", "c2", "c3"]
 
 
-def sheet(tmp_path: Path, engine: Engine, decisions: dict[int, tuple[str, str]]) -> Path:
-    rows = list(csv.DictReader(io.StringIO(to_csv(items(engine)))))
+def sheet(
+    tmp_path: Path,
+    engine: Engine,
+    decisions: dict[int, tuple[str, str]],
+    status: ItemStatus = "open",
+) -> Path:
+    rows = list(csv.DictReader(io.StringIO(to_csv(items(engine, status)))))
     for index, (action, cre) in decisions.items():
         rows[index]["decision"], rows[index]["cre_id"] = action, cre
     path = tmp_path / "sheet.csv"
@@ -81,26 +95,38 @@ def sheet(tmp_path: Path, engine: Engine, decisions: dict[int, tuple[str, str]])
     return path
 
 
+def apply(engine: Engine, path: Path, reviewer: str | None = "rita") -> ImportResult:
+    read = read_decisions(path, reviewer)
+    assert read.errors == [], read.errors
+    return import_decisions(engine, read.incoming, small_hub().ids, str(path))
+
+
 def test_import_records_decisions_and_feeds_training(tmp_path: Path, engine: Engine) -> None:
-    path = sheet(tmp_path, engine, {0: ("accept", ""), 1: ("choose", "400-000"), 2: ("reject", "")})
-    result = apply_sheet(engine, read_sheet(path), small_hub().ids, str(path))
-    assert (result.accepted, result.chosen, result.rejected, result.left_open) == (1, 1, 1, 1)
+    path = sheet(tmp_path, engine, {0: ("accept", ""), 1: ("choose", "400-000 200-001"),
+                                    2: ("reject", "")})  # fmt: skip
+    result = apply(engine, path)
+    assert (result.approved, result.corrected, result.rejected) == (1, 1, 1)
     assert result.errors == []
     assert len(items(engine)) == 1 and len(items(engine, "decided")) == 3
     links = reviewer_links(engine)
     assert [(link.cre_id, link.framework_id) for link in links] == [
-        ("200-001", "reviewers"), ("400-000", "reviewers")
+        ("200-001", "reviewers"), ("400-000", "reviewers"), ("200-001", "reviewers")
     ]  # fmt: skip
     assert links[0].text == TEXTS[0]  # the neutralised cell came back as it was
+    with Session(engine) as session:
+        decisions = standing_decisions(session)
+    assert [d.action for d in decisions] == ["approve", "correct", "reject"]
+    assert all(d.decided_by == "rita" for d in decisions)
+    assert decisions[1].loss_event is not None
+    assert decisions[1].loss_event.correct_label == {"cre_ids": ["400-000", "200-001"]}
+    assert_rfc_valid_decisions([dump_decision(d) for d in decisions])
 
 
 @pytest.mark.parametrize(
     ("decisions", "message"),
     [
         ({0: ("choose", "999-999")}, "row 1 .*unknown CRE id '999-999'"),
-        ({1: ("maybe", "")}, "row 2 .*not accept|choose|reject"),
-        ({0: ("accept", "400-000")}, "row 1 .*was not suggested"),
-        ({2: ("choose", "")}, "row 3 .*choose needs a cre_id"),
+        ({2: ("choose", "")}, "row 3 .*choose needs at least one CRE id"),
     ],
 )
 def test_a_bad_row_refuses_the_whole_sheet(
@@ -108,17 +134,33 @@ def test_a_bad_row_refuses_the_whole_sheet(
 ) -> None:
     good = {3: ("reject", "")}
     path = sheet(tmp_path, engine, {**good, **decisions})
-    result = apply_sheet(engine, read_sheet(path), small_hub().ids, str(path))
+    read = read_decisions(path, "rita")
+    result = import_decisions(engine, read.incoming, small_hub().ids, str(path))
     assert any(re.search(message, e) for e in result.errors), result.errors
     assert len(items(engine)) == 4  # nothing applied, not even the good row
     with Session(engine) as session:
-        assert (
-            session.execute(select(DecisionRow.status)).scalars().all() == ["review_required"] * 4
-        )
+        assert session.execute(select(HumanDecisionRow)).first() is None
 
 
-def test_an_item_decided_already_is_not_open(tmp_path: Path, engine: Engine) -> None:
+def test_an_unknown_action_is_named_before_anything_is_read(tmp_path: Path, engine: Engine) -> None:
+    path = sheet(tmp_path, engine, {1: ("maybe", "")})
+    read = read_decisions(path, "rita")
+    assert any(re.search("row 2 .*not accept|choose|reject", e) for e in read.errors)
+
+
+def test_a_sheet_needs_a_reviewer(tmp_path: Path, engine: Engine) -> None:
     path = sheet(tmp_path, engine, {0: ("reject", "")})
-    assert apply_sheet(engine, read_sheet(path), small_hub().ids, "x").errors == []
-    again = apply_sheet(engine, read_sheet(path), small_hub().ids, "x")
-    assert again.errors and "not open" in again.errors[0]
+    with pytest.raises(ReviewImportError, match="--reviewer"):
+        read_decisions(path, None)
+
+
+def test_the_same_sheet_twice_changes_nothing_and_a_conflict_is_refused(
+    tmp_path: Path, engine: Engine
+) -> None:
+    path = sheet(tmp_path, engine, {0: ("reject", "")})
+    assert apply(engine, path).rejected == 1
+    again = apply(engine, path, "someone else")
+    assert again.errors == [] and again.unchanged == 1 and again.rejected == 0
+    other = sheet(tmp_path, engine, {0: ("accept", "")}, status="decided")
+    conflict = apply(engine, other)
+    assert conflict.errors and "already decided by rita" in conflict.errors[0]

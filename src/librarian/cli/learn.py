@@ -159,7 +159,7 @@ def load_links(sources: list[str]) -> list[TrainingLink]:
     for source in sources:
         if "://" in source:
             from librarian.store.db import check_database, make_engine
-            from librarian.store.review import reviewer_links
+            from librarian.store.human import reviewer_links
 
             check_database(source, create=False)
             engine = make_engine(source)

@@ -30,7 +30,7 @@ def opt(name: str, help: str, field: str | None = None, **extra: Any) -> Any:
 
 
 TaskRunner = Literal["default", "dask"]
-ExportFormat = Literal["csv", "jsonl", "html"]
+ExportFormat = Literal["csv", "jsonl", "html", "human-decision"]
 ItemStatus = Literal["open", "decided", "all"]
 
 # The help of each option, by option.

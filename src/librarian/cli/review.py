@@ -1,7 +1,9 @@
-"""`librarian review export` and `review import`: the reviewers' queue as sheets."""
+"""`librarian review`: the reviewers' queue: the workbench (`serve`), and files (`export`,
+`import`)."""
 
 from __future__ import annotations
 
+import os
 import sys
 from datetime import UTC, datetime
 from pathlib import Path
@@ -9,18 +11,118 @@ from typing import Annotated
 
 import typer
 
-from librarian.cli.common import database, err, home_of, out
-from librarian.cli.options import DbOpt, ExportFormat, HomeOpt, HubOpt, ItemStatus
-from librarian.errors import RunError
+from librarian.cli.common import database, err, home_of, out, readable_input, redacted
+from librarian.cli.options import DbOpt, ExportFormat, HomeOpt, HubsOpt, ItemStatus
+from librarian.errors import RunError, UsageError
 from librarian.paths import DEFAULT_HUB
 
 app = typer.Typer(no_args_is_help=True, help="The reviewers' queue.")
+
+LOOPBACK = ("127.0.0.1", "localhost", "::1")
+TOKEN_ENV = "LIBRARIAN_REVIEW_TOKEN"
+REVIEWER_ENV = "LIBRARIAN_REVIEWER"
+ReviewerOpt = Annotated[
+    str | None,
+    typer.Option("--reviewer", help=f"who decides (also {REVIEWER_ENV}); the workbench "
+                 "asks each browser when not given"),
+]  # fmt: skip
+
+
+@app.command("serve")
+def review_serve(
+    db: DbOpt = None,
+    reviews: Annotated[
+        Path | None,
+        typer.Option(
+            "--reviews",
+            help="a dry run's reviews.jsonl; decisions go to a SQLite "
+            "file beside it (FILE.decisions.db)",
+        ),
+    ] = None,
+    host: Annotated[str, typer.Option(help="address to bind")] = "127.0.0.1",
+    port: Annotated[int, typer.Option(min=1, max=65535, help="port")] = 8765,
+    reviewer: ReviewerOpt = None,
+    token: Annotated[
+        str | None,
+        typer.Option(
+            "--token",
+            help=f"access token (also {TOKEN_ENV}); required to bind anything but 127.0.0.1",
+        ),
+    ] = None,
+    hub: HubsOpt = None,
+    home: HomeOpt = None,
+) -> None:
+    """Decide the review queue in the browser: http://HOST:PORT/ (Ctrl-C stops)."""
+    import uvicorn
+
+    from librarian.catalogue.teams import load_hubs
+    from librarian.review.web import Workbench, create_app
+    from librarian.store.db import make_engine
+
+    token = token or os.environ.get(TOKEN_ENV) or None
+    if host not in LOOPBACK and not token:
+        raise UsageError(f"--host {host} exposes the queue: give --token (or {TOKEN_ENV})")
+    if db is not None and reviews is not None:
+        raise UsageError("--db or --reviews, not both")
+    url = _reviews_database(reviews) if reviews else database(db, home_of(home), create=False)
+    first, *rest = hub or [DEFAULT_HUB]
+    engine = make_engine(url)
+    bench = Workbench(engine, load_hubs(first, rest), reviewer or os.environ.get(REVIEWER_ENV),
+                      token)  # fmt: skip
+    shown = f"http://{host}:{port}/" + (f"?token={token}" if token else "")
+    err.print(f"review workbench on {shown} over {redacted(url)} (Ctrl-C stops)", markup=False)
+    try:
+        uvicorn.run(create_app(bench), host=host, port=port, log_level="warning")
+    finally:
+        engine.dispose()
+
+
+def _reviews_database(reviews: Path) -> str:
+    """A SQLite file beside a dry run's reviews.jsonl, holding its items (added once)."""
+    from pydantic import ValidationError
+    from sqlalchemy.orm import Session
+
+    from librarian.contracts.envelopes import ReviewItem
+    from librarian.jsonl import JsonLineError, json_objects
+    from librarian.store.db import make_engine, upgrade
+    from librarian.store.decisions import load_reviews
+
+    readable_input(reviews, "--reviews")
+    items: list[ReviewItem] = []
+    try:
+        with reviews.open(encoding="utf-8") as handle:
+            for line, obj in json_objects(handle):
+                try:
+                    items.append(ReviewItem.model_validate(obj))
+                except ValidationError as exc:
+                    raise UsageError(
+                        f"{reviews}:{line}: not a ReviewItem ({exc.errors()[0]['msg']})"
+                    ) from exc
+    except (JsonLineError, UnicodeDecodeError) as exc:
+        raise UsageError(f"{reviews}: not a reviews.jsonl ({exc})") from exc
+    url = f"sqlite:///{reviews.with_name(reviews.name + '.decisions.db').absolute()}"
+    engine = make_engine(url)
+    try:
+        upgrade(engine)
+        with Session(engine) as session, session.begin():
+            added = load_reviews(session, items, str(reviews))
+    finally:
+        engine.dispose()
+    err.print(f"{len(items)} review items in {reviews} ({added} new)", markup=False)
+    return url
 
 
 @app.command("export")
 def review_export(
     db: DbOpt = None,
-    fmt: Annotated[ExportFormat, typer.Option("--format", help="sheet format")] = "csv",
+    fmt: Annotated[
+        ExportFormat,
+        typer.Option(
+            "--format",
+            help="csv, jsonl or html: the items; human-decision: the "
+            "decisions, as RFC HumanDecision JSONL",
+        ),
+    ] = "csv",
     out_file: Annotated[Path | None, typer.Option("--out", help="default: stdout")] = None,
     status: Annotated[ItemStatus, typer.Option(help="which items")] = "open",
     since: Annotated[
@@ -28,11 +130,12 @@ def review_export(
     ] = None,
     home: HomeOpt = None,
 ) -> None:
-    """Export the reviewers' queue, oldest first."""
+    """Export the reviewers' queue, oldest first, or the decisions taken on it."""
     from sqlalchemy.orm import Session
 
-    from librarian.review.sheets import to_csv, to_html, to_jsonl
+    from librarian.review.sheets import to_csv, to_html, to_human_decisions, to_jsonl
     from librarian.store.db import make_engine
+    from librarian.store.human import standing_decisions
     from librarian.store.review import review_items
 
     if since is not None and since.tzinfo is None:
@@ -40,49 +143,66 @@ def review_export(
     engine = make_engine(database(db, home_of(home), create=False))
     try:
         with Session(engine) as session:
-            items = review_items(session, status, since)
+            if fmt == "human-decision":
+                decisions = standing_decisions(session)
+                text, count = to_human_decisions(decisions), len(decisions)
+            else:
+                items = review_items(session, status, since)
+                render = {"csv": to_csv, "jsonl": to_jsonl}.get(fmt, to_html)
+                text, count = render(items), len(items)
     finally:
         engine.dispose()
-    text = to_csv(items) if fmt == "csv" else to_jsonl(items) if fmt == "jsonl" else to_html(items)
     if out_file is None:
         sys.stdout.write(text)
         return
     out_file.parent.mkdir(parents=True, exist_ok=True)
     out_file.write_text(text, encoding="utf-8")
-    err.print(f"{len(items)} review items -> {out_file}", markup=False)
+    err.print(f"{count} {'decisions' if fmt == 'human-decision' else 'review items'} -> "
+              f"{out_file}", markup=False)  # fmt: skip
 
 
 @app.command("import")
 def review_import(
-    sheet: Annotated[Path, typer.Argument(help="a filled export (.csv or .jsonl)")],
+    sheet: Annotated[
+        Path, typer.Argument(help="a filled export (.csv or .jsonl), or HumanDecision JSONL")
+    ],
     db: DbOpt = None,
-    hub: HubOpt = None,
+    reviewer: ReviewerOpt = None,
+    hub: HubsOpt = None,
     home: HomeOpt = None,
 ) -> None:
-    """Record reviewers' decisions: accept a suggestion, choose another CRE, or reject.
+    """Record reviewers' decisions: accept the first suggestion, choose CREs, or reject.
 
-    Every row is checked first; any bad row refuses the whole sheet (exit 1), naming it.
+    Every row is checked first; any bad row refuses the whole file (exit 1), naming it.
+    A decision identical to the one stored changes nothing; a conflicting one is refused.
     """
-    from librarian.catalogue.hub import load_hub
-    from librarian.review.sheets import read_sheet
+    from librarian.catalogue.teams import load_hubs
+    from librarian.review.sheets import read_decisions
     from librarian.store.db import make_engine
-    from librarian.store.review import apply_sheet
+    from librarian.store.human import import_decisions
 
-    rows = read_sheet(sheet)
-    hub_ids = set(load_hub(hub or DEFAULT_HUB).ids)
+    readable_input(sheet, "sheet")
+    read = read_decisions(sheet, reviewer or os.environ.get(REVIEWER_ENV))
+    first, *rest = hub or [DEFAULT_HUB]
+    hub_ids = set(load_hubs(first, rest).ids)
     engine = make_engine(database(db, home_of(home), create=False))
     try:
-        result = apply_sheet(engine, rows, hub_ids, str(sheet))
+        result = (
+            import_decisions(engine, read.incoming, hub_ids, str(sheet))
+            if not read.errors
+            else None
+        )
     finally:
         engine.dispose()
-    if result.errors:
-        for problem in result.errors[:20]:
+    errors = read.errors + (result.errors if result else [])
+    if errors or result is None:
+        for problem in errors[:20]:
             err.print(f"error: {sheet} {problem}", markup=False)
-        if len(result.errors) > 20:
-            err.print(f"... and {len(result.errors) - 20} more", markup=False)
+        if len(errors) > 20:
+            err.print(f"... and {len(errors) - 20} more", markup=False)
         raise RunError("nothing was recorded")
     out.print(
-        f"recorded: accepted {result.accepted}, chosen {result.chosen}, "
-        f"rejected {result.rejected}; left open {result.left_open}",
+        f"recorded: approved {result.approved}, corrected {result.corrected}, rejected "
+        f"{result.rejected}; unchanged {result.unchanged}; left open {read.left_open}",
         markup=False,
     )

@@ -28,6 +28,7 @@ class Section(BaseModel):
     locator: Locator
     security_summary: str | None = None
     upstream_run_id: str | None = None
+    source_label: Literal["KNOWLEDGE", "UNCERTAIN"] = "KNOWLEDGE"  # the upstream filter's
     content_hash: str = Field(description="sha256 of the text, hex")
     span_index: int | None = Field(default=None, description="which span of the artifact")
     collections: tuple[str, ...] | None = Field(

@@ -1,5 +1,6 @@
 """Review sheets: the open items rendered as CSV, JSONL or one static HTML page, and a
-filled sheet read back as rows for `store.review.apply_sheet`."""
+filled sheet (or a HumanDecision JSONL file) read back as decisions for
+`store.human.import_decisions`."""
 
 from __future__ import annotations
 
@@ -12,12 +13,21 @@ import json
 import sys
 import unicodedata
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pydantic import ValidationError
+
+from librarian.contracts.human import HumanDecision, dump_decision
 from librarian.jsonl import JsonLineError, json_objects
-from librarian.store.review import SUGGESTIONS, OpenItem, ReviewImportError, SheetRow
+from librarian.store.human import DecisionRequest, ReviewImportError
+from librarian.store.review import OpenItem
 from librarian.text import visible
+
+# Suggestions a sheet row carries (a run's --top-n is 5 unless asked otherwise).
+SUGGESTIONS = 5
+SHEET_ACTIONS = ("accept", "choose", "reject")
 
 # A spreadsheet treats a cell whose first visible character is one of these (after white
 # space, and in any width: full-width U+FF1D too) as a formula; a leading tab or line break
@@ -99,11 +109,17 @@ def to_jsonl(items: Iterable[OpenItem]) -> str:
                     ],
                     "decision": None,
                     "cre_id": None,
+                    "note": None,
                 },
                 ensure_ascii=False,
             )
         )
     return "".join(line + "\n" for line in lines)
+
+
+def to_human_decisions(decisions: Iterable[HumanDecision]) -> str:
+    """Decided items as RFC HumanDecision JSONL: what a downstream graph writer reads."""
+    return "".join(json.dumps(dump_decision(d), ensure_ascii=False) + "\n" for d in decisions)
 
 
 def to_html(items: Sequence[OpenItem], title: str = "librarian: review queue") -> str:
@@ -180,31 +196,93 @@ _PAGE = """<!doctype html>
 """
 
 
-def read_sheet(path: Path) -> list[SheetRow]:
-    """A filled CSV or JSONL export; rows without a decision stay open."""
+@dataclass(frozen=True)
+class SheetRow:
+    number: int  # data row number, 1-based (the CSV header is not counted)
+    review_id: str
+    action: str  # accept | choose | reject, or "" (left open)
+    cre_id: str  # choose: one or several CRE ids, separated by spaces or commas
+    note: str = ""
+
+
+Incoming = list[tuple[str, DecisionRequest | HumanDecision]]
+
+
+@dataclass
+class DecisionFile:
+    """A filled sheet or a HumanDecision file, read: the decisions in it (with where each
+    came from), the rows left open, and the rows that cannot be read."""
+
+    incoming: Incoming = field(default_factory=list)
+    left_open: int = 0
+    errors: list[str] = field(default_factory=list)
+
+
+def read_decisions(path: Path, reviewer: str | None) -> DecisionFile:
+    """A filled CSV/JSONL export (its decisions are `reviewer`'s), or HumanDecision JSONL
+    (`librarian review export --format human-decision`, or another tool's)."""
+    records = _records(path)
+    if path.suffix.lower() == ".jsonl" and records and "decision_id" in records[0]:
+        return _human_decisions(records)
+    rows = [_sheet_row(number, record) for number, record in enumerate(records, start=1)]
+    result = DecisionFile(left_open=sum(1 for r in rows if not r.action))
+    decided = [r for r in rows if r.action]
+    if decided and not (reviewer or "").strip():
+        raise ReviewImportError(f"{path}: a sheet's decisions need a reviewer: --reviewer NAME")
+    for row in decided:
+        where = f"row {row.number} (review_id {row.review_id or '?'})"
+        if row.action not in SHEET_ACTIONS:
+            result.errors.append(f"{where}: decision {row.action!r} is not accept|choose|reject")
+            continue
+        result.incoming.append((where, _request(row, str(reviewer))))
+    return result
+
+
+def _request(row: SheetRow, reviewer: str) -> DecisionRequest:
+    cre_ids = tuple(row.cre_id.replace(",", " ").split())
+    if row.action == "accept" and not cre_ids:
+        return DecisionRequest(row.review_id, "approve", reviewer, note=row.note)
+    if row.action == "reject":
+        return DecisionRequest(row.review_id, "reject", reviewer, note=row.note)
+    return DecisionRequest(row.review_id, "choose", reviewer, cre_ids, note=row.note)
+
+
+def _human_decisions(records: list[dict[str, Any]]) -> DecisionFile:
+    result = DecisionFile()
+    for number, record in enumerate(records, start=1):
+        where = f"row {number} (review_id {record.get('review_id', '?')})"
+        try:
+            result.incoming.append((where, HumanDecision.model_validate(record)))
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            at = ".".join(str(p) for p in first["loc"]) or "(top)"
+            result.errors.append(f"{where}: not a HumanDecision: {at}: {first['msg']}")
+    return result
+
+
+def _records(path: Path) -> list[dict[str, Any]]:
     try:
         text = path.read_text(encoding="utf-8-sig")
     except (OSError, UnicodeDecodeError) as exc:
         raise ReviewImportError(f"{path} cannot be read: {exc}") from exc
-    records: list[dict[str, Any]] = []
     if path.suffix.lower() == ".jsonl":
         try:
-            records = [record for _, record in json_objects(text.splitlines())]
+            return [record for _, record in json_objects(text.splitlines())]
         except JsonLineError as exc:
-            raise ReviewImportError(f"{path} row {exc.line}: {exc}") from exc
-    elif path.suffix.lower() == ".csv":
-        records = _csv_records(path, text)
-    else:
-        raise ReviewImportError(f"{path}: a review sheet is .csv or .jsonl")
-    return [
-        SheetRow(
-            number=number,
-            review_id=_cell(record.get("review_id")),
-            action=_cell(record.get("decision")).lower(),
-            cre_id=_cell(record.get("cre_id")),
-        )
-        for number, record in enumerate(records, start=1)
-    ]
+            raise ReviewImportError(f"{path} row {exc.line}: {exc.reason}") from exc
+    if path.suffix.lower() == ".csv":
+        return _csv_records(path, text)
+    raise ReviewImportError(f"{path}: a review sheet is .csv or .jsonl")
+
+
+def _sheet_row(number: int, record: dict[str, Any]) -> SheetRow:
+    return SheetRow(
+        number=number,
+        review_id=_cell(record.get("review_id")),
+        action=_cell(record.get("decision")).lower(),
+        cre_id=_cell(record.get("cre_id")),
+        note=_cell(record.get("note")),
+    )
 
 
 def _csv_records(path: Path, text: str) -> list[dict[str, Any]]:

@@ -157,6 +157,7 @@ def _parse_queue_row(line: int, obj: dict[str, Any], chunk_id: str | None) -> Pa
         source=source,
         locator=locator,
         upstream_run_id=row.pipeline_run_id,
+        source_label="UNCERTAIN" if row.llm_label == "UNCERTAIN" else "KNOWLEDGE",
         content_hash=content_hash(row.text),
         span_index=row.span_index,
         collections=tuple(row.collections) if row.collections else None,

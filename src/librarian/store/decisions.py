@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 
@@ -11,9 +11,10 @@ from sqlalchemy import Connection, Engine, or_, select, tuple_
 from sqlalchemy.exc import InterfaceError, OperationalError, SQLAlchemyError
 from sqlalchemy.orm import Session
 
-from librarian.contracts.envelopes import Envelope, LinkProposal, dump_envelope
+from librarian.contracts.envelopes import Envelope, LinkProposal, ReviewItem, dump_envelope
 from librarian.contracts.records import RejectCode, Rejection, Section, Skip, SkipCode
 from librarian.contracts.routing import RoutingDecision
+from librarian.stages.ingest import content_hash
 from librarian.stages.update import PriorDecision
 from librarian.store.db import StoreError, reason
 from librarian.store.queue import record_failure, stamp_consumed, still_open
@@ -21,7 +22,6 @@ from librarian.store.tables import DecisionRow, RejectedRow
 
 LINKED = "linked"
 REVIEW_REQUIRED = "review_required"
-REVIEWED = "reviewed"
 
 
 @dataclass
@@ -49,8 +49,21 @@ def commit(session: Session, batch: StoredBatch) -> WriteResult:
 
     A database that cannot write at all (locked, disk full, connection gone) fails the
     run instead: no row is to blame, so none has an attempt counted against it."""
+    outcome = _committed(session, lambda: _write_and_stamp(session, batch))
+    if isinstance(outcome, WriteResult):
+        return outcome
+    engine = session.get_bind()
+    result = WriteResult()
+    for line in batch.lines:
+        result.add(_commit_one(engine, batch.one(line), line))
+    return result
+
+
+def _committed(session: Session, work: Callable[[], WriteResult]) -> WriteResult | str:
+    """`work()` committed, or why the database refused its data (rolled back); an outage
+    raises StoreError."""
     try:
-        result = _write_and_stamp(session, batch)
+        result = work()
         session.commit()
         return result
     except (OperationalError, InterfaceError) as exc:
@@ -58,12 +71,7 @@ def commit(session: Session, batch: StoredBatch) -> WriteResult:
         raise StoreError(f"the database refused the batch: {reason(exc)}") from exc
     except (SQLAlchemyError, ValueError) as exc:
         session.rollback()
-        first = reason(exc) if isinstance(exc, SQLAlchemyError) else str(exc)
-    engine = session.get_bind()
-    result = WriteResult()
-    for line in batch.lines:
-        result.add(_commit_one(engine, batch.one(line), line, first))
-    return result
+        return reason(exc) if isinstance(exc, SQLAlchemyError) else str(exc)
 
 
 def _write_and_stamp(session: Session, batch: StoredBatch) -> WriteResult:
@@ -78,23 +86,21 @@ def _fail_queue_rows(session: Session, failures: Mapping[int, str]) -> int:
     return sum(record_failure(session, queue_id, why) for queue_id, why in failures.items())
 
 
-def _commit_one(engine: Engine | Connection, one: StoredBatch, line: int, why: str) -> WriteResult:
+def _commit_one(engine: Engine | Connection, one: StoredBatch, line: int) -> WriteResult:
     """One line in its own transaction; a refused one fails alone."""
+
+    def work() -> WriteResult:
+        if one.from_queue and not still_open(session, line):
+            return WriteResult()  # another consumer took it after our batch was refused
+        result = write(session, one)
+        stamp_consumed(session, one.claimed_ids)
+        return result
+
     with Session(engine) as session:
-        try:
-            if one.from_queue and not still_open(session, line):
-                return WriteResult()  # another consumer took it after our batch was refused
-            result = write(session, one)
-            stamp_consumed(session, one.claimed_ids)
-            session.commit()
-            return result
-        except (OperationalError, InterfaceError) as exc:
-            session.rollback()
-            raise StoreError(f"the database refused the batch: {reason(exc)}") from exc
-        except (SQLAlchemyError, ValueError) as exc:
-            session.rollback()
-            why = reason(exc) if isinstance(exc, SQLAlchemyError) else str(exc)
-    return _record_refusal(engine, one, line, f"the database refused it: {why}")
+        outcome = _committed(session, work)
+    if isinstance(outcome, WriteResult):
+        return outcome
+    return _record_refusal(engine, one, line, f"the database refused it: {outcome}")
 
 
 def _record_refusal(
@@ -123,7 +129,10 @@ def unchanged(session: Session, sections: Sequence[Section]) -> list[Skip]:
     span_keys = {(s.span_key, s.content_hash) for s in sections}
     rows = session.execute(
         select(
-            DecisionRow.chunk_id, DecisionRow.span_key, DecisionRow.content_hash, DecisionRow.run_id
+            DecisionRow.chunk_id,
+            DecisionRow.span_key,
+            DecisionRow.content_hash,
+            DecisionRow.pipeline_run_id,
         ).where(
             or_(
                 tuple_(DecisionRow.chunk_id, DecisionRow.content_hash).in_(chunk_keys),
@@ -131,8 +140,8 @@ def unchanged(session: Session, sections: Sequence[Section]) -> list[Skip]:
             )
         )
     ).all()
-    by_chunk = {(r.chunk_id, r.content_hash): r.run_id for r in rows}
-    by_span = {(r.span_key, r.content_hash): r.run_id for r in rows}
+    by_chunk = {(r.chunk_id, r.content_hash): r.pipeline_run_id for r in rows}
+    by_span = {(r.span_key, r.content_hash): r.pipeline_run_id for r in rows}
     out: list[Skip] = []
     for s in sections:
         run = by_chunk.get((s.chunk_id, s.content_hash)) or by_span.get(
@@ -297,7 +306,9 @@ def _decision_row(
         content_hash=section.content_hash,
         artifact_id=envelope.artifact_id,
         span_key=section.span_key,
-        run_id=run_id,
+        pipeline_run_id=run_id,
+        schema_version=envelope.schema_version,
+        source_label=section.source_label,
         status=status,
         top_cre_id=top,
         confidence=confidence,
@@ -307,6 +318,31 @@ def _decision_row(
         review_id=review,
         queue_row_id=(queue_ids or {}).get(envelope.chunk_id),
         text=section.text,
+        heading_path=list(section.heading_path) or None,
         envelope=dump_envelope(envelope),
         created_at=now,
     )
+
+
+def load_reviews(session: Session, reviews: Sequence[ReviewItem], source: str) -> int:
+    """A dry run's ReviewItems into the store, so the workbench can serve them; items
+    already there are left as they are. Returns how many were added."""
+    added = 0
+    for run_id in sorted({r.pipeline_run_id for r in reviews}):
+        batch = [r for r in reviews if r.pipeline_run_id == run_id]
+        sections = {r.chunk_id: section_of(r) for r in batch}
+        added += write(
+            session, StoredBatch(run_id, list(batch), sections, [], {}, source)
+        ).decisions
+    return added
+
+
+def section_of(envelope: ReviewItem) -> Section:
+    """The section an envelope was decided from, as far as the envelope tells it."""
+    knowledge = envelope.knowledge
+    return Section(
+        line=1, chunk_id=envelope.chunk_id, artifact_id=envelope.artifact_id,
+        input_shape="knowledge_item", text=knowledge.text, source=knowledge.source,
+        locator=knowledge.locator, title_hint=knowledge.locator.title,
+        content_hash=content_hash(knowledge.text),
+    )  # fmt: skip

@@ -1,32 +1,24 @@
-"""The reviewers' queue in the database: open ReviewItems, and decisions recorded on them.
+"""The reviewers' queue in the database: ReviewItems to read, filter and page through.
 
-An import is checked row by row before anything is written; one bad row refuses the
-whole file, naming the row, so nothing is ever half-applied. Accepted and chosen CREs
-become links `librarian train --links DB_URL` learns from.
+An item is open while `consumed_at` is NULL (the upstream handoff contract: any review
+tool reads `consumed_at IS NULL AND status = 'review_required'` and sets consumed_at).
+Decisions on items are in store/human.py.
 """
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, Literal
 
-from sqlalchemy import Engine, select
+from sqlalchemy import Select, func, or_, select
 from sqlalchemy.orm import Session
 
-from librarian.errors import InputError
-from librarian.learning.links import TrainingLink
-from librarian.store.decisions import REVIEW_REQUIRED, REVIEWED
-from librarian.store.tables import DecisionRow, HumanDecision
+from librarian.store.decisions import REVIEW_REQUIRED
+from librarian.store.tables import DecisionRow, HumanDecisionRow
 
-ACTIONS = ("accept", "choose", "reject")
-SUGGESTIONS = 3
-REVIEWERS_FRAMEWORK = "reviewers"
-
-
-class ReviewImportError(InputError):
-    """A sheet row cannot be applied; the message names the row. Nothing was written."""
+ItemStatus = Literal["open", "decided", "all"]
+QueueSort = Literal["oldest", "newest", "confidence", "-confidence"]
 
 
 @dataclass(frozen=True)
@@ -34,13 +26,14 @@ class Suggestion:
     cre_id: str
     name: str
     confidence: float
+    rationale: str | None = None
 
 
 @dataclass(frozen=True)
 class OpenItem:
     review_id: str
     created_at: datetime
-    status: str
+    status: str  # open | decided
     reason: str
     chunk_id: str
     artifact_id: str
@@ -48,21 +41,116 @@ class OpenItem:
     source_url: str | None
     suggestions: tuple[Suggestion, ...]
     flags: tuple[str, ...] = ()
+    is_update: bool = False
+    confidence: float | None = None
+    row_id: int = 0
+
+
+@dataclass(frozen=True)
+class QueueFilter:
+    """What the queue page shows: every field narrows it; None is any."""
+
+    status: ItemStatus = "open"
+    reason: str | None = None
+    source: str | None = None  # part of the artifact or chunk id
+    update: bool | None = None
+    min_confidence: float | None = None
+    max_confidence: float | None = None
+    since: datetime | None = None
+    until: datetime | None = None
+    sort: QueueSort = "oldest"
+
+
+@dataclass
+class QueuePage:
+    items: list[OpenItem]
+    total: int  # items the filter matches
+    page: int
+    size: int
+    by_reason: dict[str, int] = field(default_factory=dict)  # open items per reason
+
+    @property
+    def pages(self) -> int:
+        return max(1, -(-self.total // self.size))
+
+
+def _matching(flt: QueueFilter) -> Select[DecisionRow]:
+    query = select(DecisionRow).where(DecisionRow.status == REVIEW_REQUIRED)
+    if flt.status == "open":
+        query = query.where(DecisionRow.consumed_at.is_(None))
+    elif flt.status == "decided":
+        query = query.where(DecisionRow.consumed_at.is_not(None))
+    if flt.reason:
+        query = query.where(DecisionRow.reason_code == flt.reason)
+    if flt.source:
+        like = f"%{flt.source}%"
+        query = query.where(
+            or_(DecisionRow.artifact_id.like(like), DecisionRow.chunk_id.like(like))
+        )
+    if flt.update is not None:
+        query = query.where(DecisionRow.is_update.is_(flt.update))
+    if flt.min_confidence is not None:
+        query = query.where(DecisionRow.confidence >= flt.min_confidence)
+    if flt.max_confidence is not None:
+        query = query.where(DecisionRow.confidence <= flt.max_confidence)
+    if flt.since is not None:
+        query = query.where(DecisionRow.created_at >= flt.since)
+    if flt.until is not None:
+        query = query.where(DecisionRow.created_at <= flt.until)
+    return query
+
+
+_ORDER = {
+    "oldest": (DecisionRow.created_at, DecisionRow.id),
+    "newest": (DecisionRow.created_at.desc(), DecisionRow.id.desc()),
+    "confidence": (DecisionRow.confidence, DecisionRow.id),
+    "-confidence": (DecisionRow.confidence.desc(), DecisionRow.id),
+}
+
+
+def queue_page(session: Session, flt: QueueFilter, page: int = 1, size: int = 50) -> QueuePage:
+    """One page of the items `flt` matches, the total, and open items per reason."""
+    query = _matching(flt)
+    total = session.execute(select(func.count()).select_from(query.subquery())).scalar_one()
+    rows = session.execute(
+        query.order_by(*_ORDER[flt.sort]).offset((max(page, 1) - 1) * size).limit(size)
+    ).scalars()
+    counts = session.execute(
+        select(DecisionRow.reason_code, func.count())
+        .where(DecisionRow.status == REVIEW_REQUIRED, DecisionRow.consumed_at.is_(None))
+        .group_by(DecisionRow.reason_code)
+    ).all()
+    return QueuePage([_item(r) for r in rows], int(total), max(page, 1), size,
+                     {str(reason): int(n) for reason, n in counts})  # fmt: skip
 
 
 def review_items(
-    session: Session, status: str = "open", since: datetime | None = None
+    session: Session, status: ItemStatus = "open", since: datetime | None = None
 ) -> list[OpenItem]:
-    """ReviewItems oldest first; `status` is open, decided or all."""
-    query = select(DecisionRow).where(DecisionRow.review_id.is_not(None))
-    if status == "open":
-        query = query.where(DecisionRow.status == REVIEW_REQUIRED)
-    elif status == "decided":
-        query = query.where(DecisionRow.status == REVIEWED)
-    if since is not None:
-        query = query.where(DecisionRow.created_at >= since)
-    rows = session.execute(query.order_by(DecisionRow.created_at, DecisionRow.id)).scalars()
+    """Every item of a status, oldest first (for the file exports)."""
+    query = _matching(QueueFilter(status=status, since=since))
+    rows = session.execute(query.order_by(*_ORDER["oldest"])).scalars()
     return [_item(row) for row in rows]
+
+
+def neighbour(
+    session: Session, moment: datetime, row_id: int, later: bool, open_only: bool = True
+) -> str | None:
+    """The review id of the open item just after (or before) the one at (moment, row_id),
+    oldest first; after the last, the first one still open (not this one)."""
+    base = _matching(QueueFilter(status="open" if open_only else "all"))
+    at = (DecisionRow.created_at, DecisionRow.id)
+    if later:
+        side = or_(at[0] > moment, (at[0] == moment) & (at[1] > row_id))
+        order = _ORDER["oldest"]
+    else:
+        side = or_(at[0] < moment, (at[0] == moment) & (at[1] < row_id))
+        order = _ORDER["newest"]
+    found = session.execute(base.where(side).order_by(*order).limit(1)).scalars().first()
+    if found is None and later:
+        others = base.where(DecisionRow.id != row_id).order_by(*_ORDER["oldest"]).limit(1)
+        found = session.execute(others).scalars().first()
+    return None if found is None else found.review_id
 
 
 def _item(row: DecisionRow) -> OpenItem:
@@ -71,14 +159,15 @@ def _item(row: DecisionRow) -> OpenItem:
         c["cre_id"]: c["cre_name"] for c in envelope.get("retrieval", {}).get("candidates", [])
     }
     suggestions = tuple(
-        Suggestion(s["cre_id"], names.get(s["cre_id"], ""), float(s["confidence"]))
-        for s in (envelope.get("suggested_links") or [])[:SUGGESTIONS]
+        Suggestion(
+            s["cre_id"], names.get(s["cre_id"], ""), float(s["confidence"]), s.get("rationale")
+        )
+        for s in envelope.get("suggested_links") or []
     )
-    created = row.created_at if row.created_at.tzinfo else row.created_at.replace(tzinfo=UTC)
     return OpenItem(
         review_id=str(row.review_id),
-        created_at=created,
-        status="open" if row.status == REVIEW_REQUIRED else "decided",
+        created_at=aware(row.created_at),
+        status="open" if row.consumed_at is None else "decided",
         reason=str(row.reason_code),
         chunk_id=row.chunk_id,
         artifact_id=row.artifact_id,
@@ -86,7 +175,15 @@ def _item(row: DecisionRow) -> OpenItem:
         source_url=_source_url(envelope.get("knowledge", {})),
         suggestions=suggestions,
         flags=tuple(envelope.get("update_detection", {}).get("adversarial_flags", [])),
+        is_update=row.is_update,
+        confidence=row.confidence,
+        row_id=row.id,
     )
+
+
+def aware(moment: datetime) -> datetime:
+    """SQLite gives back naive datetimes; they were stored as UTC."""
+    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
 
 
 def _source_url(knowledge: dict[str, Any]) -> str | None:
@@ -98,141 +195,57 @@ def _source_url(knowledge: dict[str, Any]) -> str | None:
     return str(url) if url else None
 
 
-# --- import -------------------------------------------------------------------------------
+# --- one item, whole ---------------------------------------------------------------------
 
 
 @dataclass(frozen=True)
-class SheetRow:
-    number: int  # data row number, 1-based (the CSV header is not counted)
-    review_id: str
+class ActiveDecision:
+    decided_by: str
+    decided_at: datetime
     action: str
-    cre_id: str
+    cre_ids: tuple[str, ...]
+    note: str | None
 
 
-@dataclass
-class ImportResult:
-    accepted: int = 0
-    chosen: int = 0
-    rejected: int = 0
-    left_open: int = 0
-    errors: list[str] = field(default_factory=list)
+@dataclass(frozen=True)
+class ItemDetail:
+    item: OpenItem
+    envelope: dict[str, Any]
+    heading_path: tuple[str, ...]
+    prior_text: str | None  # an update: the text decided before, for a diff
+    decision: ActiveDecision | None
 
 
-def apply_sheet(
-    engine: Engine, rows: Sequence[SheetRow], hub_ids: Collection[str], imported_from: str
-) -> ImportResult:
-    """Validate every row, then record them all in one transaction (or none)."""
-    result = ImportResult()
-    with Session(engine) as session, session.begin():
-        wanted = [r.review_id for r in rows if r.action]
-        found = {
-            d.review_id: d
-            for d in session.execute(
-                select(DecisionRow).where(DecisionRow.review_id.in_(wanted))
-            ).scalars()
-        }
-        planned = _plan(rows, found, hub_ids, result)
-        if result.errors:
-            session.rollback()
-            return result
-        _record(session, planned, imported_from, result)
-    return result
+def item_detail(session: Session, review_id: str) -> ItemDetail | None:
+    row = session.execute(
+        select(DecisionRow).where(DecisionRow.review_id == review_id)
+    ).scalar_one_or_none()
+    if row is None:
+        return None
+    prior = None
+    if row.prior_chunk_id:
+        prior = session.execute(
+            select(DecisionRow.text)
+            .where(DecisionRow.chunk_id == row.prior_chunk_id)
+            .order_by(DecisionRow.id.desc())
+            .limit(1)
+        ).scalar_one_or_none()
+    locator = row.envelope.get("knowledge", {}).get("locator", {})
+    headings = tuple(row.heading_path or ()) or (
+        (locator["title"],) if locator.get("title") else ()
+    )
+    return ItemDetail(_item(row), row.envelope, headings, prior, active_decision(session, row.id))
 
 
-Planned = list[tuple[SheetRow, DecisionRow, str | None]]
-
-
-def _plan(
-    rows: Sequence[SheetRow],
-    found: dict[str | None, DecisionRow],
-    hub_ids: Collection[str],
-    result: ImportResult,
-) -> Planned:
-    """Each decided row checked; problems go to `result.errors`, naming the row."""
-    planned: Planned = []
-    seen: set[str] = set()
-    for row in rows:
-        if not row.action:
-            result.left_open += 1
-            continue
-        where = f"row {row.number} (review_id {row.review_id or '?'})"
-        decision = found.get(row.review_id)
-        if row.action not in ACTIONS:
-            result.errors.append(f"{where}: decision {row.action!r} is not accept|choose|reject")
-        elif row.review_id in seen:
-            result.errors.append(f"{where}: this review item appears twice in the sheet")
-        elif decision is None:
-            result.errors.append(f"{where}: no such review item")
-        elif decision.status != REVIEW_REQUIRED:
-            result.errors.append(f"{where}: the item is not open (already decided)")
-        else:
-            cre, problem = _chosen_cre(row, decision, hub_ids)
-            if problem:
-                result.errors.append(f"{where}: {problem}")
-            else:
-                planned.append((row, decision, cre))
-        seen.add(row.review_id)
-    return planned
-
-
-def _record(session: Session, planned: Planned, imported_from: str, result: ImportResult) -> None:
-    now = datetime.now(UTC)
-    for row, decision, cre in planned:
-        knowledge = decision.envelope.get("knowledge", {})
-        session.add(
-            HumanDecision(
-                decision_id=decision.id,
-                review_id=row.review_id,
-                action=row.action,
-                cre_id=cre,
-                text=decision.text,
-                source_standard=(knowledge.get("source") or {}).get("repo"),
-                imported_from=imported_from,
-                decided_at=now,
-            )
-        )
-        decision.status = REVIEWED
-        decision.review_consumed_at = now
-        if row.action == "accept":
-            result.accepted += 1
-        elif row.action == "choose":
-            result.chosen += 1
-        else:
-            result.rejected += 1
-
-
-def _chosen_cre(
-    row: SheetRow, decision: DecisionRow, hub_ids: Collection[str]
-) -> tuple[str | None, str | None]:
-    suggested = [s["cre_id"] for s in decision.envelope.get("suggested_links") or []]
-    if row.action == "reject":
-        return None, None
-    if row.action == "accept":
-        if not row.cre_id:
-            if not suggested:
-                return None, "accept needs a suggestion, and this item has none"
-            return suggested[0], None
-        if row.cre_id not in suggested:
-            return None, f"accept names {row.cre_id}, which was not suggested (use choose)"
-        return row.cre_id, None
-    if not row.cre_id:
-        return None, "choose needs a cre_id"
-    if row.cre_id not in hub_ids:
-        return None, f"unknown CRE id {row.cre_id!r}"
-    return row.cre_id, None
-
-
-def reviewer_links(engine: Engine) -> list[TrainingLink]:
-    """Accepted and chosen decisions, as curated links from the framework 'reviewers'."""
-    with Session(engine) as session:
-        rows = session.execute(
-            select(HumanDecision)
-            .where(HumanDecision.cre_id.is_not(None))
-            .order_by(HumanDecision.id)
-        ).scalars()
-        return [
-            TrainingLink(
-                REVIEWERS_FRAMEWORK, row.review_id, row.text, str(row.cre_id), curated=True
-            )
-            for row in rows
-        ]
+def active_decision(session: Session, row_id: int) -> ActiveDecision | None:
+    found = session.execute(
+        select(HumanDecisionRow)
+        .where(HumanDecisionRow.decision_row_id == row_id, HumanDecisionRow.undone_at.is_(None))
+        .order_by(HumanDecisionRow.id.desc())
+        .limit(1)
+    ).scalar_one_or_none()
+    if found is None:
+        return None
+    cre_ids = tuple((found.final_cre_ids or "").split())
+    return ActiveDecision(found.decided_by, aware(found.decided_at), found.action, cre_ids,
+                          found.note)  # fmt: skip

@@ -14,13 +14,20 @@ class Base(DeclarativeBase):
 
 
 class DecisionRow(Base):
-    """One LinkProposal or ReviewItem, whole, with the columns queries need indexed."""
+    """One LinkProposal or ReviewItem, whole, with the columns queries need indexed.
+
+    Its columns include the upstream C -> D handoff contract (decision_queue v0.2: id,
+    chunk_id, artifact_id, pipeline_run_id, schema_version, source_label, status,
+    reason_code, review_id, confidence, envelope, created_at, consumed_at): any review
+    tool may read `consumed_at IS NULL AND status = 'review_required'` and set
+    consumed_at when its reviewer has decided."""
 
     __tablename__ = "decision_queue"
     __table_args__ = (
         # Idempotency: a chunk with the same text is decided once, however often it is read.
         UniqueConstraint("chunk_id", "content_hash", name="uq_decision_chunk_content"),
         Index("ix_decision_status_created", "status", "created_at"),
+        Index("ix_decision_open", "status", "consumed_at", "created_at"),
     )
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
@@ -28,7 +35,9 @@ class DecisionRow(Base):
     content_hash: Mapped[str] = mapped_column(String(64))
     artifact_id: Mapped[str] = mapped_column(String(512), index=True)
     span_key: Mapped[str] = mapped_column(String(2048), index=True)
-    run_id: Mapped[str] = mapped_column(String(128), index=True)
+    pipeline_run_id: Mapped[str] = mapped_column(String(128), index=True)
+    schema_version: Mapped[str] = mapped_column(String(16), server_default="0.1.0")
+    source_label: Mapped[str] = mapped_column(String(16), server_default="KNOWLEDGE")
     status: Mapped[str] = mapped_column(String(32))  # linked | review_required
     top_cre_id: Mapped[str | None] = mapped_column(String(7), index=True)
     confidence: Mapped[float | None] = mapped_column(Float)
@@ -38,11 +47,13 @@ class DecisionRow(Base):
     review_id: Mapped[str | None] = mapped_column(String(64), unique=True)
     queue_row_id: Mapped[int | None] = mapped_column(Integer, index=True)
     text: Mapped[str] = mapped_column(Text)
+    heading_path: Mapped[list[str] | None] = mapped_column(JSON, nullable=True)  # for reviewers
     envelope: Mapped[dict[str, Any]] = mapped_column(JSON)
     # Which hub collections the section searched and why (schemas/routing.py).
     routing: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
-    review_consumed_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    # Set when a reviewer (ours or another tool) has decided a ReviewItem.
+    consumed_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
 
 
 class RejectedRow(Base):
@@ -64,20 +75,33 @@ class RejectedRow(Base):
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
 
 
-class HumanDecision(Base):
-    """A reviewer's decision on a ReviewItem: accepted or chosen ones are training links."""
+class HumanDecisionRow(Base):
+    """A reviewer's decision on a ReviewItem, as the RFC HumanDecision it is (`record`),
+    with the columns queries need. Undo stamps `undone_at` (and reopens the item); the
+    record stays, so who decided what, and took it back, is never lost."""
 
     __tablename__ = "human_decisions"
+    __table_args__ = (
+        Index("ix_human_decisions_row", "decision_row_id", "undone_at"),
+        Index("ix_human_decisions_by", "decided_by", "decided_at"),
+    )
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
-    decision_id: Mapped[int] = mapped_column(Integer, index=True, unique=True)
+    decision_uuid: Mapped[str] = mapped_column(String(36), unique=True)
+    decision_row_id: Mapped[int] = mapped_column(Integer)  # decision_queue.id
     review_id: Mapped[str] = mapped_column(String(64))
-    action: Mapped[str] = mapped_column(String(16))  # accept | choose | reject
-    cre_id: Mapped[str | None] = mapped_column(String(7))
+    chunk_id: Mapped[str | None] = mapped_column(String(512))
+    pipeline_run_id: Mapped[str | None] = mapped_column(String(128))
+    action: Mapped[str] = mapped_column(String(16))  # approve | correct | reject
+    final_cre_ids: Mapped[str | None] = mapped_column(Text)  # space-separated
+    decided_by: Mapped[str] = mapped_column(String(256))
+    decided_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    note: Mapped[str | None] = mapped_column(Text)
+    record: Mapped[dict[str, Any] | None] = mapped_column(JSON)  # the RFC HumanDecision
     text: Mapped[str] = mapped_column(Text)
     source_standard: Mapped[str | None] = mapped_column(String(512))
-    imported_from: Mapped[str] = mapped_column(String(1024))
-    decided_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    imported_from: Mapped[str] = mapped_column(String(1024))  # a sheet, a file, or "workbench"
+    undone_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
 
 
 class KnowledgeQueueRow(Base):

@@ -1,0 +1,376 @@
+"""The reviewers' workbench: a local web application over the review queue.
+
+Pages are rendered on the server (Jinja2, autoescaped); one static script adds the
+keyboard and the hub search, and every action also works as a plain form. Safety: the
+CSP allows no inline script or style; every POST carries the page's CSRF token and, when
+the browser sends one, an Origin of this server; bound to anything but loopback, every
+request must carry the access token (`?token=` once, then a cookie, or a Bearer header).
+"""
+
+from __future__ import annotations
+
+import difflib
+import hmac
+import secrets
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, time
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote, urlencode, urlsplit
+
+from fastapi import FastAPI, Request
+from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
+from fastapi.staticfiles import StaticFiles
+from fastapi.templating import Jinja2Templates
+from sqlalchemy import Engine
+from sqlalchemy.orm import Session
+
+from librarian.catalogue.hub import Hub, path_text
+from librarian.contracts.human import Ui
+from librarian.store.human import (
+    AlreadyDecided,
+    DecisionRequest,
+    ReviewError,
+    agreement_by_reason,
+    decide,
+    decided_since,
+    undo_last,
+)
+from librarian.store.review import (
+    ItemDetail,
+    QueueFilter,
+    Suggestion,
+    item_detail,
+    neighbour,
+    queue_page,
+)
+from librarian.text import hidden_characters, visible
+
+HERE = Path(__file__).resolve().parent
+REVIEWER_COOKIE = "librarian_reviewer"
+TOKEN_COOKIE = "librarian_token"
+PAGE_SIZE = 50
+CSP = (
+    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; "
+    "connect-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'"
+)
+REASONS = ("BELOW_THRESHOLD", "NO_CANDIDATES", "ADVERSARIAL_FLAG", "UPDATE_AMBIGUOUS")
+SORTS = (("oldest", "oldest first"), ("newest", "newest first"),
+         ("confidence", "least confident"), ("-confidence", "most confident"))  # fmt: skip
+PATHS = {"queue": "/", "item": "/item/{}", "decide": "/item/{}", "undo": "/undo",
+         "reviewer": "/reviewer", "search": "/api/search", "static": "/static/{}"}  # fmt: skip
+
+
+@dataclass
+class Workbench:
+    """What the application serves: construction only, nothing read yet."""
+
+    engine: Engine
+    hub: Hub
+    reviewer: str | None = None  # fixed by --reviewer; else each browser names itself
+    token: str | None = None  # required on every request when set
+    csrf: str = field(default_factory=lambda: secrets.token_urlsafe(32))
+
+
+def url(name: str, *parts: str) -> str:
+    return PATHS[name].format(*(quote(p, safe="") for p in parts))
+
+
+def create_app(bench: Workbench) -> FastAPI:
+    app = FastAPI(title="librarian review", docs_url=None, redoc_url=None, openapi_url=None)
+    templates = Jinja2Templates(directory=str(HERE / "templates"))
+    templates.env.globals.update(url=url, shown=visible, safe_link=_safe_link)
+    app.mount("/static", StaticFiles(directory=str(HERE / "static")), name="static")
+    app.middleware("http")(_guard(bench))
+    pages = _Pages(bench, templates)
+    app.get("/", response_class=HTMLResponse)(pages.queue)
+    app.get("/item/{review_id}", response_class=HTMLResponse)(pages.item)
+    app.post("/item/{review_id}")(pages.decide)
+    app.post("/undo")(pages.undo)
+    app.post("/reviewer")(pages.name_reviewer)
+    app.get("/api/search")(pages.search)
+    app.get("/favicon.ico")(_no_icon)
+    return app
+
+
+async def _no_icon() -> Response:
+    return Response(status_code=204)
+
+
+Handler = Callable[[Request], Awaitable[Response]]
+
+
+def _guard(bench: Workbench) -> Callable[[Request, Handler], Awaitable[Response]]:
+    async def guard(request: Request, call_next: Handler) -> Response:
+        if bench.token is not None:
+            given = request.query_params.get("token")
+            if given is not None and hmac.compare_digest(given, bench.token):
+                clean = request.url.remove_query_params("token")
+                response: Response = RedirectResponse(str(clean), status_code=303)
+                response.set_cookie(TOKEN_COOKIE, bench.token, httponly=True, samesite="strict")
+                return response
+            if not _has_token(request, bench.token):
+                return _plain(401, "this workbench needs its access token: open the URL "
+                              "`librarian review serve` printed (…?token=…)")  # fmt: skip
+        if request.method == "POST" and not _same_origin(request):
+            return _plain(403, "cross-origin request refused")
+        response = await call_next(request)
+        response.headers["Content-Security-Policy"] = CSP
+        response.headers["X-Content-Type-Options"] = "nosniff"
+        response.headers["Referrer-Policy"] = "same-origin"  # no-referrer would send Origin: null
+        return response
+
+    return guard
+
+
+def _has_token(request: Request, token: str) -> bool:
+    header = request.headers.get("authorization", "")
+    offered = request.cookies.get(TOKEN_COOKIE) or header.removeprefix("Bearer ").strip()
+    return bool(offered) and hmac.compare_digest(offered, token)
+
+
+def _same_origin(request: Request) -> bool:
+    origin = request.headers.get("origin")
+    if origin is None or origin == "null":
+        return origin is None
+    return urlsplit(origin).netloc == request.headers.get("host", "")
+
+
+def _plain(status: int, text: str) -> Response:
+    return Response(text + "\n", status_code=status, media_type="text/plain; charset=utf-8",
+                    headers={"Content-Security-Policy": CSP})  # fmt: skip
+
+
+def _safe_link(link: str) -> bool:
+    return link.startswith(("https://", "http://"))
+
+
+class _Pages:
+    def __init__(self, bench: Workbench, templates: Jinja2Templates) -> None:
+        self.bench = bench
+        self.templates = templates
+
+    def reviewer_of(self, request: Request) -> str | None:
+        return self.bench.reviewer or (request.cookies.get(REVIEWER_COOKIE) or "").strip() or None
+
+    def render(
+        self, request: Request, name: str, status: int = 200, **context: Any
+    ) -> HTMLResponse:
+        reviewer = self.reviewer_of(request)
+        today = datetime.combine(datetime.now(UTC).date(), time(), tzinfo=UTC)
+        with Session(self.bench.engine) as session:
+            done = decided_since(session, reviewer, today) if reviewer else 0
+        base = {"reviewer": reviewer, "decided_today": done, "csrf": self.bench.csrf,
+                "message": request.query_params.get("msg"),
+                "message_kind": request.query_params.get("kind", "ok")}  # fmt: skip
+        return self.templates.TemplateResponse(
+            request, name, {**base, **context}, status_code=status
+        )
+
+    async def queue(self, request: Request) -> HTMLResponse:
+        flt = _filter(request)
+        page = max(1, _int(request.query_params.get("page"), 1))
+        with Session(self.bench.engine) as session:
+            found = queue_page(session, flt, page, PAGE_SIZE)
+            agreement = agreement_by_reason(session)
+        params = {k: v for k, v in request.query_params.items() if k not in ("page", "msg")}
+
+        def page_url(n: int) -> str:
+            return url("queue") + "?" + urlencode({**params, "page": n})
+
+        return self.render(request, "queue.html", page=found, flt=flt, agreement=agreement,
+                           reasons=REASONS, sorts=SORTS, page_url=page_url)  # fmt: skip
+
+    async def item(self, request: Request, review_id: str) -> HTMLResponse:
+        with Session(self.bench.engine) as session:
+            detail = item_detail(session, review_id)
+            if detail is None:
+                return self.problem(request, 404, "no such review item", review_id)
+            moment, row = detail.item.created_at, detail.item.row_id
+            following = neighbour(session, moment, row, later=True)
+            previous = neighbour(session, moment, row, later=False)
+        return self.render(request, "item.html", **self.item_context(detail),
+                           following=following, previous=previous)  # fmt: skip
+
+    def item_context(self, detail: ItemDetail) -> dict[str, Any]:
+        locator = detail.envelope.get("knowledge", {}).get("locator", {})
+        return {
+            "item": detail.item,
+            "open": detail.item.status == "open",
+            "heading_path": detail.heading_path,
+            "locator": locator.get("path") or locator.get("url") or locator.get("id") or "",
+            "diff": _diff(detail.prior_text, detail.item.text) if detail.prior_text else None,
+            "hidden": sorted(set(hidden_characters(detail.item.text))),
+            "decision": detail.decision,
+            "suggestions": [self.described(s) for s in detail.item.suggestions],
+        }
+
+    def described(self, suggestion: Suggestion) -> dict[str, Any]:
+        node = self.bench.hub.by_id.get(suggestion.cre_id)
+        children = [n.name for n in self.bench.hub.nodes if node and n.parent_id == node.cre_id]
+        return {
+            "cre_id": suggestion.cre_id,
+            "name": suggestion.name or (node.name if node else ""),
+            "confidence": suggestion.confidence,
+            "rationale": suggestion.rationale,
+            "path": node.hierarchy_path if node else (),
+            "children": children[:12],
+            "related": node.related_ids if node else (),
+        }
+
+    def refused(self, request: Request, form: Any) -> HTMLResponse | None:
+        """A POST without this server's CSRF token is refused."""
+        if hmac.compare_digest(str(form.get("csrf", "")), self.bench.csrf):
+            return None
+        return self.problem(request, 403, "refused", "the form's CSRF token is missing or stale")
+
+    def problem(self, request: Request, status: int, heading: str, detail: str) -> HTMLResponse:
+        return self.render(request, "message.html", status=status, heading=heading,
+                           detail=detail, back=url("queue"))  # fmt: skip
+
+    async def decide(self, request: Request, review_id: str) -> Response:
+        form = await request.form()
+        if refused := self.refused(request, form):
+            return refused
+        reviewer = self.reviewer_of(request)
+        if reviewer is None:
+            return self.problem(
+                request,
+                400,
+                "who is deciding?",
+                "no decision without a reviewer name: enter yours at the top",
+            )
+        asked = _request(review_id, reviewer, form)
+        try:
+            with Session(self.bench.engine) as session, session.begin():
+                decide(session, asked, set(self.bench.hub.ids))
+                detail = item_detail(session, review_id)
+                assert detail is not None
+                moment, row = detail.item.created_at, detail.item.row_id
+                following = neighbour(session, moment, row, later=True, open_only=True)
+        except AlreadyDecided as exc:
+            return self.problem(request, 409, "already decided", str(exc))
+        except ReviewError as exc:
+            return self.problem(request, 400, "not recorded", str(exc))
+        target = url("item", following) if following else url("queue")
+        return _redirect(target, f"recorded: {review_id}")
+
+    async def undo(self, request: Request) -> Response:
+        form = await request.form()
+        if refused := self.refused(request, form):
+            return refused
+        reviewer = self.reviewer_of(request)
+        if reviewer is None:
+            return self.problem(request, 400, "who is undoing?", "enter your name at the top")
+        with Session(self.bench.engine) as session, session.begin():
+            review_id = undo_last(session, reviewer)
+        if review_id is None:
+            return _redirect(url("queue"), "nothing of yours to undo", "error")
+        return _redirect(url("item", review_id), f"undone: {review_id} is open again")
+
+    async def name_reviewer(self, request: Request) -> Response:
+        form = await request.form()
+        if refused := self.refused(request, form):
+            return refused
+        name = str(form.get("name", "")).strip()[:200]
+        back = request.headers.get("referer") or url("queue")
+        if urlsplit(back).netloc not in ("", request.url.netloc):
+            back = url("queue")
+        response = _redirect(back, f"reviewing as {name}" if name else None)
+        if name:
+            response.set_cookie(REVIEWER_COOKIE, name, httponly=True, samesite="strict",
+                                max_age=60 * 60 * 24 * 365)  # fmt: skip
+        return response
+
+    async def search(self, request: Request) -> JSONResponse:
+        return JSONResponse(search_hub(self.bench.hub, request.query_params.get("q", "")))
+
+
+def search_hub(hub: Hub, query: str, limit: int = 20) -> list[dict[str, str]]:
+    """Hub nodes whose id, name or path hold every word of `query`, names first."""
+    words = query.lower().split()
+    if not words:
+        return []
+    hits: list[tuple[int, str, dict[str, str]]] = []
+    for node in hub.nodes:
+        path = path_text(node)
+        haystack = f"{node.cre_id} {node.name} {path}".lower()
+        if all(w in haystack for w in words):
+            in_name = sum(w in node.name.lower() or w in node.cre_id for w in words)
+            hits.append((-in_name, node.name, {"cre_id": node.cre_id, "name": node.name,
+                                               "path": path}))  # fmt: skip
+    hits.sort(key=lambda h: (h[0], h[1]))
+    return [hit for _, _, hit in hits[:limit]]
+
+
+def _request(review_id: str, reviewer: str, form: Any) -> DecisionRequest:
+    picked = str(form.get("pick") or "")
+    action = str(form.get("action") or ("choose" if picked else ""))
+    cre_ids = (picked,) if picked else tuple(str(c) for c in form.getlist("cre_ids"))
+    duration = _int(str(form.get("duration_ms") or ""), -1)
+    keybind = str(form.get("keybind") or "") or None
+    ui = Ui(review_duration_ms=duration if duration >= 0 else None, keybind_used=keybind)
+    return DecisionRequest(
+        review_id, action if action in ("approve", "choose", "reject") else "choose",  # type: ignore[arg-type]
+        reviewer, cre_ids, str(form.get("rejection") or "") or None,
+        str(form.get("note") or "") or None, ui,
+    )  # fmt: skip
+
+
+def _redirect(target: str, message: str | None, kind: str = "ok") -> RedirectResponse:
+    if message:
+        target += ("&" if "?" in target else "?") + urlencode({"msg": message, "kind": kind})
+    return RedirectResponse(target, status_code=303)
+
+
+def _int(value: str | None, default: int) -> int:
+    try:
+        return int(value) if value not in (None, "") else default
+    except ValueError:
+        return default
+
+
+def _float(value: str | None) -> float | None:
+    try:
+        return float(value) if value not in (None, "") else None
+    except ValueError:
+        return None
+
+
+def _day(value: str | None, end: bool = False) -> datetime | None:
+    try:
+        day = datetime.fromisoformat(value).date() if value else None
+    except ValueError:
+        return None
+    if day is None:
+        return None
+    return datetime.combine(day, time.max if end else time(), tzinfo=UTC)
+
+
+def _filter(request: Request) -> QueueFilter:
+    q = request.query_params
+    status = q.get("status", "open")
+    sort = q.get("sort", "oldest")
+    update = {"yes": True, "no": False}.get(q.get("update", ""))
+    return QueueFilter(
+        status=status if status in ("open", "decided", "all") else "open",  # type: ignore[arg-type]
+        reason=q.get("reason") or None, source=q.get("source") or None, update=update,
+        min_confidence=_float(q.get("min")), max_confidence=_float(q.get("max")),
+        since=_day(q.get("since")), until=_day(q.get("until"), end=True),
+        sort=sort if sort in dict(SORTS) else "oldest",  # type: ignore[arg-type]
+    )  # fmt: skip
+
+
+def _diff(before: str, after: str) -> list[tuple[str, str]]:
+    """Word-level diff of an update: (kind, words), kind eq | del | ins."""
+    old, new = before.split(), after.split()
+    out: list[tuple[str, str]] = []
+    for op, i1, i2, j1, j2 in difflib.SequenceMatcher(a=old, b=new, autojunk=False).get_opcodes():
+        if op in ("replace", "delete"):
+            out.append(("del", " ".join(old[i1:i2])))
+        if op in ("replace", "insert"):
+            out.append(("ins", " ".join(new[j1:j2])))
+        if op == "equal":
+            out.append(("eq", " ".join(old[i1:i2])))
+    return out

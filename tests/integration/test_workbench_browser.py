@@ -1,0 +1,141 @@
+"""The workbench in a real browser: Debian's chromium driven by Playwright, against the
+real server (uvicorn) over a store filled by the real linker (packaged MiniLM, OpenCRE hub)
+from the packaged sample queue. A reviewer names themself, then decides with the keyboard
+and the mouse: accept, choose via search, reject with a note, undo.
+
+The two screenshots in docs/ are this test's: `LIBRARIAN_SCREENSHOTS=docs pytest
+tests/integration/test_workbench_browser.py` writes them again."""
+
+from __future__ import annotations
+
+import os
+import socket
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import uvicorn
+from sqlalchemy import Engine
+from sqlalchemy.orm import Session
+
+from librarian.catalogue.hub import load_hub
+from librarian.contracts.records import Section
+from librarian.factory import build_linker
+from librarian.paths import DEFAULT_HUB, packaged_data
+from librarian.review.web import Workbench, create_app
+from librarian.settings import LinkerSettings
+from librarian.stages.ingest import parse_line
+from librarian.store.db import make_engine, upgrade
+from librarian.store.decisions import StoredBatch, write
+from librarian.store.human import standing_decisions
+from tests.rfc import assert_rfc_valid_decisions
+
+pytestmark = pytest.mark.integration
+
+CHROMIUM = os.environ.get("LIBRARIAN_CHROMIUM", "/usr/bin/chromium")
+
+
+def seeded_store(path: Path, cache: Path) -> Engine:
+    """The packaged sample queue decided by the real linker, uncalibrated: all to review."""
+    engine = make_engine(f"sqlite:///{path}")
+    upgrade(engine)
+    lines = packaged_data("samples", "queue_sample.jsonl").read_bytes().splitlines()
+    parsed = [parse_line(n, raw) for n, raw in enumerate(lines[:12], start=1)]
+    sections = [s for s in parsed if isinstance(s, Section)]
+    linker = build_linker(LinkerSettings(uncalibrated=True, cache_dir=cache, threshold=1.0))
+    result = linker.link(sections, "browser-run")
+    with Session(engine) as session:
+        by_chunk = {s.chunk_id: s for s in sections}
+        write(session, StoredBatch("browser-run", result.envelopes, by_chunk, [], {}, "sample"))
+        session.commit()
+    return engine
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@pytest.fixture
+def served(tmp_path: Path) -> Iterator[tuple[str, Engine]]:
+    engine = seeded_store(tmp_path / "review.db", tmp_path / "cache")
+    app = create_app(Workbench(engine, load_hub(DEFAULT_HUB)))
+    port = free_port()
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 30
+    while not server.started and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert server.started, "the workbench did not start"
+    try:
+        yield f"http://127.0.0.1:{port}", engine
+    finally:
+        server.should_exit = True
+        thread.join(timeout=10)
+        engine.dispose()
+
+
+def test_a_reviewer_clears_items_with_keyboard_and_mouse(
+    served: tuple[str, Engine], tmp_path: Path
+) -> None:
+    from playwright.sync_api import expect, sync_playwright
+
+    base, engine = served
+    shots = Path(os.environ.get("LIBRARIAN_SCREENSHOTS", tmp_path))
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+        page = browser.new_page(viewport={"width": 1280, "height": 900})
+        errors: list[str] = []
+        page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+        page.goto(base + "/")
+        page.fill("#reviewer-name", "bianca")
+        page.click("text=start reviewing")
+        expect(page.locator("header")).to_contain_text("reviewing as bianca")
+        expect(page.locator("h1")).to_contain_text("12 open items")
+        page.screenshot(path=str(shots / "workbench-queue.png"), full_page=False)
+
+        page.keyboard.press("j")  # the first row, then open it
+        page.keyboard.press("Enter")
+        page.wait_for_url("**/item/**")
+        first = page.url
+        page.screenshot(path=str(shots / "workbench-item.png"), full_page=True)
+        page.keyboard.press("a")  # accept the first suggestion
+        page.wait_for_url(lambda u: u != first and "/item/" in u)
+
+        second = page.url.split("?")[0]
+        page.keyboard.press("/")
+        page.keyboard.type("session token")
+        page.wait_for_selector("#results li")
+        page.keyboard.press("Enter")  # ticks the first hit
+        chosen = page.locator("#results input:checked").first.get_attribute("value")
+        page.click("#choose")  # the mouse
+        page.wait_for_url(lambda u: not u.startswith(second))
+
+        third = page.url.split("?")[0]
+        page.click("#note")
+        page.keyboard.type("a changelog entry, not a requirement")
+        page.keyboard.press("Escape")
+        page.select_option("select[name=rejection]", "NOT_SECURITY_KNOWLEDGE")
+        page.keyboard.press("r")
+        page.wait_for_url(lambda u: not u.startswith(third))
+        page.keyboard.press("u")  # take the reject back
+        page.wait_for_url(lambda u: u.startswith(third))
+        expect(page.locator(".message")).to_contain_text("is open again")
+        expect(page.locator("#approve")).to_be_visible()
+        page.goto(base + "/")
+        expect(page.locator("header")).to_contain_text("2 decided today")
+        browser.close()
+    assert errors == []
+    with Session(engine) as session:
+        decisions = standing_decisions(session)
+    assert [(d.action, d.decided_by) for d in decisions] == [
+        ("approve", "bianca"), (decisions[1].action, "bianca")
+    ]  # fmt: skip
+    assert decisions[1].cre_ids == (chosen,)  # correct, unless the hit was the first suggestion
+    assert decisions[0].ui is not None and decisions[0].ui.keybind_used == "a"
+    assert_rfc_valid_decisions([d.model_dump(mode="json", exclude_none=True) for d in decisions])
+    assert (shots / "workbench-queue.png").stat().st_size > 10_000

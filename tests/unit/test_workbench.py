@@ -1,0 +1,292 @@
+"""The reviewers' workbench through its HTTP API (FastAPI's TestClient) on a real SQLite
+store: every action, every conflict, and the safety rules. The real-browser test is
+tests/integration/test_workbench_browser.py."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+from fastapi.testclient import TestClient
+from sqlalchemy import Engine, select, text
+from sqlalchemy.orm import Session
+
+from librarian.review.web import CSP, Workbench, create_app, search_hub
+from librarian.stages.ingest import section_from_text
+from librarian.store.db import make_engine, upgrade
+from librarian.store.decisions import StoredBatch, write
+from librarian.store.human import standing_decisions
+from librarian.store.tables import DecisionRow, HumanDecisionRow
+from tests.rfc import assert_rfc_valid_decisions
+from tests.stubs import small_hub, stub_linker
+
+TEXTS = [
+    "rotate session token after login",
+    "sql injection queries must be parameterized",
+    "session management cryptography",
+    "Use \u202ecryptography\u202c <b>keys</b> [bold]x[/bold] for session management, "
+    "token rotation and sql injection protection controls",
+]
+
+
+def seed(engine: Engine, texts: list[str], run: str = "r1") -> None:
+    batch = [
+        section_from_text(t).model_copy(
+            update={"chunk_id": f"{run}-c{i}", "line": i + 1, "artifact_id": f"art-{i % 2}",
+                    "heading_path": ("Guide", f"Part {i}")}
+        )
+        for i, t in enumerate(texts)
+    ]  # fmt: skip
+    result = stub_linker(threshold=0.99, top_k=6, top_n=5).link(batch, run)  # all to review
+    with Session(engine) as session:
+        sections = {s.chunk_id: s for s in batch}
+        write(session, StoredBatch(run, result.envelopes, sections, [], {}, "t"))
+        session.commit()
+
+
+@pytest.fixture
+def engine(tmp_path: Path) -> Engine:
+    engine = make_engine(f"sqlite:///{tmp_path / 'review.db'}")
+    upgrade(engine)
+    seed(engine, TEXTS)
+    return engine
+
+
+def client(engine: Engine, reviewer: str | None = "rita", token: str | None = None) -> TestClient:
+    bench = Workbench(engine, small_hub(), reviewer, token, csrf="test-csrf")
+    return TestClient(create_app(bench), follow_redirects=False)
+
+
+def review_ids(engine: Engine) -> list[str]:
+    with Session(engine) as session:
+        rows = session.execute(select(DecisionRow.review_id).order_by(DecisionRow.id))
+        return [str(r) for r in rows.scalars()]
+
+
+def post(web: TestClient, path: str, **form: Any) -> Any:
+    return web.post(path, data={"csrf": "test-csrf", **form})
+
+
+def decisions(engine: Engine) -> list[dict[str, Any]]:
+    with Session(engine) as session:
+        return [d.model_dump(mode="json", exclude_none=True) for d in standing_decisions(session)]
+
+
+def test_queue_page_lists_filters_and_counts(engine: Engine) -> None:
+    web = client(engine)
+    page = web.get("/")
+    assert page.status_code == 200 and "4 open items" in page.text
+    assert "BELOW_THRESHOLD 4" in page.text or "NO_CANDIDATES" in page.text
+    assert page.text.count('<tr data-href="/item/') == 4
+    narrowed = web.get("/", params={"source": "art-1"})
+    assert narrowed.text.count('<tr data-href="/item/') == 2
+    assert web.get("/", params={"min": "2"}).text.count('<tr data-href="/item/') == 0
+    assert "0 decided today" in page.text
+
+
+def test_queue_pages_through_many_items(tmp_path: Path) -> None:
+    engine = make_engine(f"sqlite:///{tmp_path / 'many.db'}")
+    upgrade(engine)
+    seed(engine, [f"session token number {i}" for i in range(120)])
+    web = client(engine)
+    first, third = web.get("/"), web.get("/", params={"page": 3})
+    assert "page 1 of 3" in first.text and first.text.count('<tr data-href="/item/') == 50
+    assert third.text.count('<tr data-href="/item/') == 20
+
+
+def test_item_page_shows_every_suggestion_its_hub_place_and_hidden_characters(
+    engine: Engine,
+) -> None:
+    web = client(engine)
+    review_id = review_ids(engine)[3]
+    page = web.get(f"/item/{review_id}")
+    assert page.status_code == 200
+    assert "Guide \u203a Part 3" in page.text
+    assert "⟨U+202E⟩" in page.text and "\u202e" not in page.text
+    assert "&lt;b&gt;keys&lt;/b&gt;" in page.text and "[bold]x[/bold]" in page.text
+    with Session(engine) as session:
+        row = session.execute(select(DecisionRow).where(DecisionRow.review_id == review_id))
+        suggested = row.scalar_one().envelope["suggested_links"]
+    assert len(re.findall(r'name="pick" value="', page.text)) == len(suggested) > 3
+    for link in suggested:
+        assert f"https://www.opencre.org/cre/{link['cre_id']}" in page.text
+    assert page.headers["content-security-policy"] == CSP and "unsafe-inline" not in CSP
+
+
+def test_approve_stores_an_rfc_human_decision_and_moves_on(engine: Engine) -> None:
+    web = client(engine)
+    first, second = review_ids(engine)[:2]
+    done = post(web, f"/item/{first}", action="approve", duration_ms="1234", keybind="a")
+    assert done.status_code == 303 and done.headers["location"].startswith(f"/item/{second}")
+    (decision,) = decisions(engine)
+    assert decision["action"] == "approve" and decision["decided_by"] == "rita"
+    assert decision["ui"] == {"review_duration_ms": 1234, "keybind_used": "a"}
+    assert_rfc_valid_decisions([decision])
+    assert "1 decided today" in web.get("/").text
+    assert "3 open items" in web.get("/").text
+
+
+def test_choose_several_and_reject_with_a_note(engine: Engine) -> None:
+    web = client(engine)
+    first, second = review_ids(engine)[:2]
+    post(web, f"/item/{first}", action="choose", cre_ids=["400-000", "300-001"])
+    post(web, f"/item/{second}", action="reject", rejection="NOT_SECURITY_KNOWLEDGE",
+         note="marketing copy")  # fmt: skip
+    chosen, rejected = decisions(engine)
+    assert chosen["action"] == "correct"
+    assert [link["cre_id"] for link in chosen["final_links"]] == ["400-000", "300-001"]
+    assert chosen["loss_event"]["correct_label"] == {"cre_ids": ["400-000", "300-001"]}
+    assert rejected["rejection"] == {"reason_code": "NOT_SECURITY_KNOWLEDGE",
+                                     "reason_message": "marketing copy"}  # fmt: skip
+    assert_rfc_valid_decisions([chosen, rejected])
+
+
+def test_a_second_reviewer_is_told_who_decided_and_nothing_doubles(engine: Engine) -> None:
+    first = review_ids(engine)[0]
+    assert post(client(engine, "rita"), f"/item/{first}", action="approve").status_code == 303
+    late = post(client(engine, "sam"), f"/item/{first}", pick="400-000")
+    assert late.status_code == 409 and "already decided by rita" in late.text
+    assert len(decisions(engine)) == 1
+
+
+def test_undo_reopens_your_last_decision_and_keeps_the_record(engine: Engine) -> None:
+    web = client(engine)
+    first = review_ids(engine)[0]
+    post(web, f"/item/{first}", action="approve")
+    undone = post(web, "/undo")
+    assert undone.status_code == 303 and undone.headers["location"].startswith(f"/item/{first}")
+    assert decisions(engine) == [] and "4 open items" in web.get("/").text
+    with Session(engine) as session:
+        kept = session.execute(select(HumanDecisionRow)).scalars().all()
+    assert len(kept) == 1 and kept[0].undone_at is not None
+    assert post(web, f"/item/{first}", action="reject").status_code == 303
+    assert [d["action"] for d in decisions(engine)] == ["reject"]
+
+
+def test_no_decision_without_a_reviewer_name_or_a_csrf_token(engine: Engine) -> None:
+    first = review_ids(engine)[0]
+    anonymous = client(engine, reviewer=None)
+    refused = post(anonymous, f"/item/{first}", action="approve")
+    assert refused.status_code == 400 and "reviewer name" in refused.text
+    named = anonymous.post("/reviewer", data={"csrf": "test-csrf", "name": "ana"})
+    assert named.status_code == 303
+    assert post(anonymous, f"/item/{first}", action="approve").status_code == 303
+    assert decisions(engine)[0]["decided_by"] == "ana"
+    web = client(engine)
+    second = review_ids(engine)[1]
+    assert web.post(f"/item/{second}", data={"action": "approve"}).status_code == 403
+    foreign = web.post(f"/item/{second}", data={"csrf": "test-csrf", "action": "approve"},
+                       headers={"origin": "https://evil.example"})  # fmt: skip
+    assert foreign.status_code == 403 and len(decisions(engine)) == 1
+
+
+def test_a_token_guards_every_request(engine: Engine) -> None:
+    web = client(engine, token="s3cret")
+    assert web.get("/").status_code == 401
+    assert web.get("/static/workbench.js").status_code == 401
+    entry = web.get("/", params={"token": "s3cret"})
+    assert entry.status_code == 303 and "token" not in entry.headers["location"]
+    assert web.get("/").status_code == 200  # the cookie now carries it
+    assert client(engine, token="s3cret").get("/", headers={"authorization": "Bearer s3cret"}
+                                             ).status_code == 200  # fmt: skip
+
+
+def test_search_covers_the_whole_hub() -> None:
+    found = search_hub(small_hub(), "session token")
+    assert [hit["cre_id"] for hit in found] == ["200-001"]
+    assert search_hub(small_hub(), "300-001")[0]["name"].startswith("Use parameterized")
+    assert search_hub(small_hub(), "  ") == []
+
+
+def test_another_review_tool_on_the_same_table(engine: Engine) -> None:
+    """The upstream handoff contract, in exactly its form: open items are
+    `consumed_at IS NULL AND status = 'review_required'`, and a tool sets consumed_at."""
+    query = text(
+        "SELECT id, chunk_id, artifact_id, pipeline_run_id, schema_version, source_label, "
+        "status, reason_code, review_id, confidence, envelope, created_at, consumed_at "
+        "FROM decision_queue WHERE consumed_at IS NULL AND status = 'review_required'"
+    )
+    with engine.begin() as conn:
+        rows = conn.execute(query).all()
+        assert len(rows) == 4 and {r.source_label for r in rows} == {"KNOWLEDGE"}
+        assert {r.schema_version for r in rows} == {"0.1.0"}
+        conn.execute(
+            text("UPDATE decision_queue SET consumed_at = CURRENT_TIMESTAMP WHERE id = :i"),
+            {"i": rows[0].id},
+        )
+    web = client(engine)
+    first = review_ids(engine)[0]
+    late = post(web, f"/item/{first}", action="approve")
+    assert late.status_code == 409 and "another review tool" in late.text
+    post(web, f"/item/{review_ids(engine)[1]}", action="approve")
+    with engine.begin() as conn:
+        assert len(conn.execute(query).all()) == 2  # our decision consumed its item too
+
+
+def test_serving_beyond_loopback_needs_a_token(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from librarian.cli import app
+
+    runner = CliRunner()
+    exposed = runner.invoke(app, ["review", "serve", "--host", "0.0.0.0"])
+    assert exposed.exit_code == 2 and "--token" in exposed.output
+    both = runner.invoke(app, ["review", "serve", "--db", "sqlite:///x.db", "--reviews", "r"])
+    assert both.exit_code == 2 and "not both" in both.output
+
+
+def test_a_dry_runs_reviews_are_served_from_a_file_beside_them(tmp_path: Path) -> None:
+    from librarian.cli.review import _reviews_database
+    from librarian.contracts.envelopes import dump_envelope
+
+    batch = [section_from_text(t).model_copy(update={"chunk_id": f"c{i}"})
+             for i, t in enumerate(TEXTS)]  # fmt: skip
+    envelopes = stub_linker(threshold=0.99).link(batch, "dry").envelopes
+    reviews = tmp_path / "reviews.jsonl"
+    reviews.write_text("".join(json.dumps(dump_envelope(e)) + "\n" for e in envelopes))
+    url = _reviews_database(reviews)
+    assert (tmp_path / "reviews.jsonl.decisions.db").is_file()
+    assert _reviews_database(reviews) == url  # a second start adds nothing
+    engine = make_engine(url)
+    assert len(review_ids(engine)) == 4
+    assert (
+        post(client(engine), f"/item/{review_ids(engine)[0]}", action="reject").status_code == 303
+    )
+    engine.dispose()
+
+
+def test_decisions_taken_before_reviewers_had_names_are_migrated(tmp_path: Path) -> None:
+    """Migration 0004 on a store at 0003 holding an imported sheet's decisions."""
+    from alembic import command
+    from alembic.config import Config
+
+    from librarian.store.db import MIGRATIONS
+
+    engine = make_engine(f"sqlite:///{tmp_path / 'old.db'}")
+    config = Config()
+    config.set_main_option("script_location", str(MIGRATIONS))
+    with engine.begin() as conn:
+        config.attributes["connection"] = conn
+        command.upgrade(config, "0003")
+        conn.execute(text(
+            "INSERT INTO decision_queue (id, chunk_id, content_hash, artifact_id, span_key, "
+            "run_id, status, is_update, review_id, text, envelope, created_at, "
+            "review_consumed_at) VALUES (1, 'c', 'h', 'a', 's', 'r0', 'reviewed', 0, 'rev-1', "
+            "'t', '{}', '2026-11-01', '2026-11-02')"
+        ))  # fmt: skip
+        conn.execute(text(
+            "INSERT INTO human_decisions (decision_id, review_id, action, cre_id, text, "
+            "imported_from, decided_at) VALUES (1, 'rev-1', 'choose', '400-000', 't', "
+            "'sheet.csv', '2026-11-02')"
+        ))  # fmt: skip
+    upgrade(engine)
+    with Session(engine) as session:
+        row = session.execute(select(DecisionRow)).scalar_one()
+        old = session.execute(select(HumanDecisionRow)).scalar_one()
+    assert (row.status, row.pipeline_run_id, row.consumed_at is not None) == (
+        "review_required", "r0", True)  # fmt: skip
+    assert (old.action, old.final_cre_ids, old.decision_row_id) == ("correct", "400-000", 1)
+    assert old.decided_by == "unnamed (imported from sheet.csv)" and len(old.decision_uuid) == 36
