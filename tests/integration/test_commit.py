@@ -101,14 +101,15 @@ def test_commit_twice_adds_nothing_and_keeps_bad_rows(tmp_path: Path) -> None:
             .scalars()
             .all()
         )
-        assert len(raws) == 3 and all(raws)  # the bad lines themselves, kept
+        assert len(raws) == 4 and all(raws)  # the bad lines themselves, kept
     second = librarian(
         tmp_path, str(BAD_ROWS), "--commit", "--db", db, "--out", str(tmp_path / "b")
     )
     assert second.returncode == 0, second.stderr[-3000:]
     summary = json.loads((tmp_path / "b" / "summary.json").read_text())
     assert summary["by_reason"]["skipped"]["UNCHANGED"] == 29
-    assert summary["stored"] == {"decisions": 0, "rejections": 0, "already_stored": 0}
+    assert summary["stored"] == {"decisions": 0, "rejections": 0, "already_stored": 0,
+                                 "failed": 0, "dead_lettered": 0}  # fmt: skip
     assert count(engine, DecisionRow.id) == 29 and count(engine, RejectedRow.id) == 22
     engine.dispose()
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from rich import box
 from rich.table import Table
 from rich.text import Text
 
@@ -128,6 +129,11 @@ def _pct(part: int, whole: int) -> str:
     return f"{part}/{whole} ({100.0 * part / whole:.1f}%)" if whole else "0/0"
 
 
+def _share(part: int, whole: int) -> str:
+    """Compact, for tables of many columns (the rows column gives the whole): 33.6%."""
+    return f"{100.0 * part / whole:.1f}%" if whole else "-"
+
+
 def eval_report(report: EvalReport, description: str) -> None:
     out.print(_overall(report))
     out.print(_per_slice(report))
@@ -169,20 +175,21 @@ def _per_slice(report: EvalReport) -> Table:
 
 
 def _groups(title: str, groups: dict[str, GroupReport], k: int) -> Table:
-    table = Table(title=title)
-    columns = ("group", "rows", "top-1", f"recall@{k}", "ECE", "mean conf.", "auto-linked",
-               "wrong")  # fmt: skip
-    for column in columns:
-        table.add_column(column, justify="left" if column == "group" else "right")
+    # No side borders or edge padding: fits an 80-column terminal.
+    table = Table(title=title, box=box.SIMPLE_HEAD, pad_edge=False, collapse_padding=True)
+    columns = ("group", "rows", "top-1", f"rec@{k}", "ECE", "conf.", "auto", "wrong")
+    for column in columns:  # a group's name is never cut: it is what the row is about
+        group = column == "group"
+        table.add_column(column, justify="left" if group else "right", no_wrap=True)
     for name, g in groups.items():
         table.add_row(
             plain(name),
             str(g.rows),
-            _pct(g.top1, g.rows),
-            _pct(g.recall_at_k, g.rows),
+            _share(g.top1, g.rows),
+            _share(g.recall_at_k, g.rows),
             f"{g.ece:.3f}",
             f"{g.mean_confidence:.3f}",
-            _pct(g.auto_linked, g.rows),
+            _share(g.auto_linked, g.rows),
             str(g.auto_link_wrong),
         )
     return table
