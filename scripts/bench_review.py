@@ -63,7 +63,7 @@ def fill(db: Path, count: int, cache: Path) -> str:
         load_reviews(session, copies, "bench")
     hub_ids = set(load_hub(DEFAULT_HUB).ids)
     with Session(engine) as session, session.begin():
-        for item in review_items(session)[:300]:
+        for item in [i for i in review_items(session) if i.suggestions][:300]:
             decide(session, DecisionRequest(item.review_id, "approve", "bench"), hub_ids)
     engine.dispose()
     return url

@@ -112,9 +112,23 @@ def queue_page(session: Session, flt: QueueFilter, page: int = 1, size: int = 50
     """One page of the items `flt` matches, the total, and open items per reason."""
     query = _matching(flt)
     total = session.execute(select(func.count()).select_from(query.subquery())).scalar_one()
-    rows = session.execute(
-        query.order_by(*_ORDER[flt.sort]).offset((max(page, 1) - 1) * size).limit(size)
-    ).scalars()
+    # Sort and page the ids alone, then load those rows: sorting whole rows would carry
+    # every envelope through the sort.
+    ids = (
+        session.execute(
+            query.with_only_columns(DecisionRow.id)
+            .order_by(*_ORDER[flt.sort])
+            .offset((max(page, 1) - 1) * size)
+            .limit(size)
+        )
+        .scalars()
+        .all()
+    )
+    loaded = {
+        r.id: r
+        for r in session.execute(select(DecisionRow).where(DecisionRow.id.in_(ids))).scalars()
+    }
+    rows = [loaded[i] for i in ids]
     counts = session.execute(
         select(DecisionRow.reason_code, func.count())
         .where(DecisionRow.status == REVIEW_REQUIRED, DecisionRow.consumed_at.is_(None))
