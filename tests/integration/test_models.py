@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -47,6 +48,18 @@ def test_explain_command_prints_candidates_and_decision(tmp_path: Path) -> None:
     assert "decision: REVIEW (BELOW_THRESHOLD)" in result.output
     assert "002-630" in result.output
     assert "uncalibrated cosine (asked for" in " ".join(result.output.split())
+
+
+def test_explain_many_texts_says_which_block_is_which(tmp_path: Path) -> None:
+    texts = "Rotate the session token after login\nUse parameterized SQL queries\n"
+    args = ["explain", "-", "--cache-dir", str(tmp_path), "--uncalibrated"]
+    result = CliRunner().invoke(app, args, input=texts)
+    assert result.exit_code == 0, result.output
+    first = result.output.index("text: Rotate the session token after login")
+    second = result.output.index("text: Use parameterized SQL queries")
+    assert first < second and result.output.count("decision:") == 2
+    assert "confidence" in result.output and "threshold 0.800" in result.output
+    assert re.search(r"suggest \d{3}-\d{3} confidence \d\.\d{3}", result.output)
 
 
 def test_explain_without_trained_models_stops_and_says_what_to_run(tmp_path: Path) -> None:

@@ -118,10 +118,85 @@ def test_deploy_registers_for_a_worker(prefect_api: str, tmp_path: Path) -> None
     assert len(runs) == 1 and json.loads((runs[0] / "summary.json").read_text())["read"] == 29
 
 
-def test_deploy_needs_a_server(tmp_path: Path) -> None:
+@pytest.mark.parametrize("command", ["deploy", "serve"])
+def test_scheduling_needs_a_persistent_server(tmp_path: Path, command: str) -> None:
     env = {k: v for k, v in os.environ.items() if k != "PREFECT_API_URL"}
     done = subprocess.run(
-        [str(BIN / "librarian"), "deploy", str(SAMPLE)],
+        [str(BIN / "librarian"), command, str(SAMPLE), "--cron", "* * * * *", "--uncalibrated"],
         env=env, capture_output=True, text=True, timeout=120, check=False,
     )  # fmt: skip
-    assert done.returncode == 2 and "PREFECT_API_URL" in done.stderr
+    assert done.returncode == 2 and "librarian server start" in done.stderr
+    assert "PREFECT_API_URL" in done.stderr and "Traceback" not in done.stderr
+
+
+def flow_runs(api: str, name: str) -> list[Any]:
+    from prefect.client.orchestration import get_client
+    from prefect.client.schemas.filters import DeploymentFilter, DeploymentFilterName
+    from prefect.settings import PREFECT_API_URL, temporary_settings
+
+    with temporary_settings({PREFECT_API_URL: api}), get_client(sync_client=True) as client:
+        only = DeploymentFilter(name=DeploymentFilterName(any_=[name]))
+        return list(client.read_flow_runs(deployment_filter=only))
+
+
+def summary_artifacts(api: str, flow_run_id: Any) -> list[Any]:
+    from prefect.client.orchestration import get_client
+    from prefect.client.schemas.filters import ArtifactFilter, ArtifactFilterFlowRunId
+    from prefect.settings import PREFECT_API_URL, temporary_settings
+
+    with temporary_settings({PREFECT_API_URL: api}), get_client(sync_client=True) as client:
+        found = ArtifactFilter(flow_run_id=ArtifactFilterFlowRunId(any_=[flow_run_id]))
+        return list(client.read_artifacts(artifact_filter=found))
+
+
+def started(args: list[str], env: dict[str, str], log: Path) -> subprocess.Popen[str]:
+    return subprocess.Popen(args, env=env, stdout=log.open("w"), stderr=subprocess.STDOUT,
+                            text=True, start_new_session=True)  # fmt: skip
+
+
+def stopped(process: subprocess.Popen[str], sig: int) -> int:
+    os.killpg(process.pid, sig)
+    try:
+        return process.wait(timeout=60)
+    except subprocess.TimeoutExpired:
+        os.killpg(process.pid, signal.SIGKILL)
+        return process.wait()
+
+
+def test_a_one_minute_schedule_runs_by_itself(tmp_path: Path) -> None:
+    """`librarian server start`, then `serve --cron "* * * * *"`: a run the scheduler
+    created (nobody asked for it) completes and leaves its summary artifact."""
+    from librarian.flows.server import free_port
+
+    port = free_port()
+    server = started([str(BIN / "librarian"), "server", "start", "--port", str(port),
+                      "--home", str(tmp_path / "home")], dict(os.environ),
+                     tmp_path / "server.log")  # fmt: skip
+    api = f"http://127.0.0.1:{port}/api"
+    serving = None
+    try:
+        deadline = time.monotonic() + 180
+        while f"PREFECT_API_URL={api}" not in (tmp_path / "server.log").read_text():
+            assert server.poll() is None and time.monotonic() < deadline, (
+                (tmp_path / "server.log").read_text()[-2000:])  # fmt: skip
+            time.sleep(0.5)
+        serving = started(
+            [str(BIN / "librarian"), "serve", str(SAMPLE), "--cron", "* * * * *", "--name",
+             "minute", "--out-root", str(tmp_path / "out"), "--uncalibrated"],
+            client_env(api, tmp_path / "client"), tmp_path / "serve.log",
+        )  # fmt: skip
+        deadline = time.monotonic() + 240
+        done: list[Any] = []
+        while not done and time.monotonic() < deadline and serving.poll() is None:
+            done = [r for r in flow_runs(api, "minute") if r.state and r.state.is_completed()]
+            time.sleep(3)
+        assert done, (tmp_path / "serve.log").read_text()[-3000:]
+        keys = [a.key for a in summary_artifacts(api, done[0].id)]
+        assert "librarian-run-summary" in keys
+    finally:
+        if serving is not None:
+            stopped(serving, signal.SIGINT)
+        assert stopped(server, signal.SIGTERM) is not None
+    summaries = list((tmp_path / "out").glob("*/summary.json"))
+    assert summaries and json.loads(summaries[0].read_text())["read"] == 29
+    assert (tmp_path / "home" / "prefect").is_dir()  # the server's database, in the home

@@ -82,7 +82,17 @@ def _root(
 
 
 def _register() -> None:
-    from librarian.cli import inspect_text, learn, queue, review, run, samples, schedule, schema
+    from librarian.cli import (
+        inspect_text,
+        learn,
+        queue,
+        review,
+        run,
+        samples,
+        schedule,
+        schema,
+        server,
+    )
 
     app.command()(run.run)
     app.command()(inspect_text.explain)
@@ -96,6 +106,7 @@ def _register() -> None:
     app.add_typer(review.app, name="review")
     app.add_typer(queue.app, name="queue")
     app.add_typer(schema.app, name="schema")
+    app.add_typer(server.app, name="server")
 
 
 _register()

@@ -106,6 +106,36 @@ NameOpt = Annotated[str, opt("--name", _HELP["name"])]
 OutRootOpt = Annotated[Path, opt("--out-root", _HELP["out_root"])]
 CommitOpt = Annotated[bool, opt("--commit", _HELP["commit"])]
 FromDbOpt = Annotated[bool, opt("--from-db", _HELP["from_db"])]
+# `librarian run`'s own.
+InputArg = Annotated[
+    Path | None,
+    typer.Argument(help="queue JSONL, or a CSV / JSONL table or Markdown (omit with --from-db)"),
+]
+OutOpt = Annotated[Path | None, opt("--out", "default out/<run-id>/")]
+DryRunOpt = Annotated[bool, opt("--dry-run/--commit", "write files only / write the database")]
+DrainOpt = Annotated[
+    bool, opt("--from-db", "drain the database's knowledge_queue (implies --commit)")
+]
+TaskRunnerOpt = Annotated[
+    TaskRunner, opt("--task-runner", "this process, or batches over Dask workers")
+]
+DaskAddressOpt = Annotated[
+    str | None,
+    opt("--dask-address", "Dask scheduler, e.g. tcp://host:8786 (default: a local cluster)"),
+]
+DaskWorkersOpt = Annotated[
+    int, typer.Option("--dask-workers", min=1, help="workers of the local Dask cluster (processes)")
+]
+RunIdOpt = Annotated[str | None, opt("--run-id", "default run-<utc time>-<random>")]
+DocumentOpt = Annotated[
+    str | None,
+    opt(
+        "--source",
+        "a plain input's document name, e.g. 'Our Standard 2.0' (default: the file's name)",
+    ),
+]
+QuietOpt = Annotated[bool, opt("--quiet", "no progress, no summary table: errors only")]
+JsonOpt = Annotated[bool, opt("--json", "the run summary as JSON on stdout (for scripts)")]
 LinksOpt = Annotated[list[str] | None, opt("--links", _HELP["links"])]
 SectionTextsOpt = Annotated[Path | None, opt("--section-texts", _HELP["section_texts"])]
 ExcludeOpt = Annotated[list[str] | None, opt("--exclude-framework", _HELP["exclude"])]

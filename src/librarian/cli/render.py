@@ -16,6 +16,7 @@ from librarian.contracts.evaluation import EvalReport, GroupReport
 from librarian.contracts.records import RunSummary
 from librarian.contracts.routing import RoutingDecision
 from librarian.learning.modeldir import ModelCard
+from librarian.text import visible
 
 
 def plain(value: object) -> Text:
@@ -48,32 +49,37 @@ def run_summary(summary: RunSummary, target: Path) -> None:
 
 
 def explanation(envelope: Envelope, description: str, threshold: float) -> None:
+    """One text's candidates and decision, for a person: which text (hidden characters
+    shown), every score to 3 decimals, the calibrated confidence as its own column."""
+    text = visible(envelope.knowledge.text)
+    out.print(plain(f"text: {text[:200]}{'…' if len(text) > 200 else ''}"))
+    links = envelope.links if isinstance(envelope, LinkProposal) else envelope.suggested_links
+    confidence = {link.cre_id: link.confidence for link in links or []}
     table = Table(title=plain(f"candidates ({description})"))
-    for column in ("rank", "cre_id", "name", "vector", "rerank"):
-        table.add_column(
-            column, justify="right" if column in ("rank", "vector", "rerank") else "left"
-        )
+    for column in ("rank", "cre_id", "name", "dense", "+evidence", "rerank", "confidence"):
+        table.add_column(column, justify="left" if column in ("cre_id", "name") else "right")
     for rank, cand in enumerate(envelope.retrieval.candidates, start=1):
-        rerank = "" if cand.score_rerank is None else f"{cand.score_rerank:.3f}"
         table.add_row(
-            str(rank), cand.cre_id, plain(cand.cre_name), f"{cand.score_vector:.3f}", rerank
-        )
+            str(rank), cand.cre_id, plain(cand.cre_name), f"{cand.score_vector:.3f}",
+            _score(cand.score_hybrid), _score(cand.score_rerank),
+            _score(confidence.get(cand.cre_id)),
+        )  # fmt: skip
     out.print(table)
+    flags = ", ".join(envelope.update_detection.adversarial_flags) or "none"
     if isinstance(envelope, LinkProposal):
         link = envelope.links[0]
-        out.print(
-            plain(
-                f"decision: LINK {link.cre_id} ({link.link_type}) confidence "
-                f"{link.confidence:.3f} — {link.rationale}"
-            )
-        )
+        said = (f"decision: LINK {link.cre_id} ({link.link_type}), confidence "
+                f"{link.confidence:.3f} ≥ threshold {threshold:.3f}; flags: {flags}")  # fmt: skip
+        out.print(plain(said))
         return
-    flags = ", ".join(envelope.update_detection.adversarial_flags) or "none"
-    out.print(
-        plain(f"decision: REVIEW ({envelope.reason_code}), threshold {threshold}; flags: {flags}")
-    )
+    out.print(plain(f"decision: REVIEW ({envelope.reason_code}), threshold {threshold:.3f}; "
+                    f"flags: {flags}"))  # fmt: skip
     for link in envelope.suggested_links or []:
         out.print(plain(f"  suggest {link.cre_id} confidence {link.confidence:.3f}"))
+
+
+def _score(value: float | None) -> str:
+    return "" if value is None else f"{value:.3f}"
 
 
 def routing(decision: RoutingDecision, sizes: dict[str, int]) -> None:

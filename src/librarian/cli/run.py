@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import os
 import re
 import secrets
@@ -9,9 +10,6 @@ import sys
 from contextlib import ExitStack
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
-
-import typer
 
 from librarian.cli import render
 from librarian.cli.common import (
@@ -23,13 +21,25 @@ from librarian.cli.common import (
     readable_input,
     writable_output,
 )
-from librarian.cli.options import BatchOpt, LinkerOptions, TaskRunner, with_linker_options
+from librarian.cli.options import (
+    BatchOpt,
+    DaskAddressOpt,
+    DaskWorkersOpt,
+    DocumentOpt,
+    DrainOpt,
+    DryRunOpt,
+    InputArg,
+    JsonOpt,
+    LinkerOptions,
+    OutOpt,
+    QuietOpt,
+    RunIdOpt,
+    TaskRunnerOpt,
+    with_linker_options,
+)
 from librarian.contracts.records import RunSummary
 from librarian.errors import RunError, UsageError
 from librarian.settings import LinkerSettings, default_of
-
-if TYPE_CHECKING:
-    from rich.progress import Progress
 
 _RUN_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
 
@@ -49,49 +59,35 @@ def check_input(input: Path | None, from_db: bool) -> None:
 
 @with_linker_options
 def run(
-    input: Annotated[
-        Path | None, typer.Argument(help="knowledge-queue JSONL (omit with --from-db)")
-    ] = None,
-    out_dir: Annotated[Path | None, typer.Option("--out", help="default out/<run-id>/")] = None,
-    dry_run: Annotated[
-        bool, typer.Option("--dry-run/--commit", help="write files only / write the database")
-    ] = True,
-    from_db: Annotated[
-        bool,
-        typer.Option("--from-db", help="drain the database's knowledge_queue (implies --commit)"),
-    ] = False,
-    task_runner: Annotated[
-        TaskRunner,
-        typer.Option("--task-runner", help="this process, or batches over Dask workers"),
-    ] = "default",
-    dask_address: Annotated[
-        str | None,
-        typer.Option(help="Dask scheduler, e.g. tcp://host:8786 (default: a local cluster)"),
-    ] = None,
-    dask_workers: Annotated[
-        int, typer.Option(min=1, help="workers of the local Dask cluster (processes)")
-    ] = 2,
+    input: InputArg = None,
+    out_dir: OutOpt = None,
+    dry_run: DryRunOpt = True,
+    from_db: DrainOpt = False,
+    task_runner: TaskRunnerOpt = "default",
+    dask_address: DaskAddressOpt = None,
+    dask_workers: DaskWorkersOpt = 2,
     batch_size: BatchOpt = default_of("batch_size"),
-    run_id: Annotated[str | None, typer.Option(help="default run-<utc time>-<random>")] = None,
+    run_id: RunIdOpt = None,
+    source: DocumentOpt = None,
+    quiet: QuietOpt = False,
+    as_json: JsonOpt = False,
     *,
     linker: LinkerOptions,
 ) -> None:
     """Run the linking flow over INPUT and write envelopes (dry-run: files, nothing changed).
 
-    --commit stores every decision in the database (--db, LIBRARIAN_DB, default librarian.db
-    in the home); --from-db drains its knowledge_queue table instead of a file.
+    INPUT: knowledge-queue JSONL (queue rows or KnowledgeItems), or a plain input: a CSV or
+    JSONL table with id, text (optional title, url, section_path), or a Markdown document
+    (one section per heading). --commit stores every decision in the database (--db,
+    LIBRARIAN_DB, default librarian.db in the home); --from-db drains its knowledge_queue
+    table instead of a file.
     """
     check_input(input, from_db)
+    rows = plain_rows(input, source)
     dry_run = dry_run and not from_db
-    if dry_run and linker.db is not None and linker.vector_backend == "memory":
-        raise UsageError("--db needs --commit or --from-db: a dry run never touches the database")
-    if run_id is not None and not _RUN_ID.fullmatch(run_id):
-        raise UsageError(f"--run-id {run_id!r}: use letters, digits, '.', '_' and '-'")
-    run_id = run_id or new_run_id()
+    run_id = _checked(linker, dry_run, run_id, task_runner, dask_address)
     target = out_dir or Path("out") / run_id
     writable_output(target)
-    if dask_address is not None and task_runner != "dask":
-        raise UsageError("--dask-address needs --task-runner dask")
     db = None if dry_run else database(linker.db, home_of(linker.home), create=not from_db)
     settings = linker_settings(linker, batch_size=batch_size)
     prefect_environment()
@@ -101,8 +97,25 @@ def run(
         if task_runner == "dask":
             in_flight = use_dask(stack, dask_address, dask_workers)
             dask = (dask_address, dask_workers)
-        summary = run_flow(input, target, settings, run_id, db, in_flight, dask)
-    render.run_summary(summary, target)
+        summary = run_flow(input, target, settings, run_id, db, in_flight, dask, source, rows,
+                           quiet or as_json)  # fmt: skip
+    if as_json:
+        sys.stdout.write(summary.model_dump_json(indent=1) + "\n")
+    elif not quiet:
+        render.run_summary(summary, target)
+
+
+def _checked(
+    linker: LinkerOptions, dry_run: bool, run_id: str | None, runner: str, address: str | None
+) -> str:
+    """The options no other check covers, refused before anything starts; the run id."""
+    if dry_run and linker.db is not None and linker.vector_backend == "memory":
+        raise UsageError("--db needs --commit or --from-db: a dry run never touches the database")
+    if run_id is not None and not _RUN_ID.fullmatch(run_id):
+        raise UsageError(f"--run-id {run_id!r}: use letters, digits, '.', '_' and '-'")
+    if address is not None and runner != "dask":
+        raise UsageError("--dask-address needs --task-runner dask")
+    return run_id or new_run_id()
 
 
 def use_dask(stack: ExitStack, address: str | None, workers: int) -> int:
@@ -124,6 +137,19 @@ def use_dask(stack: ExitStack, address: str | None, workers: int) -> int:
     where = address or f"a local cluster of {workers} worker processes"
     err.print(f"linking batches on Dask: {where}", markup=False)
     return 4 if address else 2 * workers
+
+
+def plain_rows(input: Path | None, source: str | None) -> int | None:
+    """How many rows a plain input holds (None: not a plain input); a file that cannot
+    be read as one is refused now, before Prefect starts."""
+    from librarian.stages.plain import is_plain, plain_lines
+
+    if input is None or not is_plain(input):
+        if source is not None:
+            raise UsageError("--source names the document of a plain input (CSV, Markdown, "
+                             "or JSONL with id and text)")  # fmt: skip
+        return None
+    return len(plain_lines(input, source))
 
 
 def _count_lines(path: Path) -> int:
@@ -156,16 +182,20 @@ def run_flow(
     db: str | None,
     in_flight: int,
     dask: tuple[str | None, int] | None,
+    source: str | None = None,
+    rows: int | None = None,
+    quiet: bool = False,
 ) -> RunSummary:
-    """`dask`: (scheduler address or None for a local cluster, local worker count)."""
+    """`dask`: (scheduler address or None for a local cluster, local worker count);
+    `rows`: a plain input's row count (the progress total)."""
     from librarian.flows.link_flow import link_queue, on_progress
 
     flow_to_run = link_queue if dask is None else link_queue.with_options(
         task_runner=_dask_runner(*dask)  # type: ignore[arg-type]
     )  # fmt: skip
-    progress = _progress(input, db, run_id)
+    progress = _progress(input, db, run_id, rows, quiet)
     try:
-        return flow_to_run(input, target, settings, run_id, db, in_flight)
+        return flow_to_run(input, target, settings, run_id, db, in_flight, source)
     except Exception as exc:
         raise RunError(f"run {run_id} failed: {type(exc).__name__}: {exc}") from exc
     finally:
@@ -188,18 +218,76 @@ def _dask_runner(address: str | None, workers: int) -> object:
     return DaskTaskRunner(cluster_kwargs=local)
 
 
-def _progress(input: Path | None, db: str | None, run_id: str) -> Progress | None:
-    """A progress bar on a terminal, advanced by the flow as batches finish."""
-    if not sys.stderr.isatty():
-        return None
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
+class _Bar:
+    """The run's progress on the terminal: its phase (starting Prefect, loading models,
+    linking with rate and time left, writing). While it shows, Prefect's console log lines
+    are held back (they still reach the run's log on the Prefect server)."""
 
+    def __init__(self, total: int | None) -> None:
+        from rich.progress import (
+            BarColumn,
+            MofNCompleteColumn,
+            Progress,
+            TextColumn,
+            TimeElapsedColumn,
+            TimeRemainingColumn,
+        )
+
+        self.progress = Progress(
+            TextColumn("{task.description:<16}"), BarColumn(), MofNCompleteColumn(),
+            TextColumn("{task.fields[rate]}"), TimeElapsedColumn(), TimeRemainingColumn(),
+            console=err, transient=False,
+        )  # fmt: skip
+        self.task = self.progress.add_task("starting Prefect", total=total, rate="")
+        self.started = 0.0
+        _mute_prefect_console()
+
+    def phase(self, name: str) -> None:
+        import time
+
+        if name == "linking":
+            self.started = time.perf_counter()
+        self.progress.update(self.task, description=name)
+
+    def advance(self, lines: int) -> None:
+        import time
+
+        self.progress.advance(self.task, lines)
+        done = self.progress.tasks[0].completed
+        elapsed = time.perf_counter() - self.started if self.started else 0.0
+        rate = f"{done / elapsed:.1f} lines/s" if elapsed > 0 else ""
+        self.progress.update(self.task, rate=rate)
+
+    def start(self) -> None:
+        self.progress.start()
+
+    def stop(self) -> None:
+        # Prefect's console stays at WARNING to the end: its temporary server says it is
+        # stopping at exit, below the summary, otherwise.
+        self.progress.stop()
+
+
+def _mute_prefect_console() -> None:
+    """Raise Prefect's console handlers to WARNING (the API log keeps every line)."""
+    for name in ("", "prefect", "prefect.flow_runs", "prefect.task_runs"):
+        for handler in logging.getLogger(name).handlers:
+            if type(handler).__name__ == "PrefectConsoleHandler":
+                handler.setLevel(logging.WARNING)
+
+
+def _progress(
+    input: Path | None, db: str | None, run_id: str, rows: int | None, quiet: bool
+) -> _Bar | None:
+    """A progress bar on a terminal (not with --quiet), told by the flow what it does."""
+    if quiet or not sys.stderr.isatty():
+        return None
     from librarian.flows.link_flow import on_progress
 
-    progress = Progress("[progress.description]{task.description}", BarColumn(),
-                        MofNCompleteColumn(), TimeElapsedColumn(), console=err)  # fmt: skip
-    total = _count_lines(input) if input is not None else _pending(db)
-    bar = progress.add_task("linking", total=total)
-    on_progress(run_id, lambda n: progress.advance(bar, n))
-    progress.start()
-    return progress
+    if rows is not None:
+        total: int | None = rows
+    else:
+        total = _count_lines(input) if input is not None else _pending(db)
+    bar = _Bar(total)
+    on_progress(run_id, bar)
+    bar.start()
+    return bar

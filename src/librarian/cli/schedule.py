@@ -32,6 +32,16 @@ def _absolute(settings: LinkerSettings) -> dict[str, Any]:
     return values
 
 
+def persistent_server(command: str) -> None:
+    """Schedules live on a persistent Prefect server: refuse, saying how to get one."""
+    if not os.environ.get("PREFECT_API_URL"):
+        raise UsageError(
+            f"{command} needs a persistent Prefect server (Prefect schedules nothing on its "
+            "temporary one): start one with `librarian server start`, then export the "
+            "PREFECT_API_URL it prints"
+        )
+
+
 def check_cron(cron: str) -> None:
     """A schedule Prefect cannot read is a usage error now, not a traceback later."""
     from prefect.client.schemas.schedules import CronSchedule
@@ -64,18 +74,18 @@ def scheduled_parameters(
 def serve(*, schedule: ScheduleOptions, linker: LinkerOptions) -> None:
     """Keep a scheduled deployment of the flow and run it here (Prefect `flow.serve`).
 
-    Runs until stopped (Ctrl-C). With PREFECT_API_URL set the schedule is registered on
-    that server; otherwise on a temporary local one that lives as long as this process.
+    Runs until stopped (Ctrl-C). The schedule is registered on the Prefect server at
+    PREFECT_API_URL (`librarian server start` runs one): Prefect schedules nothing on its
+    temporary server.
     """
-    check_cron(schedule.cron)  # the cheapest check first: before any model is looked for
+    check_cron(schedule.cron)  # the cheapest checks first: before any model is looked for
     settings = linker_settings(linker, batch_size=schedule.batch_size)
     parameters = scheduled_parameters(schedule, settings, linker)
+    persistent_server("serve")
     prefect_environment()
     from librarian.flows.scheduled import scheduled_run
 
-    api = os.environ.get("PREFECT_API_URL") or (
-        "a temporary local Prefect server (the schedule lives with this process)"
-    )
+    api = os.environ["PREFECT_API_URL"]
     err.print(f"serving deployment {schedule.name!r} on {schedule.cron} against {api}",
               markup=False)  # fmt: skip
     scheduled_run.serve(name=schedule.name, cron=schedule.cron, parameters=parameters,
@@ -96,11 +106,10 @@ def deploy(
 
     A worker runs it: `prefect worker start --pool POOL` on a machine with librarian
     installed."""
-    if not os.environ.get("PREFECT_API_URL"):
-        raise UsageError("deploy registers against a Prefect server: set PREFECT_API_URL")
     check_cron(schedule.cron)
     settings = linker_settings(linker, batch_size=schedule.batch_size)
     parameters = scheduled_parameters(schedule, settings, linker)
+    persistent_server("deploy")
     prefect_environment()
     deployment_id = _register(schedule.name, pool, schedule.cron, parameters)
     from librarian.flows.scheduled import scheduled_run

@@ -190,3 +190,6 @@ class KnowledgeItem(BaseModel):
     collections: list[str] | None = Field(
         default=None, description="pin: search only these hub collections"
     )
+    section_path: list[str] | None = Field(
+        default=None, description="headings above the section (plain inputs; ours, optional)"
+    )

@@ -9,11 +9,10 @@ from __future__ import annotations
 
 import time
 from collections import deque
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TypeVar, cast
+from typing import Protocol, TypeVar, cast
 
 from prefect import flow, get_run_logger, task
 from prefect.artifacts import create_markdown_artifact
@@ -43,20 +42,36 @@ from librarian.stages.accounting import (
 )
 from librarian.stages.emit import OutputWriter
 from librarian.stages.ingest import ChunkRegistry, RawBatch, parse_line, read_batch, rejected
+from librarian.stages.plain import is_plain, plain_lines
 from librarian.stages.update import PriorDecision, apply_updates
 from librarian.store.db import make_engine, redacted, upgrade
 from librarian.store.decisions import StoredBatch, WriteResult, commit, priors, unchanged
 from librarian.store.queue import QUEUE_SOURCE, ClaimedBatch, claim
 
+
 # Progress callbacks by run id: a callable is no flow parameter (parameters are stored by the API).
-_PROGRESS: dict[str, Callable[[int], None]] = {}
+class RunProgress(Protocol):
+    """Told what a run is doing: its phase, and lines done as batches finish."""
+
+    def phase(self, name: str) -> None: ...
+
+    def advance(self, lines: int) -> None: ...
 
 
-def on_progress(run_id: str, callback: Callable[[int], None] | None) -> None:
-    if callback is None:
+_PROGRESS: dict[str, RunProgress] = {}
+
+
+def on_progress(run_id: str, progress: RunProgress | None) -> None:
+    if progress is None:
         _PROGRESS.pop(run_id, None)
     else:
-        _PROGRESS[run_id] = callback
+        _PROGRESS[run_id] = progress
+
+
+def _phase(run_id: str, name: str) -> None:
+    progress = _PROGRESS.get(run_id)
+    if progress is not None:
+        progress.phase(name)
 
 
 # Loaded models, one linker per settings per process: a Dask worker loads its own once,
@@ -168,6 +183,8 @@ class _Run:
     registry: ChunkRegistry = field(default_factory=ChunkRegistry)
     stored: WriteResult = field(default_factory=WriteResult)
     failed_ids: set[int] = field(default_factory=set)  # queue rows left for a later run
+    # A plain input (CSV, Markdown, simple JSONL), read whole as KnowledgeItem lines.
+    preloaded: list[tuple[int, bytes]] | None = None
     offset: int = 0
     next_line: int = 1
     eof: bool = False
@@ -189,6 +206,12 @@ class _Run:
             )
             self.eof = raw.eof
             return raw, claimed.session, claimed.ids
+        if self.preloaded is not None:
+            lines = self.preloaded[self.offset : self.offset + self.settings.batch_size]
+            self.offset += len(lines)
+            self.eof = self.offset >= len(self.preloaded)
+            raw = RawBatch(lines, 0, self.offset, 0, self.eof)
+            return raw, Session(self.engine) if self.engine is not None else None, []
         raw = read_batch_task(
             self.input_path, self.offset, self.next_line, self.settings.batch_size
         )
@@ -283,9 +306,9 @@ class _Run:
             "batch %d: %d lines (linked %d, review %d, rejected %d, skipped %d so far)",
             s.batches, len(batch.raw.lines), s.linked, s.review, s.rejected, s.skipped,
         )  # fmt: skip
-        callback = _PROGRESS.get(self.run_id)
-        if callback is not None:
-            callback(len(batch.raw.lines) + batch.raw.blank_lines)
+        progress = _PROGRESS.get(self.run_id)
+        if progress is not None:
+            progress.advance(len(batch.raw.lines) + batch.raw.blank_lines)
 
     def close_out(self) -> None:
         """The summary's last fields, checked: every line accounted for."""
@@ -354,9 +377,12 @@ def link_queue(
     run_id: str,
     database: str | None = None,
     in_flight: int = 1,
+    source_name: str | None = None,
 ) -> RunSummary:
     """Dry-run (`database` None): files only. Commit: decisions into `database`, and the
-    same files as a record. `input_path` None: drain the database's knowledge_queue.
+    same files as a record. `input_path` None: drain the database's knowledge_queue. A
+    plain input (CSV, Markdown, simple JSONL) is read as rows of the document
+    `source_name` (default: the file's name).
 
     `in_flight` batches are linked at once (on a Dask cluster, one or two a worker);
     they are stored and written in input order, so outputs do not depend on it.
@@ -367,14 +393,19 @@ def link_queue(
     source = str(input_path) if input_path is not None else QUEUE_SOURCE
     summary = new_summary(source, out_dir, settings, run_id, database)
     started = time.perf_counter()
+    _phase(run_id, "loading models")
     linker = load_linker(settings)
     add_timings(summary, {"load_models": time.perf_counter() - started})
     describe_linker(summary, linker)
     run = _Run(input_path, settings, run_id, engine, summary, linker)
+    if input_path is not None and is_plain(input_path):
+        run.preloaded = plain_lines(input_path, source_name)
     try:
         with OutputWriter(out_dir) as writer:
             summary.outputs = writer.paths()
+            _phase(run_id, "linking")
             drain(run, writer, in_flight)
+            _phase(run_id, "writing")
             run.close_out()
             writer.commit(summary)
     finally:

@@ -1,8 +1,11 @@
-"""A local Prefect server for runs whose tasks leave this process (Dask workers).
+"""Local Prefect servers: a throwaway one for runs whose tasks leave this process (Dask
+workers), and the persistent one schedules need (`librarian server start`).
 
 Prefect's temporary server lives inside one process; workers in other processes would
 each start their own and the run's task states would scatter. So such a run starts a
 real `prefect server start` on a free port (its own PREFECT_HOME) and stops it at the end.
+Schedules need a server that outlives the command that registers them: Prefect refuses
+to schedule flows on its temporary server.
 """
 
 from __future__ import annotations
@@ -28,7 +31,7 @@ class ServerError(RunError):
     """The local Prefect server did not come up; the message carries its log's tail."""
 
 
-def _free_port() -> int:
+def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return int(sock.getsockname()[1])
@@ -36,29 +39,46 @@ def _free_port() -> int:
 
 @contextmanager
 def local_prefect_server() -> Iterator[str]:
-    """Start a server, yield its API URL, stop it (and its process group) afterwards."""
+    """Start a throwaway server, yield its API URL, stop it afterwards."""
     home = Path(tempfile.mkdtemp(prefix="librarian-prefect-"))
-    port = _free_port()
-    env = {**os.environ, "PREFECT_HOME": str(home), "PREFECT_SERVER_ANALYTICS_ENABLED": "false"}
+    with prefect_server(home, "127.0.0.1", free_port(), ui=False) as (api, _):
+        yield api
+
+
+@contextmanager
+def prefect_server(
+    home: Path, host: str, port: int, ui: bool
+) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
+    """`prefect server start` with its database under `home`, analytics off; yields the
+    API URL and the process once healthy, and stops it (and its group) afterwards."""
+    home.mkdir(parents=True, exist_ok=True)
+    env = {**os.environ, "PREFECT_HOME": str(home), "PREFECT_SERVER_ANALYTICS_ENABLED": "false",
+           "PREFECT_UI_ENABLED": "true" if ui else "false"}  # fmt: skip
     env.pop("PREFECT_API_URL", None)
     log_path = home / "server.log"
     prefect = str(Path(sys.executable).with_name("prefect"))
     with log_path.open("w") as log:
         server = subprocess.Popen(
-            [prefect, "server", "start", "--host", "127.0.0.1", "--port", str(port)],
+            [prefect, "server", "start", "--host", host, "--port", str(port)],
             env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
         )  # fmt: skip
-        api = f"http://127.0.0.1:{port}/api"
+        api = f"http://{'127.0.0.1' if host in ('0.0.0.0', '::') else host}:{port}/api"
         try:
             _wait_healthy(api, server, log_path)
-            yield api
+            yield api, server
         finally:
-            os.killpg(server.pid, signal.SIGTERM)
-            try:
-                server.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                os.killpg(server.pid, signal.SIGKILL)
-                server.wait()
+            stop(server)
+
+
+def stop(server: subprocess.Popen[bytes]) -> None:
+    if server.poll() is not None:
+        return
+    os.killpg(server.pid, signal.SIGTERM)
+    try:
+        server.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        os.killpg(server.pid, signal.SIGKILL)
+        server.wait()
 
 
 def _wait_healthy(api: str, server: subprocess.Popen[bytes], log_path: Path) -> None:

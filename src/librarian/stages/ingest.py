@@ -205,7 +205,7 @@ def _parse_knowledge_item(line: int, obj: dict[str, Any], chunk_id: str | None) 
         input_shape="knowledge_item",
         text=item.content.text,
         title_hint=item.content.title_hint or loc.title,
-        heading_path=(),
+        heading_path=tuple(item.section_path or ()),
         source=source,
         locator=locator,
         security_summary=item.filter.security_summary if item.filter else None,

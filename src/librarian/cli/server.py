@@ -1,0 +1,47 @@
+"""`librarian server start`: the persistent local Prefect server that schedules need."""
+
+from __future__ import annotations
+
+import signal
+from types import FrameType
+from typing import Annotated
+
+import typer
+
+from librarian.cli.common import err, home_of, out
+from librarian.cli.options import HomeOpt
+
+app = typer.Typer(no_args_is_help=True, help="The local Prefect server schedules run on.")
+
+
+@app.command("start")
+def server_start(
+    port: Annotated[int, typer.Option(min=1, max=65535, help="port")] = 4200,
+    host: Annotated[str, typer.Option(help="address to bind")] = "127.0.0.1",
+    home: HomeOpt = None,
+) -> None:
+    """Run a persistent Prefect server (its database in the librarian home, the UI on,
+    analytics off) until stopped; print the PREFECT_API_URL that `serve`, `deploy` and
+    workers use."""
+    from librarian.flows.server import ServerError, prefect_server, stop
+
+    prefect_home = home_of(home).root / "prefect"
+    try:
+        with prefect_server(prefect_home, host, port, ui=True) as (api, process):
+            out.print(f"export PREFECT_API_URL={api}", markup=False)
+            err.print(
+                f"Prefect server on {api} (UI: {api.removesuffix('/api')}), its database in "
+                f"{prefect_home}; Ctrl-C stops it",
+                markup=False,
+            )
+
+            def stop_on(signum: int, frame: FrameType | None) -> None:
+                stop(process)
+
+            signal.signal(signal.SIGTERM, stop_on)
+            try:
+                process.wait()
+            except KeyboardInterrupt:
+                stop(process)
+    except ServerError as exc:
+        raise ServerError(f"{exc} (is port {port} in use? try --port)") from exc

@@ -1,0 +1,122 @@
+"""Plain inputs: a CSV or JSONL table of requirements, a Markdown document by heading."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from librarian.contracts.envelopes import dump_envelope
+from librarian.contracts.records import RejectCode, Rejection, Section
+from librarian.stages.ingest import parse_line
+from librarian.stages.plain import PlainInputError, is_plain, markdown_blocks, plain_lines
+from tests.rfc import assert_rfc_valid
+from tests.stubs import stub_linker
+
+CSV = (
+    "id,text,title,section_path\n"
+    'R1,"Passwords must be stored with a salted, slow hash.",Password storage,Auth > Storage\n'
+    'R2,"All traffic must use TLS 1.2 or higher.",,\n'
+    "R3,,Empty,\n"
+    ',"A row without an id.",,\n'
+)
+MARKDOWN = """# Our Standard
+
+Preamble text.
+
+## Authentication
+
+Users must be locked out after five failed logins.
+
+```
+# not a heading, inside code
+```
+
+### Passwords
+
+Passwords must be hashed.
+
+## Sessions
+
+Session tokens must be rotated after login.
+"""
+
+
+def parsed(path: Path, source: str | None = None) -> list[Section | Rejection]:
+    out = []
+    for number, raw in plain_lines(path, source):
+        result = parse_line(number, raw)
+        assert isinstance(result, Section | Rejection)
+        out.append(result)
+    return out
+
+
+def test_a_csv_table_becomes_sections_with_stable_provenance(tmp_path: Path) -> None:
+    path = tmp_path / "reqs.csv"
+    path.write_text(CSV)
+    first = parsed(path, "Our Standard 2.0")
+    sections = [p for p in first if isinstance(p, Section)]
+    assert [s.line for s in sections] == [1, 2]
+    one = sections[0]
+    assert one.locator.id == "Our Standard 2.0#R1" and one.title_hint == "Password storage"
+    assert one.heading_path == ("Auth", "Storage")
+    assert one.artifact_id == "plain:Our Standard 2.0"
+    assert one.source.url is not None and one.source.url.startswith("urn:librarian:plain:")
+    rejected = {p.line: p.reason for p in first if isinstance(p, Rejection)}
+    assert rejected == {3: RejectCode.EMPTY_TEXT, 4: RejectCode.MISSING_FIELD}
+    again = [p for p in parsed(path, "Our Standard 2.0") if isinstance(p, Section)]
+    assert [s.chunk_id for s in again] == [s.chunk_id for s in sections]  # stable ids
+    path.write_text(CSV.replace("TLS 1.2", "TLS 1.3"))
+    edited = [p for p in parsed(path, "Our Standard 2.0") if isinstance(p, Section)]
+    assert edited[1].span_key == sections[1].span_key  # same row, new text: an update
+    assert edited[1].content_hash != sections[1].content_hash
+    result = stub_linker(threshold=0.5).link(sections, "plain")
+    assert_rfc_valid([dump_envelope(e) for e in result.envelopes])
+
+
+def test_a_table_without_id_or_text_columns_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "reqs.csv"
+    path.write_text("name,description\nx,y\n")
+    with pytest.raises(PlainInputError, match="columns id and text"):
+        plain_lines(path)
+
+
+def test_markdown_splits_by_heading_and_ignores_code(tmp_path: Path) -> None:
+    blocks = list(markdown_blocks(MARKDOWN))
+    assert [b["section_path"] for b in blocks] == [
+        ["Our Standard"], ["Our Standard", "Authentication"],
+        ["Our Standard", "Authentication", "Passwords"], ["Our Standard", "Sessions"],
+    ]  # fmt: skip
+    assert "# not a heading" in blocks[1]["text"]
+    assert blocks[2]["id"] == "our-standard/authentication/passwords-1"
+    path = tmp_path / "standard.md"
+    path.write_text(MARKDOWN)
+    sections = parsed(path)
+    assert all(isinstance(s, Section) for s in sections) and len(sections) == 4
+
+
+def test_a_long_section_is_split_into_requirement_sized_blocks() -> None:
+    paragraph = "The system must log every access decision. " * 20  # ~860 characters
+    blocks = list(markdown_blocks("# Logging\n\n" + "\n\n".join([paragraph] * 4)))
+    assert len(blocks) == 4 and [b["id"] for b in blocks][-1] == "logging-4"
+
+
+def test_simple_jsonl_is_recognised_and_bad_lines_keep_their_numbers(tmp_path: Path) -> None:
+    path = tmp_path / "reqs.jsonl"
+    rows = [{"id": "A-1", "text": "Encrypt backups at rest.", "url": "https://x.example/a1"},
+            {"id": "A-2"}]  # fmt: skip
+    path.write_text(json.dumps(rows[0]) + "\n\n" + json.dumps(rows[1]) + "\nnot json\n")
+    assert is_plain(path)
+    result = parsed(path)
+    assert [(p.line, type(p).__name__) for p in result] == [
+        (1, "Section"), (3, "Rejection"), (4, "Rejection")
+    ]  # fmt: skip
+    assert isinstance(result[0], Section) and result[0].locator.url == "https://x.example/a1"
+    assert isinstance(result[2], Rejection) and result[2].reason == RejectCode.INVALID_JSON
+
+
+def test_queue_jsonl_is_not_taken_for_a_plain_table(tmp_path: Path) -> None:
+    path = tmp_path / "q.jsonl"
+    path.write_text(json.dumps({"id": 1, "text": "x", "chunk_id": "c", "llm_label": "K"}) + "\n")
+    assert not is_plain(path)
