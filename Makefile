@@ -66,7 +66,7 @@ bench: setup
 	$(BIN)/python scripts/bench_throughput.py
 
 schemas: setup
-	$(BIN)/librarian schema export src/librarian/contracts/json
+	$(BIN)/librarian schema export src/librarian/schemas/json
 
 samples: setup
 	$(BIN)/python scripts/make_samples.py

@@ -25,21 +25,17 @@ import numpy as np
 from numpy.typing import NDArray
 from scipy.stats import binomtest
 
+from librarian.artifacts.calibrator import top_features
 from librarian.catalogue.hub import Hub, load_hub
-from librarian.learning.calibrate import (
-    choose_threshold,
-    fit_calibrator,
-    reliability,
-    top_features,
-)
-from librarian.learning.golden import load_golden
-from librarian.learning.links import LinkedSection, linked_sections, load_links, load_section_texts
 from librarian.models.cache import CachingEmbedder, SqliteVectorCache
 from librarian.models.load import load_embedder
 from librarian.paths import DEFAULT_HUB, DEFAULT_LINKS, DEFAULT_SECTION_TEXTS, librarian_home
 from librarian.retrieval.evidence import EVIDENCE_WEIGHT, EvidenceIndex, Exemplar
 from librarian.retrieval.flat import combined_vectors
 from librarian.retrieval.index import HubIndex, build_index
+from librarian.training.calibrate import choose_threshold, fit_calibrator, reliability
+from librarian.training.golden import load_golden
+from librarian.training.links import LinkedSection, linked_sections, load_links, load_section_texts
 
 Matrix = NDArray[np.float32]
 TOP_K = 20

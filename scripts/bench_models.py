@@ -28,12 +28,12 @@ from pathlib import Path
 
 from bench_throughput import build_queue, untrained_cross_encoder
 
-from librarian.contracts.records import Section
 from librarian.factory import build_linker
 from librarian.models.onnx_embedder import OnnxEmbedder
 from librarian.models.transformer import CrossEncoderScorer, SentenceTransformerEmbedder
+from librarian.pipeline.ingest import parse_line, query_text
+from librarian.schemas.records import Section
 from librarian.settings import LinkerSettings
-from librarian.stages.ingest import parse_line, query_text
 
 
 def best_of(repeats: int, work: object) -> float:

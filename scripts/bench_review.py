@@ -23,16 +23,16 @@ from fastapi.testclient import TestClient
 from sqlalchemy.orm import Session
 
 from librarian.catalogue.hub import load_hub
-from librarian.contracts.envelopes import ReviewItem
-from librarian.contracts.records import Section
 from librarian.factory import build_linker
 from librarian.paths import DEFAULT_HUB, packaged_data
+from librarian.pipeline.ingest import parse_line
+from librarian.review.decisions import DecisionRequest, decide
 from librarian.review.web import Workbench, create_app
+from librarian.schemas.envelopes import ReviewItem
+from librarian.schemas.records import Section
 from librarian.settings import LinkerSettings
-from librarian.stages.ingest import parse_line
 from librarian.store.db import make_engine, upgrade
 from librarian.store.decisions import load_reviews
-from librarian.store.human import DecisionRequest, decide
 from librarian.store.review import review_items
 
 

@@ -16,9 +16,9 @@ import time
 from pathlib import Path
 
 from librarian.factory import build_linker
-from librarian.learning.golden import load_golden, sections_of
+from librarian.pipeline.ingest import query_text
 from librarian.settings import LinkerSettings
-from librarian.stages.ingest import query_text
+from librarian.training.golden import load_golden, sections_of
 
 STRATEGIES: list[tuple[str, dict[str, object]]] = [
     ("flat, routing off (all collections)", {"routing": "off"}),

@@ -1,5 +1,5 @@
 """Writes data/golden/dev.json: the dev golden set `librarian eval` scores, in the upstream
-harness's format (contracts/rfc/golden-dataset.schema.json).
+harness's format (schemas/rfc/golden-dataset.schema.json).
 
 Positive rows are every section of the dev frameworks (DEV_FRAMEWORKS) that people linked,
 in both text styles: its title (`gold:<framework>:<section>:title`) and, where the shared
@@ -21,14 +21,14 @@ import argparse
 from pathlib import Path
 
 from librarian.catalogue.hub import load_hub
-from librarian.learning.golden import dump_golden, load_golden, rows_from_links
-from librarian.learning.links import (
+from librarian.paths import DEFAULT_HUB, DEFAULT_LINKS, DEFAULT_SECTION_TEXTS
+from librarian.training.golden import dump_golden, load_golden, rows_from_links
+from librarian.training.links import (
     DEV_FRAMEWORKS,
     linked_sections,
     load_links,
     load_section_texts,
 )
-from librarian.paths import DEFAULT_HUB, DEFAULT_LINKS, DEFAULT_SECTION_TEXTS
 
 GOLDEN_DIR = Path("data") / "golden"
 

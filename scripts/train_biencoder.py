@@ -31,15 +31,15 @@ import numpy as np
 from scipy.stats import binomtest
 
 from librarian.catalogue.hub import Hub, load_hub, path_text
-from librarian.learning.links import (
+from librarian.models.transformer import default_embedding_model_path
+from librarian.paths import DEFAULT_HUB, DEFAULT_LINKS, DEFAULT_SECTION_TEXTS
+from librarian.training.links import (
     DEV_FRAMEWORKS,
     LinkedSection,
     linked_sections,
     load_links,
     load_section_texts,
 )
-from librarian.models.transformer import default_embedding_model_path
-from librarian.paths import DEFAULT_HUB, DEFAULT_LINKS, DEFAULT_SECTION_TEXTS
 
 MAX_TOKENS = 128
 BATCH = 32

@@ -27,13 +27,6 @@ import numpy as np
 from scipy.stats import binomtest, spearmanr
 
 from librarian.catalogue.hub import Hub, load_hub, path_text
-from librarian.learning.links import (
-    DEV_FRAMEWORKS,
-    LinkedSection,
-    linked_sections,
-    load_links,
-    load_section_texts,
-)
 from librarian.models.cache import CachingEmbedder, SqliteVectorCache
 from librarian.models.load import load_embedder
 from librarian.models.seams import Vectors
@@ -42,6 +35,13 @@ from librarian.paths import DEFAULT_HUB, DEFAULT_LINKS, DEFAULT_SECTION_TEXTS, l
 from librarian.retrieval.evidence import EvidenceIndex, Exemplar, evidence_bonus
 from librarian.retrieval.flat import retrieve
 from librarian.retrieval.index import HubIndex, build_index
+from librarian.training.links import (
+    DEV_FRAMEWORKS,
+    LinkedSection,
+    linked_sections,
+    load_links,
+    load_section_texts,
+)
 
 LIST = 10
 

@@ -1,4 +1,4 @@
-"""The published OpenCRE RFC schemas (packaged in contracts/rfc/, as the RFC publishes them),
+"""The published OpenCRE RFC schemas (packaged in schemas/rfc/, as the RFC publishes them),
 with `$ref`s resolved by `$id` and formats (date-time, uri) checked: what every envelope
 the librarian writes must pass."""
 
@@ -24,7 +24,7 @@ FILES = {
 @cache
 def _registry() -> Registry:
     resources = []
-    for path in sorted(packaged("contracts", "rfc").glob("*.json")):
+    for path in sorted(packaged("schemas", "rfc").glob("*.json")):
         schema = json.loads(path.read_text())
         resources.append((schema["$id"], Resource.from_contents(schema)))
     return Registry().with_resources(resources)
@@ -32,7 +32,7 @@ def _registry() -> Registry:
 
 @cache
 def validator(name: str) -> jsonschema.Draft202012Validator:
-    schema = json.loads(packaged("contracts", "rfc", FILES[name]).read_text())
+    schema = json.loads(packaged("schemas", "rfc", FILES[name]).read_text())
     return jsonschema.Draft202012Validator(
         schema,
         registry=_registry(),

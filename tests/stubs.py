@@ -9,12 +9,12 @@ from collections.abc import Sequence
 import numpy as np
 from numpy.typing import NDArray
 
+from librarian.artifacts.card import CardData, CardModels, ModelCard, OutOfFold, TrainedModels
 from librarian.catalogue.hub import Hub, build_hub
-from librarian.contracts.records import HubNode
-from librarian.learning.modeldir import CardData, CardModels, ModelCard, OutOfFold, TrainedModels
-from librarian.linker import Linker
+from librarian.pipeline.linker import Linker
 from librarian.retrieval.evidence import RETRIEVER_ID
 from librarian.retrieval.index import build_index
+from librarian.schemas.records import HubNode
 from librarian.settings import LinkerSettings
 
 

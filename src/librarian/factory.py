@@ -10,29 +10,29 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from librarian.catalogue.hub import Hub
-from librarian.catalogue.teams import load_hubs
-from librarian.errors import UsageError
-from librarian.learning.modeldir import (
+from librarian.artifacts.card import (
     ModelDirError,
     TrainedModels,
     load_evidence,
     load_trained,
     recorded_embedder,
 )
-from librarian.linker import Linker
+from librarian.catalogue.hub import Hub
+from librarian.catalogue.teams import load_hubs
+from librarian.errors import UsageError
 from librarian.models.load import load_embedder
 from librarian.models.transformer import CrossEncoderScorer
+from librarian.pipeline.linker import Linker
 from librarian.retrieval.beam import BeamRetriever
 from librarian.retrieval.flat import Retriever
 from librarian.retrieval.index import HubIndex, build_index
+from librarian.retrieval.pgvector import PgVectorRetriever
 from librarian.routing.classifier import ROUTER_NAME, BranchClassifier
 from librarian.routing.collections import hub_collections
 from librarian.routing.router import Router
 from librarian.routing.rules import load_rules
 from librarian.settings import LinkerSettings
 from librarian.store.db import make_engine
-from librarian.store.vectors import PgVectorRetriever
 
 
 def build_linker(settings: LinkerSettings) -> Linker:

@@ -12,8 +12,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from librarian.contracts.routing import RoutingMode
 from librarian.paths import DEFAULT_HUB
+from librarian.schemas.routing import RoutingMode
 
 # Used only when the uncalibrated scorer is asked for explicitly.
 UNCALIBRATED_THRESHOLD = 0.80

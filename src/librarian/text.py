@@ -9,6 +9,7 @@ another: every human-facing output shows them by name.
 
 from __future__ import annotations
 
+import hashlib
 import re
 import unicodedata
 from typing import Any, NamedTuple
@@ -75,3 +76,8 @@ def value_problem(value: Any) -> Problem | None:
         elif isinstance(item, list):
             stack.extend((inner, depth + 1, f"{where}[{i}]") for i, inner in enumerate(item))
     return None
+
+
+def content_hash(text: str) -> str:
+    """sha256 of the text as UTF-8, hex: what "the same text" means everywhere."""
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()

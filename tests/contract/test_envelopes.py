@@ -11,9 +11,9 @@ from typing import Any
 import jsonschema
 import pytest
 
-from librarian.contracts.envelopes import LinkProposal, dump_envelope
-from librarian.contracts.export import CONTRACTS, PACKAGED_SCHEMA_DIR, export_schemas
-from librarian.stages.ingest import section_from_text
+from librarian.pipeline.ingest import section_from_text
+from librarian.schemas.envelopes import LinkProposal, dump_envelope
+from librarian.schemas.export import CONTRACTS, PACKAGED_SCHEMA_DIR, export_schemas
 from tests.stubs import StubScorer, stub_linker
 
 EXAMPLES = Path(__file__).parent / "examples"

@@ -20,8 +20,8 @@ import pytest
 from sqlalchemy import Engine, func, select, text
 from sqlalchemy.orm import Session
 
-from librarian.contracts.envelopes import LinkProposal, ReviewItem
 from librarian.paths import DEFAULT_LINKS, packaged_data
+from librarian.schemas.envelopes import LinkProposal, ReviewItem
 from librarian.store.db import make_engine, upgrade
 from librarian.store.queue import enqueue, pending
 from librarian.store.tables import DecisionRow, KnowledgeQueueRow, RejectedRow

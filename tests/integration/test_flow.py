@@ -11,11 +11,11 @@ from typing import Any
 import jsonschema
 import pytest
 
-from librarian.contracts.export import PACKAGED_SCHEMA_DIR
 from librarian.paths import packaged_data
+from librarian.pipeline.decide import EXPLICIT_RETRIEVER
+from librarian.pipeline.emit import read_jsonl
+from librarian.schemas.export import PACKAGED_SCHEMA_DIR
 from librarian.settings import LinkerSettings
-from librarian.stages.decide import EXPLICIT_RETRIEVER
-from librarian.stages.emit import read_jsonl
 from tests.rfc import assert_rfc_valid
 
 pytestmark = pytest.mark.integration

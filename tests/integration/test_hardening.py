@@ -12,7 +12,8 @@ import pytest
 from sqlalchemy import Engine, func, select, text
 from sqlalchemy.orm import Session
 
-from librarian.store.db import is_postgres, make_engine, upgrade
+from librarian.sql import is_postgres
+from librarian.store.db import make_engine, upgrade
 from librarian.store.queue import MAX_ATTEMPTS, dead_letters, enqueue, pending
 from librarian.store.tables import DecisionRow, KnowledgeQueueRow, QueueAttempt, RejectedRow
 from tests.integration.test_commit import LIBRARIAN, count, librarian, queue_rows

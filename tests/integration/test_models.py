@@ -11,8 +11,8 @@ from typer.testing import CliRunner
 
 from librarian.cli import app
 from librarian.factory import build_linker
-from librarian.linker import Linker, explain_text
 from librarian.paths import DEFAULT_HUB, packaged_data
+from librarian.pipeline.linker import Linker, explain_text
 from librarian.retrieval.index import cache_file
 from librarian.settings import LinkerSettings
 

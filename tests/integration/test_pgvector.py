@@ -11,10 +11,11 @@ from librarian.models.transformer import SentenceTransformerEmbedder
 from librarian.paths import DEFAULT_HUB
 from librarian.retrieval.flat import retrieve
 from librarian.retrieval.index import build_index
+from librarian.retrieval.pgvector import PgVectorRetriever
 from librarian.routing.collections import hub_collections
 from librarian.settings import LinkerSettings
-from librarian.store.db import StoreError, make_engine
-from librarian.store.vectors import PgVectorRetriever
+from librarian.sql import StoreError
+from librarian.store.db import make_engine
 
 pytestmark = pytest.mark.integration
 
@@ -61,7 +62,7 @@ def test_same_top_k_as_in_memory(postgres_url: str) -> None:
 
 
 def test_linker_runs_on_pgvector_and_says_so(postgres_url: str) -> None:
-    from librarian.linker import explain_text
+    from librarian.pipeline.linker import explain_text
 
     settings = LinkerSettings(uncalibrated=True, vector_backend="pgvector", vector_db=postgres_url)
     linker = build_linker(settings)

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from librarian.stages.emit import read_jsonl
+from librarian.pipeline.emit import read_jsonl
 from tests.rfc import assert_rfc_valid
 
 pytestmark = pytest.mark.integration

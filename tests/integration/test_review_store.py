@@ -13,8 +13,9 @@ from alembic.config import Config
 from sqlalchemy import Engine, text
 from sqlalchemy.orm import Session
 
+from librarian.review.decisions import DecisionRequest, decide
 from librarian.store.db import MIGRATIONS, make_engine, upgrade
-from librarian.store.human import AlreadyDecided, DecisionRequest, decide, standing_decisions
+from librarian.store.human import AlreadyDecided, standing_decisions
 from tests.rfc import assert_rfc_valid_decisions
 from tests.stubs import small_hub
 from tests.unit.test_workbench import TEXTS, review_ids, seed

@@ -21,12 +21,12 @@ from sqlalchemy import Engine
 from sqlalchemy.orm import Session
 
 from librarian.catalogue.hub import load_hub
-from librarian.contracts.records import Section
 from librarian.factory import build_linker
 from librarian.paths import DEFAULT_HUB, packaged_data
+from librarian.pipeline.ingest import parse_line
 from librarian.review.web import Workbench, create_app
+from librarian.schemas.records import Section
 from librarian.settings import LinkerSettings
-from librarian.stages.ingest import parse_line
 from librarian.store.db import make_engine, upgrade
 from librarian.store.decisions import StoredBatch, write
 from librarian.store.human import standing_decisions

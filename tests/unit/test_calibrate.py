@@ -8,17 +8,15 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from librarian.learning.calibrate import (
+from librarian.artifacts.calibrator import (
     FEATURES,
     CalibrationError,
     Calibrator,
     candidate_features,
-    choose_threshold,
-    fit_calibrator,
-    reliability,
     top_features,
 )
 from librarian.retrieval.evidence import NO_EVIDENCE
+from librarian.training.calibrate import choose_threshold, fit_calibrator, reliability
 
 
 def synthetic(n: int = 400, seed: int = 0) -> tuple[list[tuple[float, ...]], list[bool]]:

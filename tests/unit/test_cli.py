@@ -9,8 +9,8 @@ import pytest
 from typer.testing import CliRunner
 
 from librarian.cli import app
-from librarian.contracts.export import CONTRACTS
 from librarian.paths import DEFAULT_HUB
+from librarian.schemas.export import CONTRACTS
 
 runner = CliRunner()
 

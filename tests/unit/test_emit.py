@@ -5,11 +5,11 @@ from pathlib import Path
 
 import pytest
 
-from librarian.contracts.envelopes import Envelope
-from librarian.contracts.records import RejectCode, Rejection, RunSummary
-from librarian.stages.accounting import AccountingError, check_accounting
-from librarian.stages.emit import OUTPUT_FILES, OutputWriter, read_jsonl
-from librarian.stages.ingest import section_from_text
+from librarian.pipeline.accounting import AccountingError, check_accounting
+from librarian.pipeline.emit import OUTPUT_FILES, OutputWriter, read_jsonl
+from librarian.pipeline.ingest import section_from_text
+from librarian.schemas.envelopes import Envelope
+from librarian.schemas.records import RejectCode, Rejection, RunSummary
 from tests.stubs import stub_linker
 
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from librarian.contracts.evaluation import GoldenRow
-from librarian.learning.evaluate import gate_failures, run_golden, score
+from librarian.schemas.evaluation import GoldenRow
+from librarian.training.evaluate import gate_failures, run_golden, score
 from tests.stubs import stub_linker
 
 SPEC_KEYS = {
@@ -62,7 +62,7 @@ def test_counts_are_exact() -> None:
 
 
 def test_upstream_ids_name_the_framework_and_the_style() -> None:
-    from librarian.learning.golden import framework_of, style_of
+    from librarian.training.golden import framework_of, style_of
 
     row = golden("gold:nist_800_53:AC-2:prose", "positive", "short", "linked", "200-001")
     assert (framework_of(row), style_of(row)) == ("nist_800_53", "prose")

@@ -8,9 +8,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from librarian.contracts.envelopes import LinkProposal, ReviewItem
-from librarian.learning.calibrate import Calibrator
-from librarian.learning.modeldir import TrainedModels
+from librarian.artifacts.calibrator import Calibrator
+from librarian.artifacts.card import TrainedModels
+from librarian.pipeline.ingest import section_from_text
 from librarian.retrieval.evidence import (
     EVIDENCE_WEIGHT,
     NO_EVIDENCE,
@@ -18,7 +18,7 @@ from librarian.retrieval.evidence import (
     EvidenceIndex,
     Exemplar,
 )
-from librarian.stages.ingest import section_from_text
+from librarian.schemas.envelopes import LinkProposal, ReviewItem
 from tests.stubs import StubEmbedder, example_card, small_hub, stub_linker
 
 HUB = small_hub()

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from librarian.stages.explicit import find_references
+from librarian.pipeline.explicit import find_references
 
 HUB = {"616-305", "002-630", "760-764"}
 

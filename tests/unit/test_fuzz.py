@@ -16,9 +16,9 @@ from typing import Any
 from hypothesis import given
 from hypothesis import strategies as st
 
-from librarian.contracts.envelopes import dump_envelope
-from librarian.contracts.records import Rejection, Section, Skip
-from librarian.stages.ingest import ChunkRegistry, parse_line
+from librarian.pipeline.ingest import ChunkRegistry, parse_line
+from librarian.schemas.envelopes import dump_envelope
+from librarian.schemas.records import Rejection, Section, Skip
 from tests.rfc import assert_rfc_valid
 from tests.stubs import stub_linker
 from tests.unit.test_ingest import item, row

@@ -19,16 +19,16 @@ import pytest
 from sqlalchemy.orm import Session
 from typer.testing import CliRunner
 
+from librarian.artifacts.card import ModelDirError, load_trained
 from librarian.cli import app
-from librarian.contracts.envelopes import dump_envelope
-from librarian.contracts.records import RejectCode, Rejection, Section, Skip, SkipCode
-from librarian.learning.modeldir import ModelDirError, load_trained
+from librarian.pipeline.explicit import find_references
+from librarian.pipeline.ingest import ChunkRegistry, parse_line, read_batch, section_from_text
+from librarian.review.decisions import import_decisions
 from librarian.review.sheets import read_decisions, to_csv, to_html
-from librarian.stages.explicit import find_references
-from librarian.stages.ingest import ChunkRegistry, parse_line, read_batch, section_from_text
+from librarian.schemas.envelopes import dump_envelope
+from librarian.schemas.records import RejectCode, Rejection, Section, Skip, SkipCode
 from librarian.store.db import make_engine, upgrade
 from librarian.store.decisions import StoredBatch, write
-from librarian.store.human import import_decisions
 from librarian.store.review import review_items
 from tests.rfc import assert_rfc_valid
 from tests.stubs import small_hub, stub_linker

@@ -6,8 +6,8 @@ from typing import Any
 
 import pytest
 
-from librarian.contracts.records import RejectCode, Rejection, Section, Skip, SkipCode
-from librarian.stages.ingest import ChunkRegistry, parse_line, read_batch
+from librarian.pipeline.ingest import ChunkRegistry, parse_line, read_batch
+from librarian.schemas.records import RejectCode, Rejection, Section, Skip, SkipCode
 
 SHA = "0123456789abcdef0123"
 

@@ -2,11 +2,11 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from librarian.contracts.envelopes import AdversarialFlag, LinkProposal, ReasonCode, ReviewItem
-from librarian.contracts.records import RejectCode
-from librarian.linker import link_resilient
-from librarian.stages.decide import EXPLICIT_RETRIEVER
-from librarian.stages.ingest import section_from_text
+from librarian.pipeline.decide import EXPLICIT_RETRIEVER
+from librarian.pipeline.ingest import section_from_text
+from librarian.pipeline.linker import link_resilient
+from librarian.schemas.envelopes import AdversarialFlag, LinkProposal, ReasonCode, ReviewItem
+from librarian.schemas.records import RejectCode
 from tests.stubs import StubScorer, stub_linker
 
 NOW = datetime(2026, 11, 30, tzinfo=UTC)

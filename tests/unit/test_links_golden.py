@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from librarian.contracts.evaluation import GoldenInput, GoldenRow
-from librarian.learning.golden import (
+from librarian.schemas.evaluation import GoldenInput, GoldenRow
+from librarian.training.golden import (
     GoldenError,
     dump_golden,
     load_golden,
@@ -16,7 +16,7 @@ from librarian.learning.golden import (
     rows_from_links,
     sections_of,
 )
-from librarian.learning.links import (
+from librarian.training.links import (
     LinksError,
     curated_sections,
     is_bare_id,
@@ -153,7 +153,7 @@ def test_dev_rows_are_upstream_golden_rows(tmp_path: Path) -> None:
     prose = {("wstg", "INPV-01"): "Reflected cross-site scripting occurs when ..."}
     rows = rows_from_links(linked_sections(load_links(path), prose))
     assert [r.id for r in rows] == ["gold:wstg:INPV-01:title", "gold:wstg:INPV-01:prose"]
-    schema = json.loads(packaged("contracts", "rfc", "golden-dataset.schema.json").read_text())
+    schema = json.loads(packaged("schemas", "rfc", "golden-dataset.schema.json").read_text())
     for row in json.loads(dump_golden(rows)):
         jsonschema.validate(row, schema)
         assert row["input"]["source_standard"] == "WSTG"

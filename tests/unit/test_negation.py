@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from librarian.stages.negation import negation_differs
+from librarian.pipeline.negation import negation_differs
 
 
 @pytest.mark.parametrize(

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from librarian.contracts.envelopes import dump_envelope
-from librarian.contracts.records import RejectCode, Rejection, Section
-from librarian.stages.ingest import parse_line
-from librarian.stages.plain import PlainInputError, is_plain, markdown_blocks, plain_lines
+from librarian.pipeline.ingest import parse_line
+from librarian.pipeline.plain import PlainInputError, is_plain, markdown_blocks, plain_lines
+from librarian.schemas.envelopes import dump_envelope
+from librarian.schemas.records import RejectCode, Rejection, Section
 from tests.rfc import assert_rfc_valid
 from tests.stubs import stub_linker
 

@@ -12,20 +12,16 @@ import pytest
 from sqlalchemy import Engine, select
 from sqlalchemy.orm import Session
 
-from librarian.contracts.human import dump_decision
+from librarian.pipeline.ingest import section_from_text
+from librarian.review.decisions import ImportResult, import_decisions
 from librarian.review.sheets import neutralise, read_decisions, to_csv, to_html, to_jsonl
-from librarian.stages.ingest import section_from_text
+from librarian.schemas.human import dump_decision
 from librarian.store.db import make_engine, upgrade
 from librarian.store.decisions import StoredBatch, write
-from librarian.store.human import (
-    ImportResult,
-    ReviewImportError,
-    import_decisions,
-    reviewer_links,
-    standing_decisions,
-)
+from librarian.store.human import ReviewImportError, standing_decisions
 from librarian.store.review import ItemStatus, OpenItem, review_items
 from librarian.store.tables import HumanDecisionRow
+from librarian.training.reviewers import reviewer_links
 from tests.rfc import assert_rfc_valid_decisions
 from tests.stubs import small_hub, stub_linker
 

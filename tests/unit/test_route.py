@@ -8,17 +8,17 @@ import numpy as np
 import pytest
 
 from librarian.catalogue.hub import Hub, build_hub
-from librarian.contracts.envelopes import Envelope
-from librarian.contracts.records import HubNode, Section
-from librarian.contracts.routing import RoutingMode
-from librarian.linker import Linker
+from librarian.pipeline.ingest import section_from_text
+from librarian.pipeline.linker import Linker
 from librarian.retrieval.index import build_index
 from librarian.routing.classifier import BranchClassifier
 from librarian.routing.collections import RoutingError, hub_collections
 from librarian.routing.router import Router
 from librarian.routing.rules import load_rules
+from librarian.schemas.envelopes import Envelope
+from librarian.schemas.records import HubNode, Section
+from librarian.schemas.routing import RoutingMode
 from librarian.settings import LinkerSettings
-from librarian.stages.ingest import section_from_text
 from tests.stubs import StubEmbedder, node
 
 NOW = datetime(2026, 11, 30, tzinfo=UTC)

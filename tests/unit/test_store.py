@@ -10,9 +10,9 @@ import pytest
 from sqlalchemy import Engine, func, select
 from sqlalchemy.orm import Session
 
-from librarian.contracts.envelopes import Envelope
-from librarian.contracts.records import RejectCode, Rejection, Section, SkipCode
-from librarian.stages.ingest import parse_line, section_from_text
+from librarian.pipeline.ingest import parse_line, section_from_text
+from librarian.schemas.envelopes import Envelope
+from librarian.schemas.records import RejectCode, Rejection, Section, SkipCode
 from librarian.store.db import DatabaseUrlError, make_engine, upgrade
 from librarian.store.decisions import StoredBatch, priors, unchanged, write
 from librarian.store.queue import claim, enqueue, pending, stamp_consumed

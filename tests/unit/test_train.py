@@ -7,14 +7,14 @@ from pathlib import Path
 
 import pytest
 
-from librarian.contracts.envelopes import AdversarialFlag, LinkProposal, ReviewItem
-from librarian.contracts.records import Section
-from librarian.learning.links import links_digest, load_links
-from librarian.learning.modeldir import ModelDirError, has_models, load_trained, recorded_embedder
-from librarian.learning.train import TrainingError, TrainOptions, save, train
-from librarian.linker import Linker
+from librarian.artifacts.card import ModelDirError, has_models, load_trained, recorded_embedder
+from librarian.pipeline.linker import Linker
 from librarian.retrieval.index import build_index
+from librarian.schemas.envelopes import AdversarialFlag, LinkProposal, ReviewItem
+from librarian.schemas.records import Section
 from librarian.settings import LinkerSettings
+from librarian.training.links import links_digest, load_links
+from librarian.training.train import TrainingError, TrainOptions, save, train
 from tests.stubs import StubEmbedder, small_hub
 
 TEXTS = {
@@ -151,7 +151,7 @@ def test_directory_without_card_holds_no_models(tmp_path: Path) -> None:
 
 
 def section(text: str) -> Section:
-    from librarian.stages.ingest import section_from_text
+    from librarian.pipeline.ingest import section_from_text
 
     return section_from_text(text)
 

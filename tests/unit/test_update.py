@@ -4,16 +4,17 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from librarian.contracts.envelopes import (
+from librarian.pipeline.decide import RunContext
+from librarian.pipeline.ingest import section_from_text
+from librarian.pipeline.update import apply_update
+from librarian.schemas.envelopes import (
     AdversarialFlag,
     Envelope,
     LinkProposal,
     ReasonCode,
     ReviewItem,
 )
-from librarian.stages.decide import RunContext
-from librarian.stages.ingest import section_from_text
-from librarian.stages.update import PriorDecision, apply_update
+from librarian.schemas.records import PriorDecision
 from tests.stubs import stub_linker
 
 CTX = RunContext("run-2", 0.1, datetime(2026, 11, 30, tzinfo=UTC))

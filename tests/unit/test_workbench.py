@@ -14,8 +14,8 @@ from fastapi.testclient import TestClient
 from sqlalchemy import Engine, select, text
 from sqlalchemy.orm import Session
 
+from librarian.pipeline.ingest import section_from_text
 from librarian.review.web import CSP, Workbench, create_app, search_hub
-from librarian.stages.ingest import section_from_text
 from librarian.store.db import make_engine, upgrade
 from librarian.store.decisions import StoredBatch, write
 from librarian.store.human import standing_decisions
@@ -240,7 +240,7 @@ def test_serving_beyond_loopback_needs_a_token(tmp_path: Path) -> None:
 
 def test_a_dry_runs_reviews_are_served_from_a_file_beside_them(tmp_path: Path) -> None:
     from librarian.cli.review import _reviews_database
-    from librarian.contracts.envelopes import dump_envelope
+    from librarian.schemas.envelopes import dump_envelope
 
     batch = [section_from_text(t).model_copy(update={"chunk_id": f"c{i}"})
              for i, t in enumerate(TEXTS)]  # fmt: skip

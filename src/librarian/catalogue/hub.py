@@ -15,9 +15,9 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from librarian.contracts.records import HubNode
 from librarian.errors import InputError
 from librarian.jsonl import JsonLineError, json_objects
+from librarian.schemas.records import HubNode
 
 
 class HubError(InputError):

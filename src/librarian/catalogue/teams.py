@@ -17,8 +17,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from librarian.catalogue.hub import Hub, HubError, build_hub, load_hub
-from librarian.contracts.records import HubNode
 from librarian.jsonl import JsonLineError, json_objects
+from librarian.schemas.records import HubNode
 
 MAX_CHILDREN = 20
 _STOP = frozenset(

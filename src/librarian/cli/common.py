@@ -9,11 +9,11 @@ from typing import Any
 
 from rich.console import Console
 
+from librarian.artifacts.card import load_trained, recorded_embedder
 from librarian.catalogue.hub import Hub
 from librarian.catalogue.teams import load_hubs
 from librarian.cli.options import LinkerOptions
 from librarian.errors import UsageError
-from librarian.learning.modeldir import load_trained, recorded_embedder
 from librarian.paths import DEFAULT_HUB, Home, librarian_home
 from librarian.routing.collections import hub_collections
 from librarian.routing.router import Router

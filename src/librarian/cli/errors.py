@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+from librarian.artifacts.card import ModelDirError
 from librarian.cli.common import err
 from librarian.errors import LibrarianError
-from librarian.learning.modeldir import ModelDirError
 
 # What the CLI can add that library code, speaking in domain terms, does not say.
 _HINTS: dict[type[LibrarianError], str] = {

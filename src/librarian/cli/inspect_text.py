@@ -45,9 +45,9 @@ def explain(
     """
     texts = _texts(text)
     settings = linker_settings(linker)
-    from librarian.contracts.envelopes import dump_envelope
     from librarian.factory import build_linker
-    from librarian.linker import explain_text
+    from librarian.pipeline.linker import explain_text
+    from librarian.schemas.envelopes import dump_envelope
 
     built = build_linker(settings)
     for one in texts:
@@ -71,7 +71,7 @@ def route(
         raise UsageError("TEXT is empty")
     settings = linker_settings(linker)
     from librarian.factory import build_linker
-    from librarian.stages.ingest import section_from_text
+    from librarian.pipeline.ingest import section_from_text
 
     built = build_linker(settings)
     section = section_from_text(text, title)

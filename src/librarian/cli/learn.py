@@ -31,8 +31,8 @@ from librarian.cli.options import (
     with_linker_options,
 )
 from librarian.errors import RunError, UsageError
-from librarian.learning.links import DEV_FRAMEWORKS, TrainingLink
 from librarian.paths import DEFAULT_HUB, DEFAULT_LINKS, DEFAULT_SECTION_TEXTS
+from librarian.training.links import DEV_FRAMEWORKS, TrainingLink
 
 
 @contextmanager
@@ -84,7 +84,7 @@ def train(
     loaded = load_links(sources)
     excluded = [*(exclude_framework or ()), *(DEV_FRAMEWORKS if holdout_dev else ())]
     embedder_dir = embedding_model or ensure_int8(target / "embedder-int8", hub_path)
-    from librarian.learning.train import TrainRequest, train_directory
+    from librarian.training.train import TrainRequest, train_directory
 
     request = TrainRequest(
         out_dir=target,
@@ -153,13 +153,13 @@ def quantize(
 
 def load_links(sources: list[str]) -> list[TrainingLink]:
     """Links from files and from stores (the reviewers' accepted decisions), in order."""
-    from librarian.learning.links import load_links as read_file
+    from librarian.training.links import load_links as read_file
 
     found: list[TrainingLink] = []
     for source in sources:
         if "://" in source:
             from librarian.store.db import check_database, make_engine
-            from librarian.store.human import reviewer_links
+            from librarian.training.reviewers import reviewer_links
 
             check_database(source, create=False)
             engine = make_engine(source)
@@ -187,8 +187,8 @@ def eval_golden(
     Exits 1 when a gate fails: the explicit fast path below 100%, or ECE >= 0.10.
     """
     from librarian.factory import build_linker
-    from librarian.learning.evaluate import gate_failures, reliability_by_style, run_golden, score
-    from librarian.learning.golden import load_golden
+    from librarian.training.evaluate import gate_failures, reliability_by_style, run_golden, score
+    from librarian.training.golden import load_golden
 
     rows = load_golden(dataset)
     settings = linker_settings(linker)
@@ -206,7 +206,7 @@ def eval_golden(
         json_out.write_text(json.dumps(report.model_dump(mode="json"), indent=2) + "\n")
     render.eval_report(report, built.description)
     if plot is not None:
-        from librarian.learning.plot import reliability_diagram
+        from librarian.training.plot import reliability_diagram
 
         reliability_diagram(reliability_by_style(outcomes), plot, title=dataset.name)
         out.print(f"reliability diagram: {plot}", markup=False)

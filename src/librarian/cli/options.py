@@ -18,9 +18,9 @@ from typing import Annotated, Any, Literal, TypeVar, get_type_hints
 
 import typer
 
-from librarian.contracts.routing import RoutingMode
-from librarian.learning.links import DEV_FRAMEWORKS
+from librarian.schemas.routing import RoutingMode
 from librarian.settings import SearchKind, VectorBackend, bounds_of, default_of
+from librarian.training.links import DEV_FRAMEWORKS
 
 
 def opt(name: str, help: str, field: str | None = None, **extra: Any) -> Any:

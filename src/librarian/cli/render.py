@@ -10,12 +10,12 @@ from rich import box
 from rich.table import Table
 from rich.text import Text
 
+from librarian.artifacts.card import ModelCard
 from librarian.cli.common import out
-from librarian.contracts.envelopes import Envelope, LinkProposal
-from librarian.contracts.evaluation import EvalReport, GroupReport
-from librarian.contracts.records import RunSummary
-from librarian.contracts.routing import RoutingDecision
-from librarian.learning.modeldir import ModelCard
+from librarian.schemas.envelopes import Envelope, LinkProposal
+from librarian.schemas.evaluation import EvalReport, GroupReport
+from librarian.schemas.records import RunSummary
+from librarian.schemas.routing import RoutingDecision
 from librarian.text import visible
 
 

@@ -82,8 +82,8 @@ def _reviews_database(reviews: Path) -> str:
     from pydantic import ValidationError
     from sqlalchemy.orm import Session
 
-    from librarian.contracts.envelopes import ReviewItem
     from librarian.jsonl import JsonLineError, json_objects
+    from librarian.schemas.envelopes import ReviewItem
     from librarian.store.db import make_engine, upgrade
     from librarian.store.decisions import load_reviews
 
@@ -177,9 +177,9 @@ def review_import(
     A decision identical to the one stored changes nothing; a conflicting one is refused.
     """
     from librarian.catalogue.teams import load_hubs
+    from librarian.review.decisions import import_decisions
     from librarian.review.sheets import read_decisions
     from librarian.store.db import make_engine
-    from librarian.store.human import import_decisions
 
     readable_input(sheet, "sheet")
     read = read_decisions(sheet, reviewer or os.environ.get(REVIEWER_ENV))

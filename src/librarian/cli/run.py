@@ -37,8 +37,8 @@ from librarian.cli.options import (
     TaskRunnerOpt,
     with_linker_options,
 )
-from librarian.contracts.records import RunSummary
 from librarian.errors import RunError, UsageError
+from librarian.schemas.records import RunSummary
 from librarian.settings import LinkerSettings, default_of
 
 _RUN_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
@@ -142,7 +142,7 @@ def use_dask(stack: ExitStack, address: str | None, workers: int) -> int:
 def plain_rows(input: Path | None, source: str | None) -> int | None:
     """How many rows a plain input holds (None: not a plain input); a file that cannot
     be read as one is refused now, before Prefect starts."""
-    from librarian.stages.plain import is_plain, plain_lines
+    from librarian.pipeline.plain import is_plain, plain_lines
 
     if input is None or not is_plain(input):
         if source is not None:

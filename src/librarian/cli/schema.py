@@ -15,7 +15,7 @@ app = typer.Typer(no_args_is_help=True, help="JSON Schemas of the contracts.")
 @app.command("export")
 def schema_export(out_dir: Annotated[Path, typer.Argument(help="directory to write")]) -> None:
     """Write the JSON Schema of every contract into OUT_DIR."""
-    from librarian.contracts.export import export_schemas
+    from librarian.schemas.export import export_schemas
 
     for path in export_schemas(out_dir):
         out.print(str(path), markup=False)

@@ -22,28 +22,29 @@ from prefect.utilities.annotations import quote
 from sqlalchemy import Engine
 from sqlalchemy.orm import Session
 
-from librarian.contracts.records import (
+from librarian.factory import build_linker
+from librarian.models.cache import CachingEmbedder, SqliteVectorCache
+from librarian.pipeline.accounting import (
+    add_timings,
+    check_accounting,
+    record_batch,
+    summary_markdown,
+)
+from librarian.pipeline.emit import OutputWriter
+from librarian.pipeline.ingest import ChunkRegistry, RawBatch, parse_line, read_batch, rejected
+from librarian.pipeline.linker import Linker, link_resilient
+from librarian.pipeline.plain import is_plain, plain_lines
+from librarian.pipeline.update import apply_updates
+from librarian.schemas.records import (
     BatchResult,
+    PriorDecision,
     RejectCode,
     Rejection,
     RunSummary,
     Section,
     Skip,
 )
-from librarian.factory import build_linker
-from librarian.linker import Linker, link_resilient
-from librarian.models.cache import CachingEmbedder, SqliteVectorCache
 from librarian.settings import LinkerSettings
-from librarian.stages.accounting import (
-    add_timings,
-    check_accounting,
-    record_batch,
-    summary_markdown,
-)
-from librarian.stages.emit import OutputWriter
-from librarian.stages.ingest import ChunkRegistry, RawBatch, parse_line, read_batch, rejected
-from librarian.stages.plain import is_plain, plain_lines
-from librarian.stages.update import PriorDecision, apply_updates
 from librarian.store.db import make_engine, redacted, upgrade
 from librarian.store.decisions import StoredBatch, WriteResult, commit, priors, unchanged
 from librarian.store.queue import QUEUE_SOURCE, ClaimedBatch, claim

@@ -19,9 +19,10 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from librarian.contracts.human import HumanDecision, dump_decision
 from librarian.jsonl import JsonLineError, json_objects
-from librarian.store.human import DecisionRequest, ReviewImportError
+from librarian.review.decisions import DecisionRequest
+from librarian.schemas.human import HumanDecision, dump_decision
+from librarian.store.human import ReviewImportError
 from librarian.store.review import OpenItem
 from librarian.text import visible
 

@@ -27,13 +27,12 @@ from sqlalchemy import Engine
 from sqlalchemy.orm import Session
 
 from librarian.catalogue.hub import Hub, path_text
-from librarian.contracts.human import Ui
+from librarian.review.decisions import DecisionRequest, decide
+from librarian.schemas.human import Ui
 from librarian.store.human import (
     AlreadyDecided,
-    DecisionRequest,
     ReviewError,
     agreement_by_reason,
-    decide,
     decided_since,
     undo_last,
 )

@@ -16,11 +16,11 @@ from dataclasses import dataclass, field
 import numpy as np
 from numpy.typing import NDArray
 
-from librarian.contracts.records import Section
-from librarian.contracts.routing import CollectionScore, RoutingDecision, RoutingMode, Strategy
 from librarian.routing.classifier import BranchClassifier
 from librarian.routing.collections import RoutingError
 from librarian.routing.rules import Rule
+from librarian.schemas.records import Section
+from librarian.schemas.routing import CollectionScore, RoutingDecision, RoutingMode, Strategy
 
 # The classifier narrows only when sure: the smallest set of branches holding this much of
 # its probability, and never when its best branch is at or below MIN_CONFIDENCE.

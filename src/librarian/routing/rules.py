@@ -8,8 +8,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from librarian.contracts.records import Section
 from librarian.routing.collections import RoutingError
+from librarian.schemas.records import Section
 
 
 @dataclass(frozen=True)

@@ -5,20 +5,17 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from sqlalchemy import Connection, Engine, create_engine, event
+from sqlalchemy import Engine, create_engine, event
 from sqlalchemy.engine import URL, make_url
 from sqlalchemy.exc import ArgumentError, SQLAlchemyError
 
-from librarian.errors import RunError, UsageError
+from librarian.errors import UsageError
+from librarian.sql import StoreError, reason
 
 DATABASE_ENV = "LIBRARIAN_DB"
 MIGRATIONS = Path(__file__).resolve().parent / "migrations"
 # How long a SQLite writer waits for another's lock before the batch fails (seconds).
 SQLITE_LOCK_TIMEOUT_S = 10.0
-
-
-class StoreError(RunError):
-    """The database refused, or cannot be reached; the message says which and why."""
 
 
 class DatabaseUrlError(UsageError):
@@ -63,10 +60,6 @@ def _parse(url: str) -> URL:
         return make_url(url)
     except ArgumentError as exc:
         raise DatabaseUrlError(f"{redacted(url)} is not a database URL") from exc
-
-
-def is_postgres(engine: Engine | Connection) -> bool:
-    return engine.dialect.name == "postgresql"
 
 
 def make_engine(url: str, lock_timeout_s: float | None = None) -> Engine:
@@ -128,9 +121,3 @@ def redacted(url: str) -> str:
     except ArgumentError:
         scheme = url.split("://", 1)[0] if "://" in url else "?"
         return f"<unparseable database URL, scheme {scheme[:20]!r}>"
-
-
-def reason(exc: SQLAlchemyError) -> str:
-    """The driver's own first line (`database is locked`, `could not extend file`...)."""
-    original = getattr(exc, "orig", None)
-    return str(original or exc).strip().splitlines()[0]

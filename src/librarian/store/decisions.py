@@ -11,14 +11,13 @@ from sqlalchemy import Connection, Engine, or_, select, tuple_
 from sqlalchemy.exc import InterfaceError, OperationalError, SQLAlchemyError
 from sqlalchemy.orm import Session
 
-from librarian.contracts.envelopes import Envelope, LinkProposal, ReviewItem, dump_envelope
-from librarian.contracts.records import RejectCode, Rejection, Section, Skip, SkipCode
-from librarian.contracts.routing import RoutingDecision
-from librarian.stages.ingest import content_hash
-from librarian.stages.update import PriorDecision
-from librarian.store.db import StoreError, reason
+from librarian.schemas.envelopes import Envelope, LinkProposal, ReviewItem, dump_envelope
+from librarian.schemas.records import PriorDecision, RejectCode, Rejection, Section, Skip, SkipCode
+from librarian.schemas.routing import RoutingDecision
+from librarian.sql import StoreError, reason
 from librarian.store.queue import record_failure, stamp_consumed, still_open
 from librarian.store.tables import DecisionRow, RejectedRow
+from librarian.text import content_hash
 
 LINKED = "linked"
 REVIEW_REQUIRED = "review_required"

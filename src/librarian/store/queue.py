@@ -18,7 +18,7 @@ from sqlalchemy import Engine, Select, func, select, update
 from sqlalchemy.orm import Session
 
 from librarian.errors import InputError
-from librarian.store.db import is_postgres
+from librarian.sql import is_postgres
 from librarian.store.tables import KnowledgeQueueRow, QueueAttempt
 
 ACCEPTED_LABELS = ("KNOWLEDGE", "UNCERTAIN")

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
-from librarian.contracts.envelopes import Envelope, LinkProposal
-from librarian.contracts.records import BatchResult, Outcome, Rejection, RunSummary, Skip
 from librarian.errors import RunError
-from librarian.stages.ingest import RawBatch
+from librarian.pipeline.ingest import RawBatch
+from librarian.schemas.envelopes import Envelope, LinkProposal
+from librarian.schemas.records import BatchResult, Outcome, Rejection, RunSummary, Skip
 
 
 class AccountingError(RunError):

@@ -13,7 +13,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from librarian.contracts import SCHEMA_VERSION
+from librarian.schemas import SCHEMA_VERSION
 
 CreId = Annotated[str, Field(pattern=r"^\d{3}-\d{3}$")]
 

@@ -3,8 +3,8 @@
 A logistic model over features of the candidate in its ranked list: its retrieval score,
 its margin over the best *other* candidate (a clear winner is more often right than one of
 three near-ties at the same score), the cosine of its best linked section, and whether any
-linked section describes it at all. Fitted by `librarian train` on prose and title rows
-of frameworks other than each row's own (out of fold), saved as JSON.
+linked section describes it at all. Fitted by `librarian train`
+(`training/calibrate.py`), saved as JSON; this module only reads and applies it.
 """
 
 from __future__ import annotations
@@ -14,9 +14,6 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-
-import numpy as np
-from numpy.typing import NDArray
 
 from librarian.errors import RunError
 from librarian.retrieval.evidence import NO_EVIDENCE
@@ -99,81 +96,3 @@ def top_features(
     if not scores:
         raise CalibrationError("a ranked list with no candidates has no top score")
     return candidate_features(scores, evidence)[0]
-
-
-def fit_calibrator(features: Sequence[Sequence[float]], correct: Sequence[bool]) -> Calibrator:
-    """Fit P(top-1 is right | features). Needs both right and wrong examples."""
-    labels = np.asarray(correct, dtype=bool)
-    if len(labels) < 10 or labels.all() or not labels.any():
-        raise CalibrationError(
-            f"calibration needs right and wrong top-1 examples; got {int(labels.sum())} right "
-            f"of {len(labels)}"
-        )
-    from sklearn.linear_model import LogisticRegression
-
-    # Mild regularisation: four features, hundreds of rows; C=1 on cosine-scale inputs
-    # would shrink the slopes and make every confidence drift towards the base rate.
-    model = LogisticRegression(C=100.0, max_iter=2000)
-    model.fit(np.asarray(features, dtype=np.float64), labels)
-    return Calibrator(
-        weights=tuple(float(w) for w in model.coef_[0]),
-        intercept=float(model.intercept_[0]),
-        fitted_on=len(labels),
-    )
-
-
-@dataclass(frozen=True)
-class ReliabilityBin:
-    lower: float
-    upper: float
-    count: int
-    mean_confidence: float
-    accuracy: float
-
-
-def reliability(
-    confidence: Sequence[float], correct: Sequence[bool], bins: int = 10
-) -> tuple[float, list[ReliabilityBin]]:
-    """Expected calibration error over equal-width bins, and the bins themselves."""
-    conf = np.asarray(confidence, dtype=np.float64)
-    hit = np.asarray(correct, dtype=np.float64)
-    if conf.size == 0:
-        return 0.0, []
-    edges = np.linspace(0.0, 1.0, bins + 1)
-    which = np.clip(np.digitize(conf, edges[1:-1], right=True), 0, bins - 1)
-    ece = 0.0
-    out: list[ReliabilityBin] = []
-    for b in range(bins):
-        mask = which == b
-        n = int(mask.sum())
-        if n == 0:
-            out.append(ReliabilityBin(float(edges[b]), float(edges[b + 1]), 0, 0.0, 0.0))
-            continue
-        mean_conf = float(conf[mask].mean())
-        accuracy = float(hit[mask].mean())
-        ece += n / conf.size * abs(mean_conf - accuracy)
-        out.append(ReliabilityBin(float(edges[b]), float(edges[b + 1]), n, mean_conf, accuracy))
-    return float(ece), out
-
-
-def choose_threshold(
-    confidence: Sequence[float], correct: Sequence[bool], max_wrong_rate: float
-) -> float:
-    """The lowest threshold whose auto-links are wrong at most `max_wrong_rate` of the time.
-
-    Scanned from the top down over the observed confidences; if no cut is that precise,
-    1.0 (nothing auto-links) rather than a threshold the data does not support.
-    """
-    conf: NDArray[np.float64] = np.asarray(confidence, dtype=np.float64)
-    hit = np.asarray(correct, dtype=bool)
-    order = np.argsort(-conf, kind="stable")
-    best = 1.0
-    wrong = 0
-    for n, idx in enumerate(order, start=1):
-        wrong += int(not hit[idx])
-        # Only cut between distinct confidences, so every row at the cut is included.
-        if n < len(order) and conf[order[n]] == conf[idx]:
-            continue
-        if wrong / n <= max_wrong_rate:
-            best = float(conf[idx])
-    return best

@@ -16,9 +16,9 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from librarian.artifacts.calibrator import CalibrationError, Calibrator
 from librarian.errors import UsageError
 from librarian.integrity import files_problem
-from librarian.learning.calibrate import CalibrationError, Calibrator
 from librarian.retrieval.evidence import EVIDENCE_NAME, RETRIEVER_ID, EvidenceIndex
 
 CARD_NAME = "card.json"

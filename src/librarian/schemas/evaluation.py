@@ -6,7 +6,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from librarian.contracts.envelopes import CreId
+from librarian.schemas.envelopes import CreId
 
 Slice = Literal["positive", "hard_negative", "explicit", "update", "ambiguous"]
 SLICES: tuple[Slice, ...] = ("positive", "hard_negative", "explicit", "update", "ambiguous")
@@ -54,7 +54,7 @@ class GoldenProvenance(BaseModel):
 
 class GoldenRow(BaseModel):
     """One row of a golden set, in the upstream harness's format
-    (`contracts/rfc/golden-dataset.schema.json`); `schema_version` and `provenance`, which
+    (`schemas/rfc/golden-dataset.schema.json`); `schema_version` and `provenance`, which
     that format requires, are optional here so older sets still read."""
 
     model_config = ConfigDict(extra="forbid")

@@ -7,8 +7,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-from librarian.contracts.envelopes import Candidate, Envelope, LinkProposal, ReviewItem
-from librarian.contracts.evaluation import (
+from librarian.schemas.envelopes import Candidate, Envelope, LinkProposal, ReviewItem
+from librarian.schemas.evaluation import (
     SLICES,
     AutoLink,
     Calibration,
@@ -22,16 +22,16 @@ from librarian.contracts.evaluation import (
     SliceReport,
     Top1,
 )
-from librarian.contracts.records import BatchResult, Section
-from librarian.learning.calibrate import ReliabilityBin, reliability
-from librarian.learning.golden import framework_of, sections_of, style_of
+from librarian.schemas.records import BatchResult, Section
+from librarian.training.calibrate import ReliabilityBin, reliability
+from librarian.training.golden import framework_of, sections_of, style_of
 
 CALIBRATION_BINS = 10
 EVAL_RUN_ID = "eval"
 
 
 class SectionLinker(Protocol):
-    """What scoring needs of a linker (`librarian.linker.Linker` is one)."""
+    """What scoring needs of a linker (`librarian.pipeline.linker.Linker` is one)."""
 
     def link(self, sections: Sequence[Section], run_id: str) -> BatchResult: ...
 

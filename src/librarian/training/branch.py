@@ -5,12 +5,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from librarian.catalogue.hub import Hub
-from librarian.learning.links import LinkedSection
 from librarian.models.seams import Vectors
+from librarian.pipeline.ingest import section_from_text
 from librarian.routing.classifier import BranchClassifier
 from librarian.routing.collections import hub_collections
 from librarian.routing.router import Router
-from librarian.stages.ingest import section_from_text
+from librarian.training.links import LinkedSection
 
 
 def fit_router(

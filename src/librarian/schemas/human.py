@@ -1,5 +1,5 @@
 """HumanDecision: a reviewer's decision on a ReviewItem, as the OpenCRE RFC publishes it
-(contracts/rfc/human-decision.json): approve the librarian's link, correct it with
+(schemas/rfc/human-decision.json): approve the librarian's link, correct it with
 others, or reject (no CRE fits / not security knowledge)."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from typing import Any, Literal, Self
 
 from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, model_validator
 
-from librarian.contracts.envelopes import Link
+from librarian.schemas.envelopes import Link
 
 HUMAN_DECISION_VERSION = "0.1.0"
 

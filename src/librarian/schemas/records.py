@@ -8,8 +8,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from librarian.contracts.envelopes import CreId, Envelope, Locator, Source
-from librarian.contracts.routing import RoutingDecision
+from librarian.schemas.envelopes import CreId, Envelope, Locator, Source
+from librarian.schemas.routing import RoutingDecision
 
 
 class Section(BaseModel):
@@ -150,3 +150,12 @@ class BatchResult:
     timings_s: dict[str, float] = field(default_factory=dict)
     reranked: int = 0
     routing: list[RoutingDecision] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class PriorDecision:
+    """What was decided before for a span now read again (the safety stage's input)."""
+
+    chunk_id: str
+    text: str
+    linked_cre: str | None  # the CRE the prior text was linked to, if it was

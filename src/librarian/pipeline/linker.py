@@ -14,13 +14,13 @@ from datetime import UTC, datetime
 import numpy as np
 from numpy.typing import NDArray
 
+from librarian.artifacts.calibrator import Calibrator
+from librarian.artifacts.card import TrainedModels
 from librarian.catalogue.hub import Hub
-from librarian.contracts.envelopes import Candidate, Envelope
-from librarian.contracts.records import BatchResult, RejectCode, Rejection, Section
-from librarian.contracts.routing import RoutingDecision
-from librarian.learning.calibrate import Calibrator
-from librarian.learning.modeldir import TrainedModels
 from librarian.models.seams import Embedder, PairScorer, Vectors
+from librarian.pipeline.decide import RunContext, Scored, decide, decide_explicit
+from librarian.pipeline.explicit import find_references
+from librarian.pipeline.ingest import query_text, rejected, section_from_text
 from librarian.retrieval.evidence import EVIDENCE_WEIGHT, evidence_bonus
 from librarian.retrieval.flat import MemoryRetriever, Retriever, ScoredHub
 from librarian.retrieval.index import HubIndex
@@ -28,10 +28,10 @@ from librarian.retrieval.rerank import needs_rerank, rerank_scores
 from librarian.retrieval.why import why
 from librarian.routing.collections import hub_collections
 from librarian.routing.router import Router
+from librarian.schemas.envelopes import Candidate, Envelope
+from librarian.schemas.records import BatchResult, RejectCode, Rejection, Section
+from librarian.schemas.routing import RoutingDecision
 from librarian.settings import UNCALIBRATED_THRESHOLD, LinkerSettings
-from librarian.stages.decide import RunContext, Scored, decide, decide_explicit
-from librarian.stages.explicit import find_references
-from librarian.stages.ingest import query_text, rejected, section_from_text
 
 EXPLAIN_RUN_ID = "explain"
 

@@ -12,7 +12,9 @@ from pathlib import Path
 
 from pydantic import TypeAdapter, ValidationError
 
-from librarian.contracts.evaluation import (
+from librarian.errors import InputError
+from librarian.pipeline.ingest import parse_line
+from librarian.schemas.evaluation import (
     GOLDEN_SCHEMA_VERSION,
     GoldenExpected,
     GoldenInput,
@@ -20,10 +22,8 @@ from librarian.contracts.evaluation import (
     GoldenRow,
     TextStyle,
 )
-from librarian.contracts.records import Section
-from librarian.errors import InputError
-from librarian.learning.links import LinkedSection
-from librarian.stages.ingest import parse_line
+from librarian.schemas.records import Section
+from librarian.training.links import LinkedSection
 
 _ROWS = TypeAdapter(list[GoldenRow])
 GOLDEN_COMMIT = "0" * 40

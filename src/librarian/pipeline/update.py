@@ -13,9 +13,10 @@ Pure over the new envelope and the prior decision the store found for the same s
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 
-from librarian.contracts.envelopes import (
+from librarian.pipeline.decide import Origin, review_item
+from librarian.pipeline.negation import negation_differs
+from librarian.schemas.envelopes import (
     AdversarialFlag,
     Envelope,
     LinkProposal,
@@ -23,15 +24,7 @@ from librarian.contracts.envelopes import (
     ReviewItem,
     UpdateDetection,
 )
-from librarian.stages.decide import Origin, review_item
-from librarian.stages.negation import negation_differs
-
-
-@dataclass(frozen=True)
-class PriorDecision:
-    chunk_id: str
-    text: str
-    linked_cre: str | None  # the CRE the prior text was linked to, if it was
+from librarian.schemas.records import PriorDecision
 
 
 def first_cre(envelope: Envelope) -> str | None:

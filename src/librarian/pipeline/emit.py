@@ -22,7 +22,7 @@ from typing import IO, Any
 
 from pydantic import BaseModel
 
-from librarian.contracts.envelopes import Envelope, LinkProposal, dump_envelope
+from librarian.schemas.envelopes import Envelope, LinkProposal, dump_envelope
 
 OUTPUT_FILES = (
     "proposals.jsonl",

@@ -23,24 +23,8 @@ from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
 
-from librarian.catalogue.hub import Hub, load_hub
-from librarian.errors import RunError
-from librarian.integrity import files_problem, sha256_of
-from librarian.learning.branch import fit_router
-from librarian.learning.calibrate import (
-    CalibrationError,
-    Calibrator,
-    choose_threshold,
-    reliability,
-)
-from librarian.learning.links import (
-    LinkedSection,
-    TrainingLink,
-    linked_sections,
-    links_digest,
-    load_section_texts,
-)
-from librarian.learning.modeldir import (
+from librarian.artifacts.calibrator import CalibrationError, Calibrator
+from librarian.artifacts.card import (
     CALIBRATOR_NAME,
     CARD_NAME,
     CardData,
@@ -50,13 +34,9 @@ from librarian.learning.modeldir import (
     OutOfFold,
     read_card,
 )
-from librarian.learning.scoring import (
-    Progress,
-    ScoredSection,
-    calibrate,
-    out_of_fold_confidence,
-    score_sections,
-)
+from librarian.catalogue.hub import Hub, load_hub
+from librarian.errors import RunError
+from librarian.integrity import files_problem, sha256_of
 from librarian.models.cache import CachingEmbedder, SqliteVectorCache
 from librarian.models.load import load_embedder
 from librarian.models.seams import Embedder
@@ -69,6 +49,22 @@ from librarian.retrieval.evidence import (
 )
 from librarian.retrieval.index import HubIndex, build_index
 from librarian.routing.classifier import ROUTER_NAME, BranchClassifier
+from librarian.training.branch import fit_router
+from librarian.training.calibrate import choose_threshold, reliability
+from librarian.training.links import (
+    LinkedSection,
+    TrainingLink,
+    linked_sections,
+    links_digest,
+    load_section_texts,
+)
+from librarian.training.scoring import (
+    Progress,
+    ScoredSection,
+    calibrate,
+    out_of_fold_confidence,
+    score_sections,
+)
 
 # Bumped whenever what training computes changes: a model directory built by an older
 # version is rebuilt, never reused.

@@ -6,7 +6,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from librarian.learning.calibrate import ReliabilityBin
+from librarian.training.calibrate import ReliabilityBin
 
 
 def reliability_diagram(

@@ -7,9 +7,9 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
-from librarian.contracts.envelopes import LinkProposal, ReviewItem
-from librarian.contracts.evaluation import EvalReport, GoldenRow
-from librarian.contracts.inputs import KnowledgeItem, QueueRow
+from librarian.schemas.envelopes import LinkProposal, ReviewItem
+from librarian.schemas.evaluation import EvalReport, GoldenRow
+from librarian.schemas.inputs import KnowledgeItem, QueueRow
 
 CONTRACTS: dict[str, type[BaseModel]] = {
     "LinkProposal": LinkProposal,

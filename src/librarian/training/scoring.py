@@ -10,12 +10,13 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from librarian.learning.calibrate import Calibrator, fit_calibrator, top_features
-from librarian.learning.links import LinkedSection
+from librarian.artifacts.calibrator import Calibrator, top_features
 from librarian.models.seams import Vectors
 from librarian.retrieval.evidence import EvidenceIndex, evidence_bonus
 from librarian.retrieval.flat import retrieve
 from librarian.retrieval.index import HubIndex
+from librarian.training.calibrate import fit_calibrator
+from librarian.training.links import LinkedSection
 
 Progress = Callable[[str, int, int], None]
 

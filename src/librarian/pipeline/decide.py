@@ -9,7 +9,9 @@ from datetime import datetime
 from typing import NamedTuple
 
 from librarian.catalogue.hub import Hub
-from librarian.contracts.envelopes import (
+from librarian.pipeline.explicit import ExplicitReference
+from librarian.pipeline.negation import negation_differs
+from librarian.schemas.envelopes import (
     AdversarialFlag,
     Candidate,
     Envelope,
@@ -21,9 +23,7 @@ from librarian.contracts.envelopes import (
     ReviewItem,
     UpdateDetection,
 )
-from librarian.contracts.records import Section
-from librarian.stages.explicit import ExplicitReference
-from librarian.stages.negation import negation_differs
+from librarian.schemas.records import Section
 
 EXPLICIT_RETRIEVER = "explicit-cre-reference (no model)"
 

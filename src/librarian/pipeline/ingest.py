@@ -6,7 +6,6 @@ is dropped silently, and one bad row never stops the batch.
 
 from __future__ import annotations
 
-import hashlib
 import json
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -15,16 +14,16 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from librarian.contracts.envelopes import Locator, Source
-from librarian.contracts.inputs import (
+from librarian.schemas.envelopes import Locator, Source
+from librarian.schemas.inputs import (
     ACCEPTED_LABELS,
     EMPTY_TEXT_ERROR,
     MISSING_PROVENANCE_ERROR,
     KnowledgeItem,
     QueueRow,
 )
-from librarian.contracts.records import RejectCode, Rejection, Section, Skip, SkipCode
-from librarian.text import value_problem
+from librarian.schemas.records import RejectCode, Rejection, Section, Skip, SkipCode
+from librarian.text import content_hash, value_problem
 
 _BOM = b"\xef\xbb\xbf"
 _KNOWLEDGE_ITEM_KEYS = frozenset({"content", "event_id", "filtered_at", "locator"})
@@ -67,10 +66,6 @@ def read_batch(path: Path, offset: int, first_line: int, max_lines: int) -> RawB
         next_offset = handle.tell()
         eof = not handle.read(1)
     return RawBatch(lines, blank, next_offset, line_no, eof)
-
-
-def content_hash(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 def first_line(exc: BaseException) -> str:

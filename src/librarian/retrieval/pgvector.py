@@ -20,7 +20,7 @@ from sqlalchemy.exc import SQLAlchemyError
 from librarian.models.seams import Vectors
 from librarian.retrieval.flat import Allowed, Bonus, Hits, combined_vectors, top_hits
 from librarian.retrieval.index import HubIndex
-from librarian.store.db import StoreError, is_postgres, reason
+from librarian.sql import StoreError, is_postgres, reason
 
 # With evidence added, how many hubs (at least) the dense search hands to the re-ranking.
 SHORTLIST = 60

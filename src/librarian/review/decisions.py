@@ -1,0 +1,191 @@
+"""The review decision rules: what approve, correct (choose) and reject mean, and the
+RFC HumanDecision each becomes (a correction carries a LossEvent). Recording them is the
+store's (`store/human.py`: the compare-and-set, undo); this module decides what to record.
+
+An import (a sheet, or HumanDecision JSONL) is checked whole before anything is
+written: one bad row refuses it, naming the row; a decision identical to the stored one
+changes nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Literal
+
+from sqlalchemy import Engine
+from sqlalchemy.orm import Session
+
+from librarian.schemas.envelopes import Link
+from librarian.schemas.human import HumanDecision, LossEvent, Rejection, Ui
+from librarian.store.human import (
+    WORKBENCH,
+    ReviewError,
+    open_row,
+    standing_same,
+    store_decision,
+)
+from librarian.store.tables import DecisionRow
+
+REJECTION_CODES = ("NO_CRE_FITS", "NOT_SECURITY_KNOWLEDGE")
+# choose: CREs the reviewer picked (an approve when that is just the first suggestion).
+RequestAction = Literal["approve", "choose", "reject"]
+
+
+@dataclass(frozen=True)
+class DecisionRequest:
+    """What a reviewer asked: approve the first suggestion, choose CREs (one or several),
+    or reject with a reason; with a note, and how it was decided (keys, time taken)."""
+
+    review_id: str
+    action: RequestAction
+    reviewer: str
+    cre_ids: tuple[str, ...] = ()
+    rejection_code: str | None = None
+    note: str | None = None
+    ui: Ui | None = None
+
+
+def build_decision(
+    row: DecisionRow, request: DecisionRequest, hub_ids: Collection[str], now: datetime
+) -> HumanDecision:
+    """The RFC HumanDecision for `request` on `row`, or ReviewError saying what is wrong."""
+    reviewer = request.reviewer.strip()
+    if not reviewer:
+        raise ReviewError("no decision without a reviewer name")
+    suggested = [s["cre_id"] for s in row.envelope.get("suggested_links") or []]
+    top = (row.envelope.get("suggested_links") or [None])[0]
+    note = (request.note or "").strip() or None
+    base = {"review_id": str(row.review_id), "chunk_id": row.chunk_id,
+            "pipeline_run_id": row.pipeline_run_id, "decided_at": now, "decided_by": reviewer,
+            "ui": request.ui}  # fmt: skip
+    if request.action == "reject":
+        code = request.rejection_code or "NO_CRE_FITS"
+        if code not in REJECTION_CODES:
+            known = ", ".join(REJECTION_CODES)
+            raise ReviewError(f"reject reason {code!r} is not one of {known}")
+        rejection = Rejection(reason_code=code, reason_message=note)
+        return HumanDecision(**base, action="reject", rejection=rejection)
+    chosen = _chosen(request, suggested, hub_ids)
+    links = [Link(cre_id=c, link_type="LinkedTo", confidence=1.0,
+                  rationale=f"{'approved' if chosen == suggested[:1] else 'chosen'} by {reviewer}"
+                  + (f": {note}" if note else ""))
+             for c in chosen]  # fmt: skip
+    if suggested and chosen == suggested[:1]:
+        return HumanDecision(**base, action="approve", final_links=links)
+    loss = LossEvent(
+        input_snapshot={"chunk_id": row.chunk_id, "review_id": row.review_id,
+                        "text": row.text[:2000]},
+        wrong_prediction={"cre_id": top["cre_id"], "confidence": top["confidence"]} if top else {},
+        correct_label={"cre_ids": list(chosen)},
+        notes=note,
+    )  # fmt: skip
+    return HumanDecision(**base, action="correct", final_links=links, loss_event=loss)
+
+
+def _chosen(request: DecisionRequest, suggested: list[str], hub_ids: Collection[str]) -> list[str]:
+    if request.action == "approve":
+        if not suggested:
+            raise ReviewError("approve needs a suggestion, and this item has none (choose a CRE)")
+        return suggested[:1]
+    chosen = list(dict.fromkeys(c.strip() for c in request.cre_ids if c.strip()))
+    if not chosen:
+        raise ReviewError("choose needs at least one CRE id")
+    unknown = [c for c in chosen if c not in hub_ids]
+    if unknown:
+        raise ReviewError(f"unknown CRE id {unknown[0]!r}")
+    return chosen
+
+
+def decide(
+    session: Session, request: DecisionRequest, hub_ids: Collection[str], source: str = WORKBENCH
+) -> HumanDecision:
+    """Record a decision and close the item, in the caller's transaction (it commits)."""
+    row = open_row(session, request.review_id)
+    decision = build_decision(row, request, hub_ids, datetime.now(UTC))
+    store_decision(session, row, decision, request.note, source)
+    return decision
+
+
+@dataclass
+class ImportResult:
+    approved: int = 0
+    corrected: int = 0
+    rejected: int = 0
+    unchanged: int = 0  # identical to the stored decision: nothing to do
+    left_open: int = 0
+    errors: list[str] = field(default_factory=list)
+
+    def count(self, action: str) -> None:
+        if action == "approve":
+            self.approved += 1
+        elif action == "correct":
+            self.corrected += 1
+        else:
+            self.rejected += 1
+
+
+@dataclass(frozen=True)
+class Planned:
+    row: DecisionRow
+    decision: HumanDecision
+    note: str | None
+
+
+def import_decisions(
+    engine: Engine,
+    incoming: Sequence[tuple[str, DecisionRequest | HumanDecision]],
+    hub_ids: Collection[str],
+    source: str,
+) -> ImportResult:
+    """Check every (where, decision) first, then record them all in one transaction, or
+    none. `where` names the row in errors ("row 3 (review_id ...)")."""
+    result = ImportResult()
+    with Session(engine) as session, session.begin():
+        planned = _plan(session, incoming, hub_ids, result)
+        if result.errors:
+            session.rollback()
+            return result
+        for item in planned:
+            store_decision(session, item.row, item.decision, item.note, source)
+            result.count(item.decision.action)
+    return result
+
+
+def _plan(
+    session: Session,
+    incoming: Sequence[tuple[str, DecisionRequest | HumanDecision]],
+    hub_ids: Collection[str],
+    result: ImportResult,
+) -> list[Planned]:
+    planned: list[Planned] = []
+    seen: set[str] = set()
+    now = datetime.now(UTC)
+    for where, asked in incoming:
+        try:
+            if asked.review_id in seen:
+                raise ReviewError("this review item appears twice")
+            seen.add(asked.review_id)
+            row = open_row(session, asked.review_id)
+            decision = _as_decision(row, asked, hub_ids, now)
+            if standing_same(session, row, decision):
+                result.unchanged += 1
+                continue
+            note = asked.note if isinstance(asked, DecisionRequest) else None
+            planned.append(Planned(row, decision, note))
+        except ReviewError as exc:
+            result.errors.append(f"{where}: {exc}")
+    return planned
+
+
+def _as_decision(
+    row: DecisionRow, asked: DecisionRequest | HumanDecision, hub_ids: Collection[str],
+    now: datetime,
+) -> HumanDecision:  # fmt: skip
+    if isinstance(asked, DecisionRequest):
+        return build_decision(row, asked, hub_ids, now)
+    unknown = [c for c in asked.cre_ids if c not in hub_ids]
+    if unknown:
+        raise ReviewError(f"unknown CRE id {unknown[0]!r}")
+    return asked
