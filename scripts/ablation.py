@@ -57,8 +57,9 @@ def load(embedding_model: Path | None) -> Data:
     hub = load_hub(DEFAULT_HUB)
     embedder = load_embedder(embedding_model)
     home = librarian_home()
-    cache = SqliteVectorCache(home.cache / f"queries-{embedder.fingerprint[:16]}.sqlite",
-                              embedder.dimension)  # fmt: skip
+    cache = SqliteVectorCache(
+        home.cache / f"queries-{embedder.fingerprint[:16]}.sqlite", embedder.dimension
+    )
     cached = CachingEmbedder(embedder, cache)
     index = build_index(hub, cached, home.cache)
     links = load_links(DEFAULT_LINKS)
@@ -220,9 +221,11 @@ def print_retrieval(d: Data, table: dict[str, Any]) -> None:
             r = [table["recall"][name][k] for k in keep]
             va = mcnemar(h, [table["hits"][base][k] for k in keep])
             vc = mcnemar(h, [table["hits"][shipped][k] for k in keep])
-            print(f"| {name} | {sum(h)} ({100 * sum(h) / len(h):.1f}%) | {sum(r)} "
-                  f"({100 * sum(r) / len(r):.1f}%) | {va[0]}/{va[1]}, p={va[2]:.3g} | "
-                  f"{vc[0]}/{vc[1]}, p={vc[2]:.3g} |")  # fmt: skip
+            print(
+                f"| {name} | {sum(h)} ({100 * sum(h) / len(h):.1f}%) | {sum(r)} "
+                f"({100 * sum(r) / len(r):.1f}%) | {va[0]}/{va[1]}, p={va[2]:.3g} | "
+                f"{vc[0]}/{vc[1]}, p={vc[2]:.3g} |"
+            )
 
 
 def print_per_framework(d: Data, table: dict[str, Any]) -> None:
@@ -267,8 +270,13 @@ def calibration(d: Data, best: dict[int, Matrix]) -> dict[str, Any]:
     frameworks = [d.sections[i].framework_id for i in d.rows]
     oof = _oof(feats, right, frameworks)
     thresholds = {f: _nested_threshold(feats, right, frameworks, f) for f in set(frameworks)}
-    return {"features": feats, "right": right, "oof": oof, "thresholds": thresholds,
-            "frameworks": frameworks}  # fmt: skip
+    return {
+        "features": feats,
+        "right": right,
+        "oof": oof,
+        "thresholds": thresholds,
+        "frameworks": frameworks,
+    }
 
 
 def _oof(feats: list[Any], right: list[bool], frameworks: list[str]) -> list[float]:
@@ -304,8 +312,10 @@ def print_calibration(d: Data, cal: dict[str, Any]) -> None:
         ece, _ = reliability(conf, right)
         auto = [k for k in keep if cal["oof"][k] >= cal["thresholds"][cal["frameworks"][k]]]
         wrong = sum(not cal["right"][k] for k in auto)
-        print(f"| {style} | {len(keep)} | {sum(right)} | {np.mean(conf):.3f} | {ece:.3f} | "
-              f"{len(auto)} ({100 * len(auto) / len(keep):.1f}%) | {wrong} |")  # fmt: skip
+        print(
+            f"| {style} | {len(keep)} | {sum(right)} | {np.mean(conf):.3f} | {ece:.3f} | "
+            f"{len(auto)} ({100 * len(auto) / len(keep):.1f}%) | {wrong} |"
+        )
 
 
 def print_requirements(d: Data, cal: dict[str, Any]) -> None:
@@ -317,8 +327,11 @@ def print_requirements(d: Data, cal: dict[str, Any]) -> None:
     print(f"\n### hand-written requirements ({len(d.requirements)} sentences, one CRE each)\n")
     print("| scorer | top-1 | recall@20 | mean confidence | ECE | auto-linked | wrong |")
     print("|---|---:|---:|---:|---:|---:|---:|")
-    for name in ("A today: dense mean(name, path, children)", "B dense mean(name, path)",
-                 "C shipped: A + 0.25 best linked section"):  # fmt: skip
+    for name in (
+        "A today: dense mean(name, path, children)",
+        "B dense mean(name, path)",
+        "C shipped: A + 0.25 best linked section",
+    ):
         scores = SCORERS[name](d, q, best)
         top = ranked(scores, d.index.ids)
         right = [t[0] in w for t, (_, w) in zip(top, d.requirements, strict=True)]
@@ -328,8 +341,11 @@ def print_requirements(d: Data, cal: dict[str, Any]) -> None:
             conf = []
             for k in range(len(q)):
                 order = np.argsort(-scores[k], kind="stable")[:TOP_K]
-                conf.append(calibrator.probability(
-                    top_features(scores[k][order].tolist(), best[k][order].tolist())))  # fmt: skip
+                conf.append(
+                    calibrator.probability(
+                        top_features(scores[k][order].tolist(), best[k][order].tolist())
+                    )
+                )
             ece, _ = reliability(conf, right)
             auto = [r for c, r in zip(conf, right, strict=True) if c >= threshold]
             row += f" {np.mean(conf):.3f} | {ece:.3f} | {len(auto)} | {len(auto) - sum(auto)} |"
@@ -352,9 +368,19 @@ def ltr_features(
     depth = np.asarray([n.depth for n in d.hub.nodes], dtype=np.float32)
     leaf = np.asarray([n.is_leaf for n in d.hub.nodes], dtype=np.float32)
     rank = np.log1p(np.arange(len(cand)))
-    columns = [name[cand], path[cand], children[cand], np.maximum(best[cand], 0),
-               (best[cand] > -1).astype(np.float32), np.log1p(counts[cand]), score[cand],
-               score[cand] - score[cand[0]], rank, depth[cand], leaf[cand]]  # fmt: skip
+    columns = [
+        name[cand],
+        path[cand],
+        children[cand],
+        np.maximum(best[cand], 0),
+        (best[cand] > -1).astype(np.float32),
+        np.log1p(counts[cand]),
+        score[cand],
+        score[cand] - score[cand[0]],
+        rank,
+        depth[cand],
+        leaf[cand],
+    ]
     return cand, np.column_stack(columns).astype(np.float32)
 
 
@@ -404,8 +430,12 @@ def print_ltr(d: Data, table: dict[str, Any], hits: list[bool]) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--embedding-model", type=Path, default=None,
-                        help="default: the int8 embedder in the librarian home")  # fmt: skip
+    parser.add_argument(
+        "--embedding-model",
+        type=Path,
+        default=None,
+        help="default: the int8 embedder in the librarian home",
+    )
     parser.add_argument("--json", type=Path, default=None, help="write the raw hits here")
     parser.add_argument("--ltr", action="store_true", help="also the learning-to-rank model")
     args = parser.parse_args()

@@ -28,7 +28,7 @@ from pathlib import Path
 
 from bench_throughput import build_queue, untrained_cross_encoder
 
-from librarian.factory import build_linker
+from librarian.factory import build_pipeline
 from librarian.models.onnx_embedder import OnnxEmbedder
 from librarian.models.transformer import CrossEncoderScorer, SentenceTransformerEmbedder
 from librarian.pipeline.ingest import parse_line, query_text
@@ -74,7 +74,7 @@ def main() -> None:
 
         embedder = SentenceTransformerEmbedder()
         settings = LinkerSettings(cache_dir=Path(tmp) / "cache", uncalibrated=True)
-        linker = build_linker(settings)
+        linker = build_pipeline(settings)
         embedder.encode(texts[:64])  # warm-up
         encode_s = best_of(args.repeats, lambda: embedder.encode(texts))
 
@@ -94,7 +94,7 @@ def main() -> None:
             int8.encode(texts[:64])
             int8_encode_s = best_of(args.repeats, lambda: int8.encode(texts))
             int8_settings = settings.model_copy(update={"embedding_model": args.int8})
-            int8_linker = build_linker(int8_settings)
+            int8_linker = build_pipeline(int8_settings)
 
             def int8_pipeline() -> None:
                 for start in range(0, len(sections), args.batch_size):
@@ -103,14 +103,20 @@ def main() -> None:
             int8_pipeline_s = best_of(args.repeats, int8_pipeline)
             n = len(sections)
             int8_rows = [
-                ("int8 ONNX embedding (encode, one call)", f"{n / int8_encode_s:.1f} sentences/s",
-                 f"{encode_s / int8_encode_s:.2f}"),
-                ("pipeline on int8 ONNX, batches of " + str(args.batch_size),
-                 f"{n / int8_pipeline_s:.1f} sections/s", f"{encode_s / int8_pipeline_s:.2f}"),
-            ]  # fmt: skip
+                (
+                    "int8 ONNX embedding (encode, one call)",
+                    f"{n / int8_encode_s:.1f} sentences/s",
+                    f"{encode_s / int8_encode_s:.2f}",
+                ),
+                (
+                    "pipeline on int8 ONNX, batches of " + str(args.batch_size),
+                    f"{n / int8_pipeline_s:.1f} sections/s",
+                    f"{encode_s / int8_pipeline_s:.2f}",
+                ),
+            ]
 
         if args.models is not None:
-            shipped = build_linker(
+            shipped = build_pipeline(
                 LinkerSettings(models_dir=args.models, cache_dir=Path(tmp) / "c2")
             )
 
@@ -121,10 +127,13 @@ def main() -> None:
             shipped_pipeline()  # warm-up: hub vectors built and cached
             shipped_s = best_of(args.repeats, shipped_pipeline)
             int8_rows.append(
-                ("shipped: int8 + linked-section evidence + calibrator, batches of "
-                 + str(args.batch_size), f"{len(sections) / shipped_s:.1f} sections/s",
-                 f"{encode_s / shipped_s:.2f}")
-            )  # fmt: skip
+                (
+                    "shipped: int8 + linked-section evidence + calibrator, batches of "
+                    + str(args.batch_size),
+                    f"{len(sections) / shipped_s:.1f} sections/s",
+                    f"{encode_s / shipped_s:.2f}",
+                )
+            )
 
         scorer = CrossEncoderScorer(untrained_cross_encoder(Path(tmp) / "ce"))
         hub_texts = [" > ".join(n.hierarchy_path) for n in linker.hub.nodes]
@@ -136,23 +145,42 @@ def main() -> None:
     ceiling = n / encode_s
     rows = [
         ("embedding ceiling (encode, one call)", f"{ceiling:.1f} sentences/s", "1.00"),
-        ("pipeline, batches of " + str(args.batch_size), f"{n / pipeline_s:.1f} sections/s",
-         f"{(n / pipeline_s) / ceiling:.2f}"),
-        ("naive loop, one section a call", f"{n / naive_s:.1f} sections/s",
-         f"{(n / naive_s) / ceiling:.2f}"),
+        (
+            "pipeline, batches of " + str(args.batch_size),
+            f"{n / pipeline_s:.1f} sections/s",
+            f"{(n / pipeline_s) / ceiling:.2f}",
+        ),
+        (
+            "naive loop, one section a call",
+            f"{n / naive_s:.1f} sections/s",
+            f"{(n / naive_s) / ceiling:.2f}",
+        ),
         *int8_rows,
-        ("cross-encoder ceiling (predict)", f"{args.pairs / pairs_s:.1f} pairs/s",
-         f"→ rerank of 20 ≤ {args.pairs / pairs_s / 20:.2f} sections/s"),
-    ]  # fmt: skip
-    print(f"{n} sections, {platform.machine()}, {os.cpu_count()} cores, "
-          f"Python {platform.python_version()}")  # fmt: skip
+        (
+            "cross-encoder ceiling (predict)",
+            f"{args.pairs / pairs_s:.1f} pairs/s",
+            f"→ rerank of 20 ≤ {args.pairs / pairs_s / 20:.2f} sections/s",
+        ),
+    ]
+    print(
+        f"{n} sections, {platform.machine()}, {os.cpu_count()} cores, "
+        f"Python {platform.python_version()}"
+    )
     print("| what | speed | ratio to the ceiling |")
     print("|---|---|---|")
     for what, speed, ratio in rows:
         print(f"| {what} | {speed} | {ratio} |")
-    print(json.dumps({"sections": n, "encode_s": round(encode_s, 2),
-                      "pipeline_s": round(pipeline_s, 2), "naive_s": round(naive_s, 2),
-                      "pairs_per_s": round(args.pairs / pairs_s, 1)}))  # fmt: skip
+    print(
+        json.dumps(
+            {
+                "sections": n,
+                "encode_s": round(encode_s, 2),
+                "pipeline_s": round(pipeline_s, 2),
+                "naive_s": round(naive_s, 2),
+                "pairs_per_s": round(args.pairs / pairs_s, 1),
+            }
+        )
+    )
 
 
 if __name__ == "__main__":

@@ -23,7 +23,7 @@ from fastapi.testclient import TestClient
 from sqlalchemy.orm import Session
 
 from librarian.catalogue.hub import load_hub
-from librarian.factory import build_linker
+from librarian.factory import build_pipeline
 from librarian.paths import DEFAULT_HUB, packaged_data
 from librarian.pipeline.ingest import parse_line
 from librarian.review.decisions import DecisionRequest, decide
@@ -40,7 +40,7 @@ def sample_reviews(cache: Path) -> list[ReviewItem]:
     lines = packaged_data("samples", "queue_sample.jsonl").read_bytes().splitlines()
     parsed = [parse_line(n, raw) for n, raw in enumerate(lines, start=1)]
     sections = [s for s in parsed if isinstance(s, Section)]
-    linker = build_linker(LinkerSettings(uncalibrated=True, cache_dir=cache, threshold=1.0))
+    linker = build_pipeline(LinkerSettings(uncalibrated=True, cache_dir=cache, threshold=1.0))
     result = linker.link(sections, "bench")
     return [e for e in result.envelopes if isinstance(e, ReviewItem)]
 
@@ -54,11 +54,17 @@ def fill(db: Path, count: int, cache: Path) -> str:
     copies = []
     for i in range(count):
         e = base[i % len(base)]
-        copies.append(e.model_copy(update={
-            "chunk_id": f"{e.chunk_id}-{i}", "review_id": f"rev-bench-{i:06d}",
-            "artifact_id": f"artifact-{i % 400:03d}", "created_at": start + timedelta(seconds=i),
-            "pipeline_run_id": f"bench-{i // 1000}",
-        }))  # fmt: skip
+        copies.append(
+            e.model_copy(
+                update={
+                    "chunk_id": f"{e.chunk_id}-{i}",
+                    "review_id": f"rev-bench-{i:06d}",
+                    "artifact_id": f"artifact-{i % 400:03d}",
+                    "created_at": start + timedelta(seconds=i),
+                    "pipeline_run_id": f"bench-{i // 1000}",
+                }
+            )
+        )
     with Session(engine) as session, session.begin():
         load_reviews(session, copies, "bench")
     hub_ids = set(load_hub(DEFAULT_HUB).ids)
@@ -89,8 +95,10 @@ def main() -> None:
         db = args.db or Path(tmp) / "bench.db"
         started = time.perf_counter()
         url = fill(db, args.items, Path(tmp) / "cache")
-        print(f"{args.items} items, 300 decided, filled in {time.perf_counter() - started:.0f} s; "
-              f"{platform.machine()}, Python {platform.python_version()}")  # fmt: skip
+        print(
+            f"{args.items} items, 300 decided, filled in {time.perf_counter() - started:.0f} s; "
+            f"{platform.machine()}, Python {platform.python_version()}"
+        )
         engine = make_engine(url)
         client = TestClient(create_app(Workbench(engine, load_hub(DEFAULT_HUB), "bench")))
         middle = f"rev-bench-{args.items // 2:06d}"

@@ -15,7 +15,7 @@ import os
 import time
 from pathlib import Path
 
-from librarian.factory import build_linker
+from librarian.factory import build_pipeline
 from librarian.pipeline.ingest import query_text
 from librarian.settings import LinkerSettings
 from librarian.training.golden import load_golden, sections_of
@@ -46,18 +46,20 @@ def main() -> None:
     ]
     sections = sections_of(rows)
     base = LinkerSettings(models_dir=args.models, top_k=args.top_k)
-    vectors = build_linker(base).embedder.encode([query_text(s) for s in sections])
+    vectors = build_pipeline(base).embed.embedder.encode([query_text(s) for s in sections])
     print(f"{len(rows)} dev rows with a known CRE, top-{args.top_k}")
     print("| strategy | recall@20 | top-1 | µs a section (route + search) |")
     print("|---|---|---|---|")
     for name, options in STRATEGIES:
-        linker = build_linker(base.model_copy(update=options))
+        linker = build_pipeline(base.model_copy(update=options))
         best = float("inf")
         for _ in range(3):
             started = time.perf_counter()
-            decisions = [linker.router.route(s, vectors[i]) for i, s in enumerate(sections)]
-            allowed = [linker.router.allowed(d) for d in decisions]
-            hits = linker.retriever.search(vectors, args.top_k, 0.0, allowed)
+            decisions = [
+                linker.retrieve.router.route(s, vectors[i]) for i, s in enumerate(sections)
+            ]
+            allowed = [linker.retrieve.router.allowed(d) for d in decisions]
+            hits = linker.retrieve.retriever.search(vectors, args.top_k, 0.0, allowed)
             best = min(best, time.perf_counter() - started)
         recall = sum(
             any(h.cre_id in (r.expected.cre_ids or ()) for h in row)

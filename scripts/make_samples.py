@@ -171,44 +171,90 @@ def main() -> None:
     add('{"chunk_id": "broken", "text": ', "rejected", "INVALID_JSON")
     add(json.dumps(["not", "an", "object"]), "rejected", "NOT_AN_OBJECT")
     add(json.dumps({"hello": "world"}), "rejected", "UNKNOWN_SHAPE")
-    add(json.dumps({k: v for k, v in queue_row(60, "x", []).items() if k != "artifact_id"}),
-        "rejected", "MISSING_FIELD")  # fmt: skip
-    add(json.dumps(queue_row(61, "Rotate keys yearly.", [], span_index="first")),
-        "rejected", "INVALID_FIELD")  # fmt: skip
+    add(
+        json.dumps({k: v for k, v in queue_row(60, "x", []).items() if k != "artifact_id"}),
+        "rejected",
+        "MISSING_FIELD",
+    )
+    add(
+        json.dumps(queue_row(61, "Rotate keys yearly.", [], span_index="first")),
+        "rejected",
+        "INVALID_FIELD",
+    )
     add(json.dumps(queue_row(62, "", [])), "rejected", "EMPTY_TEXT")
     add(json.dumps(queue_row(63, " \t\n ", [])), "rejected", "EMPTY_TEXT")
-    add(json.dumps(queue_row(64, "Validate input.", [], source_commit_sha=None)),
-        "rejected", "MISSING_PROVENANCE")  # fmt: skip
-    add(json.dumps(rss_row(65, "Patch monthly.", post_guid=None)),
-        "rejected", "MISSING_PROVENANCE")  # fmt: skip
-    add(json.dumps(queue_row(66, "Use TLS.", [], span_heading_path="not json")),
-        "rejected", "INVALID_FIELD")  # fmt: skip
-    add(json.dumps(queue_row(67, "Marketing newsletter.", [], llm_label="NOISE")),
-        "skipped", "LABEL_NOT_OURS")  # fmt: skip
-    add(json.dumps(knowledge_item(68, "Deferred", "Later.", status="deferred")),
-        "skipped", "STATUS_NOT_ACCEPTED")  # fmt: skip
-    add(json.dumps(knowledge_item(69, "No text", "x", content={"text": ""})),
-        "rejected", "EMPTY_TEXT")  # fmt: skip
-    add(json.dumps(knowledge_item(70, "Bad sha", "Encrypt backups.",
-                                  source={"type": "github", "repo": "OWASP/x"})),
-        "rejected", "MISSING_PROVENANCE")  # fmt: skip
+    add(
+        json.dumps(queue_row(64, "Validate input.", [], source_commit_sha=None)),
+        "rejected",
+        "MISSING_PROVENANCE",
+    )
+    add(json.dumps(rss_row(65, "Patch monthly.", post_guid=None)), "rejected", "MISSING_PROVENANCE")
+    add(
+        json.dumps(queue_row(66, "Use TLS.", [], span_heading_path="not json")),
+        "rejected",
+        "INVALID_FIELD",
+    )
+    add(
+        json.dumps(queue_row(67, "Marketing newsletter.", [], llm_label="NOISE")),
+        "skipped",
+        "LABEL_NOT_OURS",
+    )
+    add(
+        json.dumps(knowledge_item(68, "Deferred", "Later.", status="deferred")),
+        "skipped",
+        "STATUS_NOT_ACCEPTED",
+    )
+    add(
+        json.dumps(knowledge_item(69, "No text", "x", content={"text": ""})),
+        "rejected",
+        "EMPTY_TEXT",
+    )
+    add(
+        json.dumps(
+            knowledge_item(
+                70, "Bad sha", "Encrypt backups.", source={"type": "github", "repo": "OWASP/x"}
+            )
+        ),
+        "rejected",
+        "MISSING_PROVENANCE",
+    )
     add(json.dumps(base), "skipped", "DUPLICATE_CHUNK")
-    add(json.dumps({**base, "text": base["text"] + " (edited)"}),
-        "rejected", "DUPLICATE_CHUNK_CONFLICT")  # fmt: skip
-    add(json.dumps(queue_row(71, "Caf\u00e9 policy", []), ensure_ascii=False).encode().replace(
-        b"Caf\xc3\xa9", b"Caf\xe9"), "rejected", "INVALID_ENCODING")  # fmt: skip
+    add(
+        json.dumps({**base, "text": base["text"] + " (edited)"}),
+        "rejected",
+        "DUPLICATE_CHUNK_CONFLICT",
+    )
+    add(
+        json.dumps(queue_row(71, "Caf\u00e9 policy", []), ensure_ascii=False)
+        .encode()
+        .replace(b"Caf\xc3\xa9", b"Caf\xe9"),
+        "rejected",
+        "INVALID_ENCODING",
+    )
     # Poison rows (issue 13): each is refused where it enters, never failing the run.
     deep = "[" * 10_000 + "]" * 10_000
     add(deep, "rejected", "INVALID_JSON")
-    add(json.dumps(queue_row(72, "Nested.", []))[:-1] + f', "extra": {deep}}}',
-        "rejected", "INVALID_JSON")  # fmt: skip
-    add(json.dumps(queue_row(73, "Nested.", [], span_heading_path=deep)),
-        "rejected", "INVALID_FIELD")  # fmt: skip
-    add(json.dumps(queue_row(74, "Huge.", []))[:-1] + ', "n": ' + "9" * 5000 + "}",
-        "rejected", "INVALID_JSON")  # fmt: skip
+    add(
+        json.dumps(queue_row(72, "Nested.", []))[:-1] + f', "extra": {deep}}}',
+        "rejected",
+        "INVALID_JSON",
+    )
+    add(
+        json.dumps(queue_row(73, "Nested.", [], span_heading_path=deep)),
+        "rejected",
+        "INVALID_FIELD",
+    )
+    add(
+        json.dumps(queue_row(74, "Huge.", []))[:-1] + ', "n": ' + "9" * 5000 + "}",
+        "rejected",
+        "INVALID_JSON",
+    )
     add(json.dumps(queue_row(75, "Lone \ud800 surrogate.", [])), "rejected", "INVALID_ENCODING")
-    add(json.dumps(queue_row(76, "Lone surrogate id.", [], chunk_id="\udc00")),
-        "rejected", "INVALID_ENCODING")  # fmt: skip
+    add(
+        json.dumps(queue_row(76, "Lone surrogate id.", [], chunk_id="\udc00")),
+        "rejected",
+        "INVALID_ENCODING",
+    )
     add(json.dumps(queue_row(77, "A NUL \u0000 inside.", [])), "rejected", "INVALID_ENCODING")
     add(json.dumps(queue_row(78, "\u200b\u2060\ufeff", [])), "rejected", "EMPTY_TEXT")
     add("", "blank")

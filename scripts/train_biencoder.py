@@ -169,9 +169,11 @@ def fit(model: Any, corpus: Corpus, epochs: int, lr: float, seed: int) -> None:
             ]
             logits = SCALE * embed([s.text for s, _ in batch]) @ embed(positives + negatives).T
             other_positive = torch.tensor(
-                [[j != i and c2 in s.cre_ids for j, (_, c2) in enumerate(batch + batch)]
-                 for i, (s, _) in enumerate(batch)]
-            )  # fmt: skip
+                [
+                    [j != i and c2 in s.cre_ids for j, (_, c2) in enumerate(batch + batch)]
+                    for i, (s, _) in enumerate(batch)
+                ]
+            )
             logits = logits.masked_fill(other_positive, -1e4)
             loss = torch.nn.functional.cross_entropy(logits, torch.arange(len(batch)))
             optim.zero_grad()
@@ -198,14 +200,18 @@ def report(corpus: Corpus, base: Hits, tuned: Hits) -> None:
                 won, lost = int((b & ~a).sum()), int((a & ~b).sum())
                 p = binomtest(won, won + lost).pvalue if won + lost else 1.0
                 recall = int(hits[form + "@20"][keep].sum())
-                print(f"  {label:10s} {form:7s} {int(b.sum()):4d} ({recall})"
-                      f"  won {won} lost {lost} p={p:.3g}")  # fmt: skip
+                print(
+                    f"  {label:10s} {form:7s} {int(b.sum()):4d} ({recall})"
+                    f"  won {won} lost {lost} p={p:.3g}"
+                )
         for fw in sorted({s.framework_id for s in corpus.dev}):
             rows = keep & np.array([s.framework_id == fw for s in corpus.dev])
             if rows.any():
                 was, now = int(reference[rows].sum()), int(tuned["doc"][rows].sum())
-                print(f"    {fw:20s} shipped/base {was:4d}  doc/fine-tuned {now:4d}"
-                      f"  of {int(rows.sum())}")  # fmt: skip
+                print(
+                    f"    {fw:20s} shipped/base {was:4d}  doc/fine-tuned {now:4d}"
+                    f"  of {int(rows.sum())}"
+                )
 
 
 def main() -> None:

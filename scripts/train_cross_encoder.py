@@ -142,9 +142,13 @@ def fit(
         for step, (query, cands) in enumerate(examples):
             texts = [hub_text(hub, c, described) for c in cands]
             enc = tokenizer(
-                [query] * len(cands), texts, truncation=True, max_length=args.max_tokens,
-                padding=True, return_tensors="pt",
-            )  # fmt: skip
+                [query] * len(cands),
+                texts,
+                truncation=True,
+                max_length=args.max_tokens,
+                padding=True,
+                return_tensors="pt",
+            )
             logits = model(**enc).logits.squeeze(-1)
             loss = torch.nn.functional.cross_entropy(logits.unsqueeze(0), torch.tensor([0]))
             loss.backward()  # type: ignore[no-untyped-call]
@@ -179,8 +183,14 @@ def score_dev(
     lists = candidate_lists(dev, cached.encode([s.text for s in dev]), evidence, index)
 
     def scores(query: str, texts: list[str]) -> Any:
-        enc = tokenizer([query] * len(texts), texts, truncation=True, max_length=max_tokens,
-                        padding=True, return_tensors="pt")  # fmt: skip
+        enc = tokenizer(
+            [query] * len(texts),
+            texts,
+            truncation=True,
+            max_length=max_tokens,
+            padding=True,
+            return_tensors="pt",
+        )
         return model(**enc).logits.squeeze(-1).numpy()
 
     retriever, reranked, rho = [], [], []
@@ -198,8 +208,10 @@ def score_dev(
         won = sum(y and not x for x, y in zip(a, b, strict=True))
         lost = sum(x and not y for x, y in zip(a, b, strict=True))
         p = binomtest(won, won + lost).pvalue if won + lost else 1.0
-        print(f"{style}: {len(keep)} dev sections; retriever top-1 {sum(a)}, cross-encoder "
-              f"{sum(b)} (won {won}, lost {lost}, p={p:.3g})")  # fmt: skip
+        print(
+            f"{style}: {len(keep)} dev sections; retriever top-1 {sum(a)}, cross-encoder "
+            f"{sum(b)} (won {won}, lost {lost}, p={p:.3g})"
+        )
     print(f"query sensitivity: mean Spearman, real vs constant query, {np.nanmean(rho):.2f}")
 
 

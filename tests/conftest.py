@@ -33,8 +33,14 @@ def write_jsonl(tmp_path: Path):  # type: ignore[no-untyped-def]
 
 
 # Hypothesis profiles: `ci` (bounded, the default, in `make test`) and `fuzz` (`make fuzz`).
-settings.register_profile("ci", max_examples=150, deadline=None, derandomize=True,
-                          suppress_health_check=[HealthCheck.too_slow])  # fmt: skip
-settings.register_profile("fuzz", max_examples=5000, deadline=None,
-                          suppress_health_check=[HealthCheck.too_slow])  # fmt: skip
+settings.register_profile(
+    "ci",
+    max_examples=150,
+    deadline=None,
+    derandomize=True,
+    suppress_health_check=[HealthCheck.too_slow],
+)
+settings.register_profile(
+    "fuzz", max_examples=5000, deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))

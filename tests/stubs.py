@@ -11,7 +11,8 @@ from numpy.typing import NDArray
 
 from librarian.artifacts.card import CardData, CardModels, ModelCard, OutOfFold, TrainedModels
 from librarian.catalogue.hub import Hub, build_hub
-from librarian.pipeline.linker import Linker
+from librarian.factory import assemble
+from librarian.pipeline.pipeline import Pipeline
 from librarian.retrieval.evidence import RETRIEVER_ID
 from librarian.retrieval.index import build_index
 from librarian.schemas.records import HubNode
@@ -104,20 +105,20 @@ class StubScorer:
         return np.asarray(scores, dtype=np.float32)
 
 
-def stub_linker(
+def stub_pipeline(
     threshold: float | None = 0.8,
     scorer: StubScorer | None = None,
     top_k: int = 4,
     top_n: int = 2,
     rerank_gap: float | None = None,
     trained: TrainedModels | None = None,
-) -> Linker:
+) -> Pipeline:
     hub = small_hub()
     embedder = StubEmbedder()
     settings = LinkerSettings(
         threshold=threshold, top_k=top_k, top_n=top_n, cache_dir=None, rerank_gap=rerank_gap
     )
-    return Linker(hub, embedder, build_index(hub, embedder, None), scorer, settings, trained)
+    return assemble(settings, hub, embedder, build_index(hub, embedder, None), scorer, trained)
 
 
 def example_card() -> ModelCard:
@@ -127,16 +128,23 @@ def example_card() -> ModelCard:
         trained_at="2026-11-30T00:00:00+00:00",
         seconds=0.0,
         data=CardData(
-            links_sources=["test"], links_sha256="0" * 64, hub_sha256=small_hub().content_hash,
-            hub_nodes=6, sections=1, frameworks_seen={"alpha": 1}, frameworks_excluded=[],
+            links_sources=["test"],
+            links_sha256="0" * 64,
+            hub_sha256=small_hub().content_hash,
+            hub_nodes=6,
+            sections=1,
+            frameworks_seen={"alpha": 1},
+            frameworks_excluded=[],
         ),
         models=CardModels(
-            embedding=StubEmbedder.name, embedding_fingerprint=StubEmbedder.fingerprint,
-            retriever=RETRIEVER_ID, calibrator="test",
+            embedding=StubEmbedder.name,
+            embedding_fingerprint=StubEmbedder.fingerprint,
+            retriever=RETRIEVER_ID,
+            calibrator="test",
         ),
         parameters={},
         threshold=0.5,
         out_of_fold=oof,
         router={},
         environment={},
-    )  # fmt: skip
+    )

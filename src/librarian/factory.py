@@ -1,4 +1,4 @@
-"""Builds a Linker from settings: construction only, no rows read.
+"""Builds a Pipeline from settings: construction only, no rows read.
 
 Everything a run needs is loaded and checked here, before any row: the hub (and team
 catalogues), the trained models (required unless the uncalibrated scorer is asked for),
@@ -20,35 +20,145 @@ from librarian.artifacts.card import (
 from librarian.catalogue.hub import Hub
 from librarian.catalogue.teams import load_hubs
 from librarian.errors import UsageError
+from librarian.models.cache import CachingEmbedder, SqliteVectorCache
 from librarian.models.load import load_embedder
+from librarian.models.seams import Embedder, PairScorer
 from librarian.models.transformer import CrossEncoderScorer
-from librarian.pipeline.linker import Linker
+from librarian.pipeline.pipeline import Pipeline
+from librarian.pipeline.safety import NegationAndUpdateGuard
+from librarian.pipeline.stages import (
+    CalibratedScaler,
+    EmbedStage,
+    ExplicitStage,
+    RawScaler,
+    RerankStage,
+    RetrieveStage,
+    Scaler,
+    SourceLevelSlot,
+)
 from librarian.retrieval.beam import BeamRetriever
-from librarian.retrieval.flat import Retriever
+from librarian.retrieval.evidence import EvidenceIndex
+from librarian.retrieval.flat import MemoryRetriever, Retriever
 from librarian.retrieval.index import HubIndex, build_index
 from librarian.retrieval.pgvector import PgVectorRetriever
 from librarian.routing.classifier import ROUTER_NAME, BranchClassifier
 from librarian.routing.collections import hub_collections
 from librarian.routing.router import Router
 from librarian.routing.rules import load_rules
-from librarian.settings import LinkerSettings
+from librarian.settings import UNCALIBRATED_THRESHOLD, LinkerSettings
 from librarian.store.db import make_engine
 
+# Loaded models, one pipeline per settings per process: a Dask worker loads its own once,
+# never receives one by pickle (hundreds of MB), and keeps it for every later batch.
+_PIPELINES: dict[str, Pipeline] = {}
 
-def build_linker(settings: LinkerSettings) -> Linker:
+
+def pipeline_for(settings: LinkerSettings) -> Pipeline:
+    """The pipeline `settings` name, built once per process."""
+    key = settings.model_dump_json()
+    if key not in _PIPELINES:
+        _PIPELINES[key] = build_pipeline(settings)
+    return _PIPELINES[key]
+
+
+def build_pipeline(settings: LinkerSettings) -> Pipeline:
     """Load everything `settings` names, refusing what cannot serve a run."""
     hub = load_hubs(settings.hub_path, settings.extra_hubs)
     embedder = load_embedder(embedding_model_of(settings))
     index = build_index(hub, embedder, settings.cache_dir)
+    if settings.cache_dir is not None:
+        # Section vectors by content hash: a re-run of unchanged text does no model work.
+        name = f"queries-{embedder.fingerprint[:16]}.sqlite"
+        embedder = CachingEmbedder(
+            embedder, SqliteVectorCache(settings.cache_dir / name, embedder.dimension)
+        )
     trained = None
     if not settings.uncalibrated:
         assert settings.models_dir is not None  # embedding_model_of refused otherwise
         trained = load_trained(settings.models_dir, hub.content_hash, embedder.fingerprint)
         trained = load_evidence(trained, hub.ids, embedder.dimension)
     scorer = CrossEncoderScorer(settings.reranker_model) if settings.reranker_model else None
-    retriever = build_retriever(settings, index, hub)
-    router = build_router(settings, hub, trained)
-    return Linker(hub, embedder, index, scorer, settings, trained, retriever, router)
+    return assemble(
+        settings,
+        hub,
+        embedder,
+        index,
+        scorer,
+        trained,
+        build_retriever(settings, index, hub),
+        build_router(settings, hub, trained),
+    )
+
+
+def assemble(
+    settings: LinkerSettings,
+    hub: Hub,
+    embedder: Embedder,
+    index: HubIndex,
+    scorer: PairScorer | None = None,
+    trained: TrainedModels | None = None,
+    retriever: Retriever | None = None,
+    router: Router | None = None,
+) -> Pipeline:
+    """The stages, in order, from loaded parts (tests hand in stand-ins for the models)."""
+    evidence = trained.evidence if trained is not None else None
+    retrieve = retrieve_stage(settings, hub, index, evidence, retriever, router)
+    scaler, threshold = scaler_of(settings, trained, scorer)
+    models = {
+        "embedding": embedder.name,
+        "embedding_fingerprint": embedder.fingerprint[:16],
+        "reranker": scorer.name if scorer else None,
+        "calibrator": str(trained.directory)
+        if isinstance(scaler, CalibratedScaler) and trained
+        else None,
+    }
+    return Pipeline(
+        hub,
+        index,
+        ExplicitStage(hub),
+        EmbedStage(embedder),
+        retrieve,
+        SourceLevelSlot(),
+        RerankStage(scorer, hub, settings.rerank_gap),
+        scaler,
+        NegationAndUpdateGuard(),
+        threshold,
+        settings.top_n,
+        models,
+    )
+
+
+def retrieve_stage(
+    settings: LinkerSettings,
+    hub: Hub,
+    index: HubIndex,
+    evidence: EvidenceIndex | None,
+    retriever: Retriever | None = None,
+    router: Router | None = None,
+) -> RetrieveStage:
+    """C.4 as a run has it; training scores its rows through the same stage."""
+    router = router or Router(hub_collections(hub), mode=settings.routing, pin=settings.collections)
+    search: Retriever = retriever or MemoryRetriever(index)
+    return RetrieveStage(router, search, evidence, settings.top_k, settings.min_score)
+
+
+def scaler_of(
+    settings: LinkerSettings, trained: TrainedModels | None, scorer: PairScorer | None
+) -> tuple[Scaler, float]:
+    """C.7 and the threshold it was chosen with. The calibrator was fitted on retrieval
+    scores; a reranker's scores are another scale, so with one it stands aside."""
+    if trained is not None and scorer is None:
+        scaler: Scaler = CalibratedScaler(trained.calibrator, trained.description)
+        threshold = trained.threshold
+    elif trained is not None:
+        why = "uncalibrated reranker score (the calibrator fits retrieval scores only)"
+        scaler, threshold = RawScaler(True, why), UNCALIBRATED_THRESHOLD
+    else:
+        why = "uncalibrated cosine (asked for: no trained models used)"
+        scaler, threshold = RawScaler(scorer is not None, why), UNCALIBRATED_THRESHOLD
+    if settings.threshold is not None:
+        threshold = settings.threshold
+    return scaler, threshold
 
 
 def embedding_model_of(settings: LinkerSettings) -> Path | None:

@@ -14,7 +14,7 @@ import pytest
 from librarian.pipeline.ingest import section_from_text
 from librarian.schemas.envelopes import LinkProposal, dump_envelope
 from librarian.schemas.export import CONTRACTS, PACKAGED_SCHEMA_DIR, export_schemas
-from tests.stubs import StubScorer, stub_linker
+from tests.stubs import StubScorer, stub_pipeline
 
 EXAMPLES = Path(__file__).parent / "examples"
 
@@ -94,13 +94,19 @@ def test_review_needs_a_known_reason_code() -> None:
 
 
 def test_every_envelope_the_linker_emits_validates() -> None:
-    texts = ["see CRE 200-001", "see CRE 999-999", "CRE 200-001 CRE 300-001",
-             "rotate session token", "zzzz", "parameterized queries"]  # fmt: skip
+    texts = [
+        "see CRE 200-001",
+        "see CRE 999-999",
+        "CRE 200-001 CRE 300-001",
+        "rotate session token",
+        "zzzz",
+        "parameterized queries",
+    ]
     sections = [
         section_from_text(t).model_copy(update={"chunk_id": f"c{i}"}) for i, t in enumerate(texts)
     ]
     for threshold, scorer in ((0.8, None), (0.1, StubScorer()), (0.99, StubScorer())):
-        result = stub_linker(threshold=threshold, scorer=scorer).link(
+        result = stub_pipeline(threshold=threshold, scorer=scorer).link(
             sections, "r", datetime.now(UTC)
         )
         for env in result.envelopes:
@@ -108,15 +114,19 @@ def test_every_envelope_the_linker_emits_validates() -> None:
             validator(name).validate(dump_envelope(env))
 
 
-def test_the_stub_linker_envelopes_meet_the_published_rfc() -> None:
+def test_the_stub_pipeline_envelopes_meet_the_published_rfc() -> None:
     from tests.rfc import assert_rfc_valid
 
-    texts = ["rotate session token after login", "see CRE 200-001", "the weather",
-             "Sessions are not rotated after login"]  # fmt: skip
+    texts = [
+        "rotate session token after login",
+        "see CRE 200-001",
+        "the weather",
+        "Sessions are not rotated after login",
+    ]
     sections = [
         section_from_text(t).model_copy(update={"chunk_id": f"c{i}"}) for i, t in enumerate(texts)
     ]
-    for linker in (stub_linker(threshold=0.2), stub_linker(threshold=0.2, scorer=StubScorer())):
+    for linker in (stub_pipeline(threshold=0.2), stub_pipeline(threshold=0.2, scorer=StubScorer())):
         envelopes = [dump_envelope(e) for e in linker.link(sections, "r").envelopes]
         assert {e["status"] for e in envelopes} == {"linked", "review_required"}
         assert_rfc_valid(envelopes)

@@ -34,10 +34,22 @@ def test_a_killed_run_leaves_no_output_that_looks_whole(tmp_path: Path) -> None:
     queue = big_queue(tmp_path / "q.jsonl", 3000)
     out = tmp_path / "out"
     proc = subprocess.Popen(
-        [LIBRARIAN, "run", str(queue), "--out", str(out), "--batch-size", "20",
-         "--cache-dir", str(tmp_path / "cache"), "--uncalibrated"],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
-    )  # fmt: skip
+        [
+            LIBRARIAN,
+            "run",
+            str(queue),
+            "--out",
+            str(out),
+            "--batch-size",
+            "20",
+            "--cache-dir",
+            str(tmp_path / "cache"),
+            "--uncalibrated",
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
     out.mkdir()
     (out / "summary.json").write_text('{"run": "the previous one"}')
 
@@ -70,10 +82,21 @@ def test_a_run_that_fails_exits_1_and_says_why(tmp_path: Path) -> None:
     queue = big_queue(tmp_path / "q.jsonl", 3)
     out = tmp_path / "out"
     proc = subprocess.run(
-        [LIBRARIAN, "run", str(queue), "--out", str(out), "--embedding-model", str(broken),
-         "--uncalibrated"],
-        capture_output=True, text=True, timeout=600, check=False,
-    )  # fmt: skip
+        [
+            LIBRARIAN,
+            "run",
+            str(queue),
+            "--out",
+            str(out),
+            "--embedding-model",
+            str(broken),
+            "--uncalibrated",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
     assert proc.returncode == 1, proc.stderr[-2000:]
     assert "failed:" in proc.stderr
     assert not (out / "summary.json").exists()

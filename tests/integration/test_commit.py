@@ -37,8 +37,7 @@ BAD_ROWS = packaged_data("samples", "queue_with_bad_rows.jsonl")
 
 def run_command(tmp_path: Path, *args: str) -> list[str]:
     """`librarian run` with a private cache and no trained models (the raw cosine)."""
-    return [LIBRARIAN, "run", *args, "--cache-dir", str(tmp_path / "cache"),
-            "--uncalibrated"]  # fmt: skip
+    return [LIBRARIAN, "run", *args, "--cache-dir", str(tmp_path / "cache"), "--uncalibrated"]
 
 
 def own_prefect(home: Path, **extra: str) -> dict[str, str]:
@@ -49,9 +48,13 @@ def own_prefect(home: Path, **extra: str) -> dict[str, str]:
 
 def librarian(tmp_path: Path, *args: str, env: dict[str, str] | None = None) -> Any:
     return subprocess.run(
-        run_command(tmp_path, *args), capture_output=True, text=True, timeout=600, check=False,
+        run_command(tmp_path, *args),
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
         env=own_prefect(tmp_path / "prefect-home", **(env or {})),
-    )  # fmt: skip
+    )
 
 
 def queue_rows(n: int) -> list[tuple[int, dict[str, Any]]]:
@@ -108,8 +111,13 @@ def test_commit_twice_adds_nothing_and_keeps_bad_rows(tmp_path: Path) -> None:
     assert second.returncode == 0, second.stderr[-3000:]
     summary = json.loads((tmp_path / "b" / "summary.json").read_text())
     assert summary["by_reason"]["skipped"]["UNCHANGED"] == 29
-    assert summary["stored"] == {"decisions": 0, "rejections": 0, "already_stored": 0,
-                                 "failed": 0, "dead_lettered": 0}  # fmt: skip
+    assert summary["stored"] == {
+        "decisions": 0,
+        "rejections": 0,
+        "already_stored": 0,
+        "failed": 0,
+        "dead_lettered": 0,
+    }
     assert count(engine, DecisionRow.id) == 29 and count(engine, RejectedRow.id) == 22
     engine.dispose()
 
@@ -155,9 +163,11 @@ def test_sigkill_mid_commit_then_rerun_decides_every_row_once(
     command = run_command(tmp_path, "--from-db", "--db", postgres_url, "--batch-size", "10")
     proc = subprocess.Popen(
         [*command, "--out", str(tmp_path / "killed")],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
         env=own_prefect(tmp_path / "prefect-home"),
-    )  # fmt: skip
+    )
     deadline = time.monotonic() + 300
     while count(engine, DecisionRow.id) < 30 and time.monotonic() < deadline:
         assert proc.poll() is None, "the run ended before it could be killed"
@@ -169,9 +179,12 @@ def test_sigkill_mid_commit_then_rerun_decides_every_row_once(
     assert pending(engine) == 600 - decided  # consumed exactly when decided, not before
     rerun = subprocess.run(
         [*command, "--out", str(tmp_path / "rerun")],
-        capture_output=True, text=True, timeout=600, check=False,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
         env=own_prefect(tmp_path / "prefect-home"),
-    )  # fmt: skip
+    )
     assert rerun.returncode == 0, rerun.stderr[-3000:]
     consumed_once(engine, 600)
     engine.dispose()
@@ -184,9 +197,11 @@ def test_file_commit_killed_then_rerun_keeps_each_chunk_once(tmp_path: Path) -> 
     command = run_command(tmp_path, str(queue), "--commit", "--db", db, "--batch-size", "10")
     proc = subprocess.Popen(
         [*command, "--out", str(tmp_path / "killed")],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
         env=own_prefect(tmp_path / "prefect-home"),
-    )  # fmt: skip
+    )
     engine = make_engine(db)
     deadline = time.monotonic() + 300
     while time.monotonic() < deadline:
@@ -201,9 +216,12 @@ def test_file_commit_killed_then_rerun_keeps_each_chunk_once(tmp_path: Path) -> 
     proc.wait()
     rerun = subprocess.run(
         [*command, "--out", str(tmp_path / "rerun")],
-        capture_output=True, text=True, timeout=600, check=False,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
         env=own_prefect(tmp_path / "prefect-home"),
-    )  # fmt: skip
+    )
     assert rerun.returncode == 0, rerun.stderr[-3000:]
     summary = json.loads((tmp_path / "rerun" / "summary.json").read_text())
     assert summary["by_reason"]["skipped"]["UNCHANGED"] >= 30
@@ -228,14 +246,18 @@ def test_postgres_refusing_writes_fails_and_leaves_the_queue(
     upgrade(engine)
     enqueue(engine, queue_rows(20))
     with engine.begin() as conn:
-        conn.execute(text(
-            "CREATE FUNCTION refuse() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN "
-            f"{REFUSE[fault]} RETURN NEW; END $$"
-        ))  # fmt: skip
-        conn.execute(text(
-            "CREATE TRIGGER refuse BEFORE INSERT ON decision_queue "
-            "FOR EACH ROW EXECUTE FUNCTION refuse()"
-        ))  # fmt: skip
+        conn.execute(
+            text(
+                "CREATE FUNCTION refuse() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN "
+                f"{REFUSE[fault]} RETURN NEW; END $$"
+            )
+        )
+        conn.execute(
+            text(
+                "CREATE TRIGGER refuse BEFORE INSERT ON decision_queue "
+                "FOR EACH ROW EXECUTE FUNCTION refuse()"
+            )
+        )
     failed = librarian(tmp_path, "--from-db", "--db", postgres_url, "--out", str(tmp_path / "f"))
     assert failed.returncode == 1
     expected = "No space left on device" if fault == "disk full" else "connection"
@@ -258,8 +280,15 @@ def test_locked_sqlite_fails_the_batch_and_leaves_the_queue(tmp_path: Path) -> N
     blocker = engine.raw_connection()
     blocker.execute("BEGIN EXCLUSIVE")  # another writer holds the database
     try:
-        result = librarian(tmp_path, "--from-db", "--db", db, "--out", str(tmp_path / "o"),
-                           env={"LIBRARIAN_SQLITE_TIMEOUT_S": "1"})  # fmt: skip
+        result = librarian(
+            tmp_path,
+            "--from-db",
+            "--db",
+            db,
+            "--out",
+            str(tmp_path / "o"),
+            env={"LIBRARIAN_SQLITE_TIMEOUT_S": "1"},
+        )
     finally:
         blocker.rollback()
         blocker.close()
@@ -315,8 +344,9 @@ def test_updates_reviews_and_learning_from_reviewers(tmp_path: Path) -> None:
         writer = csv.DictWriter(handle, fieldnames=list(rows[0]))
         writer.writeheader()
         writer.writerows(rows)
-    imported = runner.invoke(app, ["review", "import", str(sheet), "--db", db,
-                                   "--reviewer", "rita"])  # fmt: skip
+    imported = runner.invoke(
+        app, ["review", "import", str(sheet), "--db", db, "--reviewer", "rita"]
+    )
     assert imported.exit_code == 0, imported.output
     counts = re.search(r"approved (\d+), corrected (\d+)", imported.output)
     assert counts is not None and int(counts[1]) + int(counts[2]) == 4
@@ -335,9 +365,8 @@ def test_updates_reviews_and_learning_from_reviewers(tmp_path: Path) -> None:
 
     trained = runner.invoke(
         app,
-        ["train", "--links", str(DEFAULT_LINKS), "--links", db,
-         "--out", str(tmp_path / "models")],
-    )  # fmt: skip
+        ["train", "--links", str(DEFAULT_LINKS), "--links", db, "--out", str(tmp_path / "models")],
+    )
     assert trained.exit_code == 0, trained.output
     card = json.loads((tmp_path / "models" / "card.json").read_text())
     assert card["data"]["frameworks_seen"]["reviewers"] == 4

@@ -25,11 +25,27 @@ def run(tmp_path: Path, out: str, *extra: str) -> subprocess.CompletedProcess[st
     env = {k: v for k, v in os.environ.items() if k != "PREFECT_API_URL"}
     env["PREFECT_HOME"] = str(tmp_path / f"prefect-{out}")
     return subprocess.run(
-        [LIBRARIAN, "run", str(MIXED), "--batch-size", "7", "--run-id", "same",
-         "--out", str(tmp_path / out), "--uncalibrated",
-         "--cache-dir", str(tmp_path / "cache"), *extra],
-        capture_output=True, text=True, timeout=900, check=False, env=env,
-    )  # fmt: skip
+        [
+            LIBRARIAN,
+            "run",
+            str(MIXED),
+            "--batch-size",
+            "7",
+            "--run-id",
+            "same",
+            "--out",
+            str(tmp_path / out),
+            "--uncalibrated",
+            "--cache-dir",
+            str(tmp_path / "cache"),
+            *extra,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=900,
+        check=False,
+        env=env,
+    )
 
 
 def rows(path: Path) -> list[dict[str, Any]]:

@@ -12,8 +12,8 @@ import jsonschema
 import pytest
 
 from librarian.paths import packaged_data
-from librarian.pipeline.decide import EXPLICIT_RETRIEVER
-from librarian.pipeline.emit import read_jsonl
+from librarian.pipeline.components import stage_ids
+from librarian.pipeline.sinks import read_jsonl
 from librarian.schemas.export import PACKAGED_SCHEMA_DIR
 from librarian.settings import LinkerSettings
 from tests.rfc import assert_rfc_valid
@@ -89,9 +89,13 @@ def test_explicit_rows_decide_without_models(run: dict[str, Any]) -> None:
         for e in read_jsonl(out / "proposals.jsonl") + read_jsonl(out / "reviews.jsonl")
     }
     assert envs["chunk-q040"]["links"] == [
-        {"cre_id": "002-630", "link_type": "LinkedTo", "confidence": 1.0,
-         "rationale": envs["chunk-q040"]["links"][0]["rationale"]}
-    ]  # fmt: skip
+        {
+            "cre_id": "002-630",
+            "link_type": "LinkedTo",
+            "confidence": 1.0,
+            "rationale": envs["chunk-q040"]["links"][0]["rationale"],
+        }
+    ]
     assert envs["chunk-q041"]["update_detection"]["adversarial_flags"] == ["UNKNOWN_CRE_REFERENCE"]
     assert envs["chunk-q042"]["update_detection"]["adversarial_flags"] == [
         "CONFLICTING_CRE_REFERENCES"
@@ -152,7 +156,7 @@ def test_each_searched_section_has_its_routing_decision_beside_it(run: dict[str,
     summary = run["summary"]
     envelopes = read_jsonl(out / "proposals.jsonl") + read_jsonl(out / "reviews.jsonl")
     routing = read_jsonl(out / "routing.jsonl")
-    searched = [e for e in envelopes if e["retrieval"]["retriever"] != EXPLICIT_RETRIEVER]
+    searched = [e for e in envelopes if "explicit" not in stage_ids(e["retrieval"]["retriever"])]
     assert sorted(r["chunk_id"] for r in routing) == sorted(e["chunk_id"] for e in searched)
     assert len(routing) == len(envelopes) - summary.explicit_fast_path
     # No pins, no rules: the default searched every collection and narrowed nothing.

@@ -15,7 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from librarian.paths import packaged_data
-from librarian.pipeline.emit import read_jsonl
+from librarian.pipeline.sinks import read_jsonl
 from librarian.settings import LinkerSettings
 from tests.rfc import assert_rfc_valid
 from tests.unit.test_fuzz import hostile_lines

@@ -21,14 +21,23 @@ BLOCK = re.compile(r"^```sh\n(.*?)^```", re.S | re.M)
 def test_every_command_in_the_guide_works_as_written(tmp_path: Path) -> None:
     blocks = BLOCK.findall(GUIDE.read_text())
     assert len(blocks) >= 6
-    env = {**os.environ, "LIBRARIAN_HOME": str(tmp_path / "home"), "USER": "guide-test",
-           "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}"}  # fmt: skip
+    env = {
+        **os.environ,
+        "LIBRARIAN_HOME": str(tmp_path / "home"),
+        "USER": "guide-test",
+        "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}",
+    }
     env.pop("LIBRARIAN_DB", None)
     for number, block in enumerate(blocks, start=1):
         done = subprocess.run(
-            ["bash", "-euo", "pipefail", "-c", block], cwd=tmp_path, env=env,
-            capture_output=True, text=True, timeout=900, check=False,
-        )  # fmt: skip
+            ["bash", "-euo", "pipefail", "-c", block],
+            cwd=tmp_path,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=900,
+            check=False,
+        )
         assert done.returncode == 0, f"block {number}:\n{block}\n{done.stderr[-3000:]}"
     assert (tmp_path / "out" / "first" / "summary.json").is_file()
     assert (tmp_path / "decisions.jsonl").is_file() and (tmp_path / "sheet.csv").is_file()

@@ -29,21 +29,27 @@ def refuse_one_row(engine: Engine) -> None:
     row's data (as PostgreSQL refuses what it cannot store), not an outage."""
     with engine.begin() as conn:
         if is_postgres(engine):
-            conn.execute(text(
-                "CREATE FUNCTION refuse() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN "
-                f"IF NEW.chunk_id = '{POISON}' THEN RAISE EXCEPTION 'poison row refused' "
-                "USING ERRCODE = '22023'; END IF; RETURN NEW; END $$"
-            ))  # fmt: skip
-            conn.execute(text(
-                "CREATE TRIGGER refuse BEFORE INSERT ON decision_queue "
-                "FOR EACH ROW EXECUTE FUNCTION refuse()"
-            ))  # fmt: skip
+            conn.execute(
+                text(
+                    "CREATE FUNCTION refuse() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN "
+                    f"IF NEW.chunk_id = '{POISON}' THEN RAISE EXCEPTION 'poison row refused' "
+                    "USING ERRCODE = '22023'; END IF; RETURN NEW; END $$"
+                )
+            )
+            conn.execute(
+                text(
+                    "CREATE TRIGGER refuse BEFORE INSERT ON decision_queue "
+                    "FOR EACH ROW EXECUTE FUNCTION refuse()"
+                )
+            )
         else:
-            conn.execute(text(
-                "CREATE TRIGGER refuse BEFORE INSERT ON decision_queue "
-                f"WHEN NEW.chunk_id = '{POISON}' "
-                "BEGIN SELECT RAISE(ABORT, 'poison row refused'); END"
-            ))  # fmt: skip
+            conn.execute(
+                text(
+                    "CREATE TRIGGER refuse BEFORE INSERT ON decision_queue "
+                    f"WHEN NEW.chunk_id = '{POISON}' "
+                    "BEGIN SELECT RAISE(ABORT, 'poison row refused'); END"
+                )
+            )
 
 
 def attempts(engine: Engine) -> int:
@@ -92,8 +98,9 @@ def test_a_poison_row_is_dead_lettered_and_never_blocks_the_queue(
     assert open_rows == 1  # the dead letter stays unconsumed, for a person, never re-claimed
     assert_rfc_valid(stored)
     engine.dispose()
-    status = subprocess.run([LIBRARIAN, "queue", "status", "--db", database],
-                            capture_output=True, text=True, check=True)  # fmt: skip
+    status = subprocess.run(
+        [LIBRARIAN, "queue", "status", "--db", database], capture_output=True, text=True, check=True
+    )
     assert "0 rows waiting, 1 dead letters" in status.stdout
     assert f"{MAX_ATTEMPTS}/{MAX_ATTEMPTS} attempts" in status.stdout
     assert "poison row refused" in status.stdout
@@ -128,8 +135,15 @@ def test_a_failed_run_keeps_the_previous_outputs(tmp_path: Path) -> None:
     blocker = engine.raw_connection()
     blocker.execute("BEGIN EXCLUSIVE")  # another writer holds the database: the run fails
     try:
-        result = librarian(tmp_path, "--from-db", "--db", db, "--out", str(out),
-                           env={"LIBRARIAN_SQLITE_TIMEOUT_S": "1"})  # fmt: skip
+        result = librarian(
+            tmp_path,
+            "--from-db",
+            "--db",
+            db,
+            "--out",
+            str(out),
+            env={"LIBRARIAN_SQLITE_TIMEOUT_S": "1"},
+        )
     finally:
         blocker.rollback()
         blocker.close()

@@ -30,10 +30,21 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     root = tmp_path_factory.mktemp("install")
     wheels = root / "wheels"
     subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "--quiet",
-         "--wheel-dir", str(wheels), str(CHECKOUT)],
-        check=True, timeout=600,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "wheel",
+            "--no-deps",
+            "--no-build-isolation",
+            "--quiet",
+            "--wheel-dir",
+            str(wheels),
+            str(CHECKOUT),
+        ],
+        check=True,
+        timeout=600,
+    )
     (wheel,) = wheels.glob("librarian-*.whl")
     venv = root / "venv"
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
@@ -45,10 +56,21 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     )
     (purelib / "test-dependencies.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
     subprocess.run(
-        [sys.executable, "-m", "pip", "--python", str(venv / "bin" / "python"), "install",
-         "--no-deps", "--no-index", "--quiet", str(wheel)],
-        check=True, timeout=600,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "--python",
+            str(venv / "bin" / "python"),
+            "install",
+            "--no-deps",
+            "--no-index",
+            "--quiet",
+            str(wheel),
+        ],
+        check=True,
+        timeout=600,
+    )
     yield venv / "bin"
 
 
@@ -57,9 +79,14 @@ def librarian(bin_dir: Path, cwd: Path, *args: str) -> subprocess.CompletedProce
     env.update(LIBRARIAN_HOME=str(cwd.parent / "home"), PREFECT_HOME=str(cwd.parent / "prefect"))
     env["PATH"] = f"{bin_dir}{os.pathsep}{env.get('PATH', '')}"
     return subprocess.run(
-        [str(bin_dir / "librarian"), *args], cwd=cwd, env=env, capture_output=True, text=True,
-        timeout=900, check=False,
-    )  # fmt: skip
+        [str(bin_dir / "librarian"), *args],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=900,
+        check=False,
+    )
 
 
 def test_the_installed_package_works_from_an_empty_folder(installed: Path, tmp_path: Path) -> None:
@@ -67,8 +94,11 @@ def test_the_installed_package_works_from_an_empty_folder(installed: Path, tmp_p
     folder.mkdir()
     where = subprocess.run(
         [str(installed / "python"), "-c", "import librarian; print(librarian.__file__)"],
-        capture_output=True, text=True, check=True, cwd=folder,
-    ).stdout  # fmt: skip
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=folder,
+    ).stdout
     assert str(CHECKOUT) not in where, where  # the wheel's copy, not the checkout's
 
     version = librarian(installed, folder, "--version")

@@ -10,9 +10,9 @@ import pytest
 from typer.testing import CliRunner
 
 from librarian.cli import app
-from librarian.factory import build_linker
+from librarian.factory import build_pipeline
 from librarian.paths import DEFAULT_HUB, packaged_data
-from librarian.pipeline.linker import Linker, explain_text
+from librarian.pipeline.pipeline import Pipeline
 from librarian.retrieval.index import cache_file
 from librarian.settings import LinkerSettings
 
@@ -20,24 +20,25 @@ pytestmark = pytest.mark.integration
 
 
 @pytest.fixture(scope="module")
-def linker(tmp_path_factory: pytest.TempPathFactory) -> Linker:
-    settings = LinkerSettings(cache_dir=tmp_path_factory.mktemp("cache"), uncalibrated=True)
-    return build_linker(settings)
+def cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("cache")
 
 
-def test_minilm_finds_the_obvious_hub(linker: Linker) -> None:
-    env = explain_text(
-        linker, "Use parameterized queries so user input cannot change SQL statements"
-    )
+@pytest.fixture(scope="module")
+def linker(cache: Path) -> Pipeline:
+    return build_pipeline(LinkerSettings(cache_dir=cache, uncalibrated=True))
+
+
+def test_minilm_finds_the_obvious_hub(linker: Pipeline) -> None:
+    env = linker.explain("Use parameterized queries so user input cannot change SQL statements")
     assert (
         env.retrieval.candidates[0].cre_id == "732-873"
     )  # Lock/precompile queries (parameterization)
     assert linker.index.dimension == 384
 
 
-def test_hub_embeddings_are_cached_on_disk(linker: Linker) -> None:
-    assert linker.settings.cache_dir is not None
-    assert cache_file(linker.settings.cache_dir, linker.embedder, linker.hub).is_file()
+def test_hub_embeddings_are_cached_on_disk(linker: Pipeline, cache: Path) -> None:
+    assert cache_file(cache, linker.embed.embedder, linker.hub).is_file()
 
 
 def test_explain_command_prints_candidates_and_decision(tmp_path: Path) -> None:
@@ -111,10 +112,24 @@ def test_librarian_run_end_to_end(tmp_path: Path, dev_models: Path) -> None:
     librarian = str(Path(sys.executable).with_name("librarian"))
     queue = str(packaged_data("samples", "queue_sample.jsonl"))
     proc = subprocess.run(
-        [librarian, "run", queue, "--out", str(out), "--run-id", "cli-run",
-         "--cache-dir", str(tmp_path / "cache"), "--models", str(dev_models)],
-        capture_output=True, text=True, timeout=600, check=False,
-    )  # fmt: skip
+        [
+            librarian,
+            "run",
+            queue,
+            "--out",
+            str(out),
+            "--run-id",
+            "cli-run",
+            "--cache-dir",
+            str(tmp_path / "cache"),
+            "--models",
+            str(dev_models),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     summary = json.loads((out / "summary.json").read_text())
     assert summary["read"] == 29 and summary["rejected"] == 0

@@ -6,9 +6,11 @@ import pytest
 from sqlalchemy import text
 
 from librarian.catalogue.hub import load_hub
-from librarian.factory import build_linker
+from librarian.factory import build_pipeline
 from librarian.models.transformer import SentenceTransformerEmbedder
 from librarian.paths import DEFAULT_HUB
+from librarian.pipeline import components as ids
+from librarian.pipeline.components import stage_ids
 from librarian.retrieval.flat import retrieve
 from librarian.retrieval.index import build_index
 from librarian.retrieval.pgvector import PgVectorRetriever
@@ -62,12 +64,10 @@ def test_same_top_k_as_in_memory(postgres_url: str) -> None:
 
 
 def test_linker_runs_on_pgvector_and_says_so(postgres_url: str) -> None:
-    from librarian.pipeline.linker import explain_text
-
     settings = LinkerSettings(uncalibrated=True, vector_backend="pgvector", vector_db=postgres_url)
-    linker = build_linker(settings)
-    envelope = explain_text(linker, "Use parameterized queries against SQL injection")
-    assert "(pgvector hnsw)" in envelope.retrieval.retriever
+    linker = build_pipeline(settings)
+    envelope = linker.explain("Use parameterized queries against SQL injection")
+    assert stage_ids(envelope.retrieval.retriever)["retrieve"] == f"{ids.RETRIEVE}:pgvector hnsw"
     assert envelope.retrieval.candidates[0].cre_id == "732-873"
 
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from librarian.pipeline.emit import read_jsonl
+from librarian.pipeline.sinks import read_jsonl
 from tests.rfc import assert_rfc_valid
 
 pytestmark = pytest.mark.integration
@@ -41,10 +41,23 @@ def test_a_plain_input_runs_end_to_end(tmp_path: Path, name: str) -> None:
     path.write_text(EXAMPLES[name])
     out = tmp_path / "out"
     done = subprocess.run(
-        [LIBRARIAN, "run", str(path), "--source", "Our Standard 2.0", "--out", str(out),
-         "--uncalibrated", "--cache-dir", str(tmp_path / "cache")],
-        capture_output=True, text=True, timeout=600, check=False,
-    )  # fmt: skip
+        [
+            LIBRARIAN,
+            "run",
+            str(path),
+            "--source",
+            "Our Standard 2.0",
+            "--out",
+            str(out),
+            "--uncalibrated",
+            "--cache-dir",
+            str(tmp_path / "cache"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     summary = json.loads((out / "summary.json").read_text())
     assert summary["read"] == 2 == summary["linked"] + summary["review"]
@@ -53,9 +66,12 @@ def test_a_plain_input_runs_end_to_end(tmp_path: Path, name: str) -> None:
     assert_rfc_valid(envelopes)
     locators = sorted(e["knowledge"]["locator"]["id"] for e in envelopes)
     if name == "standard.md":
-        assert locators == ["Our Standard 2.0#our-standard/logging-1",
-                            "Our Standard 2.0#our-standard/sessions-1"]  # fmt: skip
+        assert locators == [
+            "Our Standard 2.0#our-standard/logging-1",
+            "Our Standard 2.0#our-standard/sessions-1",
+        ]
     else:
         assert locators == ["Our Standard 2.0#R1", "Our Standard 2.0#R2"]
-    assert all(e["knowledge"]["source"]["url"].startswith("urn:librarian:plain:")
-               for e in envelopes)  # fmt: skip
+    assert all(
+        e["knowledge"]["source"]["url"].startswith("urn:librarian:plain:") for e in envelopes
+    )

@@ -24,13 +24,26 @@ ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|\x1b\][^\x07]*\x07|\r")
 
 
 def in_terminal(tmp_path: Path, *args: str) -> str:
-    words = [LIBRARIAN, "run", SAMPLE, "--out", str(tmp_path / "out"), "--uncalibrated",
-             "--cache-dir", str(tmp_path / "cache"), *args]  # fmt: skip
+    words = [
+        LIBRARIAN,
+        "run",
+        SAMPLE,
+        "--out",
+        str(tmp_path / "out"),
+        "--uncalibrated",
+        "--cache-dir",
+        str(tmp_path / "cache"),
+        *args,
+    ]
     command = shlex.join(words)
     done = subprocess.run(
-        ["script", "-qec", command, "/dev/null"], capture_output=True, text=True, timeout=600,
-        env={**os.environ, "COLUMNS": "120", "TERM": "xterm-256color"}, check=False,
-    )  # fmt: skip
+        ["script", "-qec", command, "/dev/null"],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env={**os.environ, "COLUMNS": "120", "TERM": "xterm-256color"},
+        check=False,
+    )
     assert done.returncode == 0, done.stdout[-3000:]
     return ANSI.sub("\n", done.stdout)
 
@@ -41,24 +54,54 @@ def test_the_terminal_shows_phases_and_no_prefect_noise(tmp_path: Path) -> None:
         assert phase in shown, shown[-2000:]
     assert re.search(r"29/29", shown) and "lines/s" in shown
     assert "read" in shown and "linked" in shown  # the summary table
-    for noise in ("Beginning flow run", "Created task run", "Finished in state",
-                  "Stopping temporary server", "Traceback", "Error flushing",
-                  "CancelledError"):  # fmt: skip
+    for noise in (
+        "Beginning flow run",
+        "Created task run",
+        "Finished in state",
+        "Stopping temporary server",
+        "Traceback",
+        "Error flushing",
+        "CancelledError",
+    ):
         assert noise not in shown, noise
 
 
 def test_quiet_and_json_are_for_scripts(tmp_path: Path) -> None:
     quiet = subprocess.run(
-        [LIBRARIAN, "run", SAMPLE, "--out", str(tmp_path / "q"), "--uncalibrated", "--quiet",
-         "--cache-dir", str(tmp_path / "cache")],
-        capture_output=True, text=True, timeout=600, check=False,
-    )  # fmt: skip
+        [
+            LIBRARIAN,
+            "run",
+            SAMPLE,
+            "--out",
+            str(tmp_path / "q"),
+            "--uncalibrated",
+            "--quiet",
+            "--cache-dir",
+            str(tmp_path / "cache"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
     assert quiet.returncode == 0 and quiet.stdout == "", quiet.stdout
     as_json = subprocess.run(
-        [LIBRARIAN, "run", SAMPLE, "--out", str(tmp_path / "j"), "--uncalibrated", "--json",
-         "--cache-dir", str(tmp_path / "cache")],
-        capture_output=True, text=True, timeout=600, check=False,
-    )  # fmt: skip
+        [
+            LIBRARIAN,
+            "run",
+            SAMPLE,
+            "--out",
+            str(tmp_path / "j"),
+            "--uncalibrated",
+            "--json",
+            "--cache-dir",
+            str(tmp_path / "cache"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
     assert as_json.returncode == 0, as_json.stderr[-2000:]
     summary = json.loads(as_json.stdout)
     assert summary["read"] == 29 and summary["run_id"]

@@ -47,8 +47,13 @@ def test_two_review_tools_share_the_decision_queue(database: str) -> None:
         envelope = json.loads(envelope) if isinstance(envelope, str) else envelope
         assert len(rows) == 4 and envelope["status"] == "review_required"
         assert {(r.schema_version, r.source_label) for r in rows} == {("0.1.0", "KNOWLEDGE")}
-        conn.execute(text("UPDATE decision_queue SET consumed_at = CURRENT_TIMESTAMP "
-                          "WHERE id = :i AND consumed_at IS NULL"), {"i": rows[0].id})  # fmt: skip
+        conn.execute(
+            text(
+                "UPDATE decision_queue SET consumed_at = CURRENT_TIMESTAMP "
+                "WHERE id = :i AND consumed_at IS NULL"
+            ),
+            {"i": rows[0].id},
+        )
     ids = review_ids(engine)
     with (
         Session(engine) as session,
@@ -76,18 +81,24 @@ def test_migration_0004_keeps_earlier_decisions(database: str) -> None:
     with engine.begin() as conn:
         config.attributes["connection"] = conn
         command.upgrade(config, "0003")
-        conn.execute(text(
-            "INSERT INTO decision_queue (chunk_id, content_hash, artifact_id, span_key, run_id, "
-            "status, is_update, review_id, text, envelope, created_at, review_consumed_at) "
-            "VALUES ('c', 'h', 'a', 's', 'r0', 'reviewed', false, 'rev-1', 't', '{}', "
-            "CURRENT_TIMESTAMP, CURRENT_TIMESTAMP)"
-        ))  # fmt: skip
+        conn.execute(
+            text(
+                "INSERT INTO decision_queue (chunk_id, content_hash, artifact_id, span_key, "
+                "run_id, status, is_update, review_id, text, envelope, created_at, "
+                "review_consumed_at) "
+                "VALUES ('c', 'h', 'a', 's', 'r0', 'reviewed', false, 'rev-1', 't', '{}', "
+                "CURRENT_TIMESTAMP, CURRENT_TIMESTAMP)"
+            )
+        )
         row_id = conn.execute(text("SELECT id FROM decision_queue")).scalar_one()
-        conn.execute(text(
-            "INSERT INTO human_decisions (decision_id, review_id, action, cre_id, text, "
-            "imported_from, decided_at) VALUES (:d, 'rev-1', 'accept', '400-000', 't', "
-            "'sheet.csv', CURRENT_TIMESTAMP)"
-        ), {"d": row_id})  # fmt: skip
+        conn.execute(
+            text(
+                "INSERT INTO human_decisions (decision_id, review_id, action, cre_id, text, "
+                "imported_from, decided_at) VALUES (:d, 'rev-1', 'accept', '400-000', 't', "
+                "'sheet.csv', CURRENT_TIMESTAMP)"
+            ),
+            {"d": row_id},
+        )
     upgrade(engine)
     check(engine)
     engine.dispose()
@@ -95,12 +106,12 @@ def test_migration_0004_keeps_earlier_decisions(database: str) -> None:
 
 def check(engine: Engine) -> None:
     with engine.begin() as conn:
-        row = conn.execute(text(
-            "SELECT status, pipeline_run_id, consumed_at FROM decision_queue"
-        )).one()  # fmt: skip
-        decision = conn.execute(text(
-            "SELECT action, final_cre_ids, decided_by, decision_uuid FROM human_decisions"
-        )).one()  # fmt: skip
+        row = conn.execute(
+            text("SELECT status, pipeline_run_id, consumed_at FROM decision_queue")
+        ).one()
+        decision = conn.execute(
+            text("SELECT action, final_cre_ids, decided_by, decision_uuid FROM human_decisions")
+        ).one()
         assert conn.execute(UPSTREAM).all() == []  # decided before: consumed
     assert (row.status, row.pipeline_run_id) == ("review_required", "r0")
     assert row.consumed_at is not None

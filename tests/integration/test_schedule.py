@@ -64,11 +64,24 @@ def run_once(api: str, deployment_id: Any, timeout_s: float) -> Any:
 def test_serve_registers_the_schedule_and_runs_it(prefect_api: str, tmp_path: Path) -> None:
     out_root = tmp_path / "out"
     serving = subprocess.Popen(
-        [str(BIN / "librarian"), "serve", str(SAMPLE), "--cron", "0 2 * * *", "--name", "t",
-         "--out-root", str(out_root), "--uncalibrated"],
-        env=client_env(prefect_api, tmp_path / "home"), stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT, text=True, start_new_session=True,
-    )  # fmt: skip
+        [
+            str(BIN / "librarian"),
+            "serve",
+            str(SAMPLE),
+            "--cron",
+            "0 2 * * *",
+            "--name",
+            "t",
+            "--out-root",
+            str(out_root),
+            "--uncalibrated",
+        ],
+        env=client_env(prefect_api, tmp_path / "home"),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        start_new_session=True,
+    )
     try:
         registered = deployment(prefect_api, "t", wait_s=180)
         crons = [s.schedule.cron for s in registered.schedules]
@@ -90,11 +103,26 @@ def test_serve_registers_the_schedule_and_runs_it(prefect_api: str, tmp_path: Pa
 def test_deploy_registers_for_a_worker(prefect_api: str, tmp_path: Path) -> None:
     env = client_env(prefect_api, tmp_path / "home")
     done = subprocess.run(
-        [str(BIN / "librarian"), "deploy", str(SAMPLE), "--cron", "15 3 * * *", "--name", "d",
-         "--pool", "librarian-test", "--out-root", str(tmp_path / "out"),
-         "--uncalibrated"],
-        env=env, capture_output=True, text=True, timeout=300, check=False,
-    )  # fmt: skip
+        [
+            str(BIN / "librarian"),
+            "deploy",
+            str(SAMPLE),
+            "--cron",
+            "15 3 * * *",
+            "--name",
+            "d",
+            "--pool",
+            "librarian-test",
+            "--out-root",
+            str(tmp_path / "out"),
+            "--uncalibrated",
+        ],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     registered = deployment(prefect_api, "d")
     assert registered.work_pool_name == "librarian-test"
@@ -105,8 +133,12 @@ def test_deploy_registers_for_a_worker(prefect_api: str, tmp_path: Path) -> None
     flow_run = run_once(prefect_api, registered.id, timeout_s=0)  # scheduled, not awaited
     worker = subprocess.run(
         [str(BIN / "prefect"), "worker", "start", "--pool", "librarian-test", "--run-once"],
-        env=env, capture_output=True, text=True, timeout=600, check=False,
-    )  # fmt: skip
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
     assert worker.returncode == 0, worker.stdout[-2000:] + worker.stderr[-2000:]
     from prefect.client.orchestration import get_client
     from prefect.settings import PREFECT_API_URL, temporary_settings
@@ -123,8 +155,12 @@ def test_scheduling_needs_a_persistent_server(tmp_path: Path, command: str) -> N
     env = {k: v for k, v in os.environ.items() if k != "PREFECT_API_URL"}
     done = subprocess.run(
         [str(BIN / "librarian"), command, str(SAMPLE), "--cron", "* * * * *", "--uncalibrated"],
-        env=env, capture_output=True, text=True, timeout=120, check=False,
-    )  # fmt: skip
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
     assert done.returncode == 2 and "librarian server start" in done.stderr
     assert "PREFECT_API_URL" in done.stderr and "Traceback" not in done.stderr
 
@@ -152,8 +188,14 @@ def summary_artifacts(api: str) -> list[Any]:
 
 
 def started(args: list[str], env: dict[str, str], log: Path) -> subprocess.Popen[str]:
-    return subprocess.Popen(args, env=env, stdout=log.open("w"), stderr=subprocess.STDOUT,
-                            text=True, start_new_session=True)  # fmt: skip
+    return subprocess.Popen(
+        args,
+        env=env,
+        stdout=log.open("w"),
+        stderr=subprocess.STDOUT,
+        text=True,
+        start_new_session=True,
+    )
 
 
 def stopped(process: subprocess.Popen[str], sig: int) -> int:
@@ -171,22 +213,44 @@ def test_a_one_minute_schedule_runs_by_itself(tmp_path: Path) -> None:
     from librarian.flows.server import free_port
 
     port = free_port()
-    server = started([str(BIN / "librarian"), "server", "start", "--port", str(port),
-                      "--home", str(tmp_path / "home")], dict(os.environ),
-                     tmp_path / "server.log")  # fmt: skip
+    server = started(
+        [
+            str(BIN / "librarian"),
+            "server",
+            "start",
+            "--port",
+            str(port),
+            "--home",
+            str(tmp_path / "home"),
+        ],
+        dict(os.environ),
+        tmp_path / "server.log",
+    )
     api = f"http://127.0.0.1:{port}/api"
     serving = None
     try:
         deadline = time.monotonic() + 180
         while f"PREFECT_API_URL={api}" not in (tmp_path / "server.log").read_text():
             assert server.poll() is None and time.monotonic() < deadline, (
-                (tmp_path / "server.log").read_text()[-2000:])  # fmt: skip
+                tmp_path / "server.log"
+            ).read_text()[-2000:]
             time.sleep(0.5)
         serving = started(
-            [str(BIN / "librarian"), "serve", str(SAMPLE), "--cron", "* * * * *", "--name",
-             "minute", "--out-root", str(tmp_path / "out"), "--uncalibrated"],
-            client_env(api, tmp_path / "client"), tmp_path / "serve.log",
-        )  # fmt: skip
+            [
+                str(BIN / "librarian"),
+                "serve",
+                str(SAMPLE),
+                "--cron",
+                "* * * * *",
+                "--name",
+                "minute",
+                "--out-root",
+                str(tmp_path / "out"),
+                "--uncalibrated",
+            ],
+            client_env(api, tmp_path / "client"),
+            tmp_path / "serve.log",
+        )
         deadline = time.monotonic() + 240
         done: list[Any] = []
         while not done and time.monotonic() < deadline and serving.poll() is None:

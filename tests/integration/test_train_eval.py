@@ -41,9 +41,17 @@ def test_dev_eval_reports_and_fits_nothing(dev_models: Path, tmp_path: Path) -> 
     report_path, plot = tmp_path / "report.json", tmp_path / "reliability.png"
     result = runner.invoke(
         app,
-        ["eval", str(DEV), "--models", str(dev_models), "--json", str(report_path),
-         "--plot", str(plot)],
-    )  # fmt: skip
+        [
+            "eval",
+            str(DEV),
+            "--models",
+            str(dev_models),
+            "--json",
+            str(report_path),
+            "--plot",
+            str(plot),
+        ],
+    )
     report = json.loads(report_path.read_text())
     assert digest(dev_models) == before  # eval never writes a model file
     assert report["rows"] == len(json.loads(DEV.read_text()))
@@ -70,10 +78,16 @@ def test_failed_gate_exits_1(dev_models: Path, tmp_path: Path) -> None:
     golden = tmp_path / "g.json"
     golden.write_text(
         json.dumps(
-            [{"id": "x", "slice": "explicit", "input": {"text": "see CRE 002-630"},
-              "expected": {"decision": "review"}}]
+            [
+                {
+                    "id": "x",
+                    "slice": "explicit",
+                    "input": {"text": "see CRE 002-630"},
+                    "expected": {"decision": "review"},
+                }
+            ]
         )
-    )  # fmt: skip
+    )
     result = runner.invoke(app, ["eval", str(golden), "--models", str(dev_models)])
     assert result.exit_code == 1
     assert "gate failed" in result.output and "explicit" in result.output

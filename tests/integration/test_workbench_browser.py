@@ -21,7 +21,7 @@ from sqlalchemy import Engine
 from sqlalchemy.orm import Session
 
 from librarian.catalogue.hub import load_hub
-from librarian.factory import build_linker
+from librarian.factory import build_pipeline
 from librarian.paths import DEFAULT_HUB, packaged_data
 from librarian.pipeline.ingest import parse_line
 from librarian.review.web import Workbench, create_app
@@ -44,7 +44,7 @@ def seeded_store(path: Path, cache: Path) -> Engine:
     lines = packaged_data("samples", "queue_sample.jsonl").read_bytes().splitlines()
     parsed = [parse_line(n, raw) for n, raw in enumerate(lines[:12], start=1)]
     sections = [s for s in parsed if isinstance(s, Section)]
-    linker = build_linker(LinkerSettings(uncalibrated=True, cache_dir=cache, threshold=1.0))
+    linker = build_pipeline(LinkerSettings(uncalibrated=True, cache_dir=cache, threshold=1.0))
     result = linker.link(sections, "browser-run")
     with Session(engine) as session:
         by_chunk = {s.chunk_id: s for s in sections}
@@ -133,8 +133,9 @@ def test_a_reviewer_clears_items_with_keyboard_and_mouse(
     with Session(engine) as session:
         decisions = standing_decisions(session)
     assert [(d.action, d.decided_by) for d in decisions] == [
-        ("approve", "bianca"), (decisions[1].action, "bianca")
-    ]  # fmt: skip
+        ("approve", "bianca"),
+        (decisions[1].action, "bianca"),
+    ]
     assert decisions[1].cre_ids == (chosen,)  # correct, unless the hit was the first suggestion
     assert decisions[0].ui is not None and decisions[0].ui.keybind_used == "a"
     assert_rfc_valid_decisions([d.model_dump(mode="json", exclude_none=True) for d in decisions])

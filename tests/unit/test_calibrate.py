@@ -67,8 +67,13 @@ def test_damaged_file_is_a_calibration_error(tmp_path: Path) -> None:
 
 
 def test_a_calibrator_of_other_features_is_refused(tmp_path: Path) -> None:
-    old = {"kind": "logistic(score, margin)", "features": ["score", "margin"],
-           "weights": [3.0, 10.0], "intercept": -4.0, "fitted_on": 9}  # fmt: skip
+    old = {
+        "kind": "logistic(score, margin)",
+        "features": ["score", "margin"],
+        "weights": [3.0, 10.0],
+        "intercept": -4.0,
+        "fitted_on": 9,
+    }
     (tmp_path / "c.json").write_text(json.dumps(old))
     with pytest.raises(CalibrationError, match="run `librarian train` again"):
         Calibrator.load(tmp_path / "c.json")

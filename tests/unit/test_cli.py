@@ -48,10 +48,17 @@ def test_bad_hub_is_refused_naming_the_node(tmp_path: Path) -> None:
     hub = tmp_path / "hubs.jsonl"
     hub.write_text(
         json.dumps(
-            {"cre_id": "100-001", "name": "x", "parent_id": "999-999", "hierarchy_path": ["x"],
-             "depth": 1, "is_leaf": True}
-        ) + "\n"
-    )  # fmt: skip
+            {
+                "cre_id": "100-001",
+                "name": "x",
+                "parent_id": "999-999",
+                "hierarchy_path": ["x"],
+                "depth": 1,
+                "is_leaf": True,
+            }
+        )
+        + "\n"
+    )
     result = runner.invoke(app, ["run", str(queue), "--hub", str(hub)])
     assert result.exit_code == 2
     assert "100-001" in result.output and "999-999" in result.output

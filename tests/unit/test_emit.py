@@ -6,11 +6,11 @@ from pathlib import Path
 import pytest
 
 from librarian.pipeline.accounting import AccountingError, check_accounting
-from librarian.pipeline.emit import OUTPUT_FILES, OutputWriter, read_jsonl
 from librarian.pipeline.ingest import section_from_text
+from librarian.pipeline.sinks import OUTPUT_FILES, FileSink, read_jsonl
 from librarian.schemas.envelopes import Envelope
 from librarian.schemas.records import RejectCode, Rejection, RunSummary
-from tests.stubs import stub_linker
+from tests.stubs import stub_pipeline
 
 
 def envelopes() -> list[Envelope]:
@@ -18,7 +18,7 @@ def envelopes() -> list[Envelope]:
         section_from_text(t).model_copy(update={"chunk_id": f"c{i}"})
         for i, t in enumerate(["see CRE 200-001", "rotate session token"])
     ]
-    return stub_linker().link(sections, "r", datetime(2026, 1, 1, tzinfo=UTC)).envelopes
+    return stub_pipeline().link(sections, "r", datetime(2026, 1, 1, tzinfo=UTC)).envelopes
 
 
 def summary(**counts: int) -> RunSummary:
@@ -27,7 +27,7 @@ def summary(**counts: int) -> RunSummary:
 
 def test_outputs_appear_only_on_commit(tmp_path: Path) -> None:
     out = tmp_path / "out"
-    writer = OutputWriter(out)
+    writer = FileSink(out)
     writer.write_batch(
         envelopes(), [Rejection(line=3, reason=RejectCode.INVALID_JSON, message="m")]
     )
@@ -41,7 +41,7 @@ def test_outputs_appear_only_on_commit(tmp_path: Path) -> None:
 
 
 def test_a_crash_leaves_no_whole_looking_output(tmp_path: Path) -> None:
-    with pytest.raises(RuntimeError), OutputWriter(tmp_path / "out") as writer:
+    with pytest.raises(RuntimeError), FileSink(tmp_path / "out") as writer:
         writer.write_batch(envelopes())
         raise RuntimeError("boom")
     assert list(tmp_path.iterdir()) == []
@@ -56,7 +56,7 @@ def previous_run(out: Path) -> None:
 def test_a_failed_run_leaves_the_previous_outputs_as_they_were(tmp_path: Path) -> None:
     out = tmp_path / "out"
     previous_run(out)
-    with pytest.raises(RuntimeError), OutputWriter(out) as writer:
+    with pytest.raises(RuntimeError), FileSink(out) as writer:
         writer.write_batch(envelopes())
         raise RuntimeError("the run failed half-way")
     assert (out / "summary.json").read_text() == '{"run": "before"}'
@@ -68,7 +68,7 @@ def test_a_complete_run_replaces_the_previous_one_whole(tmp_path: Path) -> None:
     out = tmp_path / "out"
     previous_run(out)
     (out / "stray.txt").write_text("from an older version")
-    writer = OutputWriter(out)
+    writer = FileSink(out)
     writer.write_batch(envelopes())
     writer.commit(summary())
     assert "stray.txt" not in {p.name for p in out.iterdir()}
@@ -83,7 +83,7 @@ def test_links_planted_in_the_output_are_never_written_through(tmp_path: Path) -
     for name in (*OUTPUT_FILES, "summary.json"):
         (out / f"{name}.part").symlink_to(victim)
         (out / name).symlink_to(victim)
-    writer = OutputWriter(out)
+    writer = FileSink(out)
     writer.write_batch(envelopes())
     writer.commit(summary())
     assert victim.read_text() == "keep me"
@@ -94,7 +94,7 @@ def test_links_planted_in_the_output_are_never_written_through(tmp_path: Path) -
     (elsewhere / "summary.json").write_text("theirs")
     link = tmp_path / "link"
     link.symlink_to(elsewhere, target_is_directory=True)
-    writer = OutputWriter(link)
+    writer = FileSink(link)
     writer.commit(summary())
     assert (elsewhere / "summary.json").read_text() == "theirs"
     assert not link.is_symlink() and (link / "summary.json").is_file()
@@ -102,7 +102,7 @@ def test_links_planted_in_the_output_are_never_written_through(tmp_path: Path) -
 
 def test_failed_batch_write_rolls_back_so_a_retry_does_not_double(tmp_path: Path) -> None:
     out = tmp_path / "out"
-    writer = OutputWriter(out)
+    writer = FileSink(out)
     writer.write_batch(envelopes())
 
     class Exploding(Rejection):

@@ -6,7 +6,7 @@ from typing import Any
 
 from librarian.schemas.evaluation import GoldenRow
 from librarian.training.evaluate import gate_failures, run_golden, score
-from tests.stubs import stub_linker
+from tests.stubs import stub_pipeline
 
 SPEC_KEYS = {
     "rows": None,
@@ -17,6 +17,7 @@ SPEC_KEYS = {
     "calibration": {"ece", "bins"},
     "decision": {"threshold", "auto_link", "review"},
     "per_slice": None,
+    "update_detection": None,  # null: no row says whether it is an update
     "per_style": None,
     "per_framework": None,
 }
@@ -27,9 +28,13 @@ def golden(rid: str, slice_: str, text: str, decision: str, *cres: str) -> Golde
     if cres:
         expected["cre_ids"] = list(cres)
     return GoldenRow.model_validate(
-        {"id": rid, "slice": slice_, "input": {"text": text, "source_standard": "std"},
-         "expected": expected}
-    )  # fmt: skip
+        {
+            "id": rid,
+            "slice": slice_,
+            "input": {"text": text, "source_standard": "std"},
+            "expected": expected,
+        }
+    )
 
 
 ROWS = [
@@ -43,7 +48,7 @@ ROWS = [
 
 
 def test_counts_are_exact() -> None:
-    outcomes = run_golden(stub_linker(threshold=0.5, top_k=3), ROWS, batch_size=4)
+    outcomes = run_golden(stub_pipeline(threshold=0.5, top_k=3), ROWS, batch_size=4)
     report = score(outcomes, threshold=0.5, k=3)
     assert report.rows == 6
     assert report.slices == {"positive": 3, "explicit": 2, "ambiguous": 1}
@@ -73,7 +78,7 @@ def test_upstream_ids_name_the_framework_and_the_style() -> None:
 
 
 def test_report_has_exactly_the_specified_keys() -> None:
-    outcomes = run_golden(stub_linker(threshold=0.5), ROWS)
+    outcomes = run_golden(stub_pipeline(threshold=0.5), ROWS)
     dumped = score(outcomes, 0.5, 20).model_dump(mode="json")
     assert set(dumped) == set(SPEC_KEYS)
     for key, inner in SPEC_KEYS.items():
@@ -82,16 +87,19 @@ def test_report_has_exactly_the_specified_keys() -> None:
     assert set(dumped["decision"]["auto_link"]) == {"correct", "wrong", "expected_linked"}
     assert set(dumped["decision"]["review"]) == {"routed", "expected_review"}
     assert set(dumped["per_slice"]["positive"]) == {
-        "top1_correct", "total", "auto_linked", "reviewed"
-    }  # fmt: skip
+        "top1_correct",
+        "total",
+        "auto_linked",
+        "reviewed",
+    }
     assert isinstance(dumped["calibration"]["bins"], int)
 
 
 def test_gates() -> None:
-    outcomes = run_golden(stub_linker(threshold=0.5), ROWS)
+    outcomes = run_golden(stub_pipeline(threshold=0.5), ROWS)
     report = score(outcomes, 0.5, 20)
     wrong_explicit = [*ROWS[:3], golden("e9", "explicit", "see CRE 200-001", "review")]
-    bad = score(run_golden(stub_linker(threshold=0.5), wrong_explicit), 0.5, 20)
+    bad = score(run_golden(stub_pipeline(threshold=0.5), wrong_explicit), 0.5, 20)
     assert any("explicit" in f for f in gate_failures(bad))
     assert all("explicit" not in f for f in gate_failures(report))
     assert any("ECE" in f for f in gate_failures(report, max_ece=0.0))
@@ -109,5 +117,29 @@ def test_a_review_for_the_wrong_reason_is_not_right() -> None:
         )
         for rid, reason in (("right", "ADVERSARIAL_FLAG"), ("wrong", "BELOW_THRESHOLD"))
     ]
-    report = score(run_golden(stub_linker(), rows), 0.8, 20)
+    report = score(run_golden(stub_pipeline(), rows), 0.8, 20)
     assert (report.explicit.correct, report.explicit.total) == (1, 2)
+
+
+def test_golden_prior_texts_run_update_detection_and_are_scored() -> None:
+    rows = [
+        GoldenRow.model_validate(
+            {
+                "id": rid,
+                "slice": "update",
+                "input": {"text": text, "prior_text": prior, "source_standard": "std"},
+                "expected": {"decision": "review", "is_update": expected},
+            }
+        )
+        for rid, text, prior, expected in (
+            ("u1", "Rotate session token after login", "Rotate session tokens", True),
+            ("u2", "Never rotate session token after login", "Rotate session token", True),
+            ("u3", "Use parameterized queries", None, False),
+        )
+    ]
+    outcomes = run_golden(stub_pipeline(threshold=0.5), rows)
+    assert [o.is_update for o in outcomes] == [True, True, False]
+    assert [o.reason_code for o in outcomes][1] == "ADVERSARIAL_FLAG"  # must -> never
+    report = score(outcomes, 0.5, 20)
+    assert report.update_detection is not None
+    assert (report.update_detection.correct, report.update_detection.total) == (3, 3)

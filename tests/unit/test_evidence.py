@@ -19,7 +19,7 @@ from librarian.retrieval.evidence import (
     Exemplar,
 )
 from librarian.schemas.envelopes import LinkProposal, ReviewItem
-from tests.stubs import StubEmbedder, example_card, small_hub, stub_linker
+from tests.stubs import StubEmbedder, example_card, small_hub, stub_pipeline
 
 HUB = small_hub()
 SWAP = "swap the cookie identifier when someone signs in"
@@ -83,8 +83,8 @@ def trained(evidence: EvidenceIndex) -> TrainedModels:
 
 def test_evidence_lifts_the_described_hub_and_is_named_in_the_rationale() -> None:
     text = "swap the cookie identifier when someone signs in"
-    plain = stub_linker(threshold=0.99).link([section_from_text("session token")], "r")
-    with_evidence = stub_linker(trained=trained(index())).link([section_from_text(text)], "r")
+    plain = stub_pipeline(threshold=0.99).link([section_from_text("session token")], "r")
+    with_evidence = stub_pipeline(trained=trained(index())).link([section_from_text(text)], "r")
     envelope = with_evidence.envelopes[0]
     top = envelope.retrieval.candidates[0]
     assert top.cre_id == "200-001"
@@ -100,7 +100,7 @@ def test_evidence_lifts_the_described_hub_and_is_named_in_the_rationale() -> Non
 def test_a_negated_section_is_flagged_whatever_its_confidence() -> None:
     text = "Sessions are not rotated after login"
     for threshold in (0.0, 0.99):
-        envelope = stub_linker(threshold=threshold).link([section_from_text(text)], "r")
+        envelope = stub_pipeline(threshold=threshold).link([section_from_text(text)], "r")
         item = envelope.envelopes[0]
         assert isinstance(item, ReviewItem) and item.reason_code == "ADVERSARIAL_FLAG"
         assert item.update_detection.adversarial_flags == ["NEGATION_MISMATCH"]

@@ -16,11 +16,12 @@ from typing import Any
 from hypothesis import given
 from hypothesis import strategies as st
 
-from librarian.pipeline.ingest import ChunkRegistry, parse_line
+from librarian.pipeline.dedup import ChunkRegistry
+from librarian.pipeline.ingest import parse_line
 from librarian.schemas.envelopes import dump_envelope
 from librarian.schemas.records import Rejection, Section, Skip
 from tests.rfc import assert_rfc_valid
-from tests.stubs import stub_linker
+from tests.stubs import stub_pipeline
 from tests.unit.test_ingest import item, row
 
 # Text as hostile input carries it: any code point, surrogates and controls included.
@@ -32,9 +33,12 @@ HOSTILE = st.text(
     max_size=60,
 )
 SCALARS = st.one_of(
-    st.none(), st.booleans(), st.floats(allow_nan=True), HOSTILE,
+    st.none(),
+    st.booleans(),
+    st.floats(allow_nan=True),
+    HOSTILE,
     st.integers(min_value=-(10**60), max_value=10**60),
-)  # fmt: skip
+)
 VALUES = st.recursive(
     SCALARS,
     lambda inner: st.one_of(
@@ -84,7 +88,7 @@ def test_no_line_escapes_the_boundary_and_every_outcome_is_accounted(lines: list
             assert outcome.message and str(outcome.reason)
         written_out(outcome)
     sections = [p for p in parsed if isinstance(p, Section)]
-    result = stub_linker(threshold=0.5).link(sections, "fuzz")
+    result = stub_pipeline(threshold=0.5).link(sections, "fuzz")
     assert len(result.envelopes) == len(sections)  # read = decided + rejected + skipped
     assert_rfc_valid([dump_envelope(e) for e in result.envelopes])
 
@@ -97,7 +101,7 @@ def test_any_text_in_a_good_row_is_decided_or_refused_with_a_reason(text: str, t
     parsed = parse_line(1, raw)
     written_out(parsed)
     if isinstance(parsed, Section):
-        result = stub_linker(threshold=0.5).link([parsed], "fuzz")
+        result = stub_pipeline(threshold=0.5).link([parsed], "fuzz")
         assert_rfc_valid([dump_envelope(e) for e in result.envelopes])
     else:
         assert isinstance(parsed, Rejection) and parsed.message

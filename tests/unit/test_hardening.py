@@ -21,8 +21,10 @@ from typer.testing import CliRunner
 
 from librarian.artifacts.card import ModelDirError, load_trained
 from librarian.cli import app
+from librarian.pipeline.dedup import ChunkRegistry
 from librarian.pipeline.explicit import find_references
-from librarian.pipeline.ingest import ChunkRegistry, parse_line, read_batch, section_from_text
+from librarian.pipeline.ingest import parse_line, section_from_text
+from librarian.pipeline.sources import read_batch
 from librarian.review.decisions import import_decisions
 from librarian.review.sheets import read_decisions, to_csv, to_html
 from librarian.schemas.envelopes import dump_envelope
@@ -31,7 +33,7 @@ from librarian.store.db import make_engine, upgrade
 from librarian.store.decisions import StoredBatch, write
 from librarian.store.review import review_items
 from tests.rfc import assert_rfc_valid
-from tests.stubs import small_hub, stub_linker
+from tests.stubs import small_hub, stub_pipeline
 from tests.unit.test_ingest import row
 from tests.unit.test_train import trained
 
@@ -84,7 +86,7 @@ def test_1_poison_lines_never_stop_the_rows_around_them(tmp_path: Path) -> None:
 
 def decided(text: str) -> dict[str, Any]:
     """The envelope the linker writes for `text` (hub ids: small_hub's, 200-001 among them)."""
-    result = stub_linker(threshold=0.1).link([section_from_text(text)], "r1")
+    result = stub_pipeline(threshold=0.1).link([section_from_text(text)], "r1")
     (envelope,) = result.envelopes
     return dump_envelope(envelope)
 
@@ -129,14 +131,24 @@ def test_9_naive_timestamps_are_read_as_utc_and_envelopes_meet_the_rfc() -> None
     )
     assert isinstance(parsed, Section)
     assert parsed.source.committed_at.utcoffset() is not None
-    result = stub_linker(threshold=0.1).link([parsed], "r1")
+    result = stub_pipeline(threshold=0.1).link([parsed], "r1")
     assert_rfc_valid([dump_envelope(e) for e in result.envelopes])
 
 
 def test_9_locators_of_queue_rows_carry_the_rfc_id() -> None:
     github = parse_line(1, line(row()))
-    rss = parse_line(2, line(row(source_type="rss", chunk_id="r", feed_url="https://f.example/x",
-                                 post_guid="guid-1", post_url="https://f.example/p")))  # fmt: skip
+    rss = parse_line(
+        2,
+        line(
+            row(
+                source_type="rss",
+                chunk_id="r",
+                feed_url="https://f.example/x",
+                post_guid="guid-1",
+                post_url="https://f.example/p",
+            )
+        ),
+    )
     assert isinstance(github, Section) and github.locator.id == "docs/x.md"
     assert isinstance(rss, Section) and rss.locator.id == "guid-1"
 
@@ -148,8 +160,11 @@ def test_9_locators_of_queue_rows_carry_the_rfc_id() -> None:
 def test_12_the_first_of_two_chunks_with_one_span_and_text_wins_whatever_the_batch(
     tmp_path: Path, batch_size: int
 ) -> None:
-    rows = [row(chunk_id="other", locator_path="o.md"), row(chunk_id="first"),
-            row(chunk_id="second")]  # fmt: skip
+    rows = [
+        row(chunk_id="other", locator_path="o.md"),
+        row(chunk_id="first"),
+        row(chunk_id="second"),
+    ]
     path = tmp_path / "q.jsonl"
     path.write_bytes(b"".join(line(r) + b"\n" for r in rows))
     registry, admitted, offset, next_line = ChunkRegistry(), [], 0, 1
@@ -281,7 +296,7 @@ def review_db(tmp_path: Path) -> Any:
         section_from_text(t).model_copy(update={"chunk_id": f"c{i}", "line": i + 1})
         for i, t in enumerate(texts)
     ]
-    result = stub_linker(threshold=0.99).link(batch, "r1")  # everything to review
+    result = stub_pipeline(threshold=0.99).link(batch, "r1")  # everything to review
     with Session(engine) as session:
         sections = {s.chunk_id: s for s in batch}
         write(session, StoredBatch("r1", result.envelopes, sections, [], {}, "t"))

@@ -6,7 +6,9 @@ from typing import Any
 
 import pytest
 
-from librarian.pipeline.ingest import ChunkRegistry, parse_line, read_batch
+from librarian.pipeline.dedup import ChunkRegistry
+from librarian.pipeline.ingest import parse_line
+from librarian.pipeline.sources import read_batch
 from librarian.schemas.records import RejectCode, Rejection, Section, Skip, SkipCode
 
 SHA = "0123456789abcdef0123"

@@ -2,18 +2,18 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from librarian.pipeline.decide import EXPLICIT_RETRIEVER
+from librarian.pipeline import components as ids
+from librarian.pipeline.components import stage_ids
 from librarian.pipeline.ingest import section_from_text
-from librarian.pipeline.linker import link_resilient
 from librarian.schemas.envelopes import AdversarialFlag, LinkProposal, ReasonCode, ReviewItem
 from librarian.schemas.records import RejectCode
-from tests.stubs import StubScorer, stub_linker
+from tests.stubs import StubScorer, stub_pipeline
 
 NOW = datetime(2026, 11, 30, tzinfo=UTC)
 
 
 def one(text: str, threshold: float = 0.8, scorer: StubScorer | None = None):  # type: ignore[no-untyped-def]
-    linker = stub_linker(threshold=threshold, scorer=scorer)
+    linker = stub_pipeline(threshold=threshold, scorer=scorer)
     return linker.link([section_from_text(text)], "run-1", NOW).envelopes[0]
 
 
@@ -23,7 +23,7 @@ def test_below_threshold_goes_to_review_with_top_n_suggestions() -> None:
     assert env.reason_code == ReasonCode.BELOW_THRESHOLD
     assert env.suggested_links is not None and len(env.suggested_links) == 2
     assert env.suggested_links[0].cre_id == "200-001"
-    assert "rerank:none" in env.retrieval.retriever
+    assert stage_ids(env.retrieval.retriever)["rerank"] == ids.RERANK_NONE
     assert env.retrieval.reranked == []
 
 
@@ -47,7 +47,7 @@ def test_nothing_retrieved_is_no_candidates() -> None:
 def test_reranker_reorders_and_drives_confidence() -> None:
     env = one("Cryptography session", threshold=0.99, scorer=StubScorer())
     assert isinstance(env, ReviewItem)
-    assert "cross-encoder:stub-overlap" in env.retrieval.retriever
+    assert stage_ids(env.retrieval.retriever)["rerank"] == f"{ids.RERANK}:stub-overlap"
     reranked = env.retrieval.reranked
     assert len(reranked) == 2
     assert all(c.score_rerank is not None for c in env.retrieval.candidates)
@@ -61,7 +61,7 @@ def test_reranker_reorders_and_drives_confidence() -> None:
 def test_rerank_gap_sends_only_undecided_sections_to_the_reranker() -> None:
     texts = ["rotate session token", "Cryptography session", "zzzz qqqq"]
     sections = [section_from_text(t) for t in texts]
-    plain = stub_linker(threshold=0.99).link(sections, "run-1", NOW).envelopes
+    plain = stub_pipeline(threshold=0.99).link(sections, "run-1", NOW).envelopes
     gaps = [
         e.retrieval.candidates[0].score_vector - e.retrieval.candidates[1].score_vector
         for e in plain[:2]
@@ -69,7 +69,9 @@ def test_rerank_gap_sends_only_undecided_sections_to_the_reranker() -> None:
     assert gaps[0] != gaps[1]
     gap = (gaps[0] + gaps[1]) / 2  # one section is decisive, the other is not
     scorer = StubScorer()
-    result = stub_linker(threshold=0.99, scorer=scorer, rerank_gap=gap).link(sections, "r", NOW)
+    gated = stub_pipeline(threshold=0.99, scorer=scorer, rerank_gap=gap)
+    assert gated.rerank.component.settings == {"rerank_gap": gap}
+    result = gated.link(sections, "r", NOW)
     undecided = 0 if gaps[0] < gaps[1] else 1
     assert result.reranked == 1
     assert set(scorer.queries) == {texts[undecided]}
@@ -77,19 +79,22 @@ def test_rerank_gap_sends_only_undecided_sections_to_the_reranker() -> None:
         scored = [c.score_rerank is not None for c in env.retrieval.candidates]
         assert all(scored) if row == undecided else not any(scored)
         assert bool(env.retrieval.reranked) == (row == undecided)
-    assert "where top-2 retrieval gap <" in result.envelopes[0].retrieval.retriever
+    assert stage_ids(result.envelopes[0].retrieval.retriever)["rerank"].startswith(ids.RERANK)
 
 
 def test_explicit_single_known_links_without_models() -> None:
-    linker = stub_linker()
+    linker = stub_pipeline()
+    calls_before = getattr(linker.embed.embedder, "calls", None)
     result = linker.link([section_from_text("Rotate it, see CRE 200-001.")], "r", NOW)
     env = result.envelopes[0]
     assert isinstance(env, LinkProposal)
     assert env.links[0].link_type == "LinkedTo" and env.links[0].confidence == 1.0
-    assert env.retrieval.retriever == EXPLICIT_RETRIEVER
+    assert list(stage_ids(env.retrieval.retriever)) == ["explicit", "safety"]
+    assert stage_ids(env.retrieval.retriever)["explicit"] == ids.EXPLICIT
     assert result.explicit == 1
-    # only the hub index build (names, paths, children): no query was embedded
-    assert getattr(linker.embedder, "calls", None) == 3
+    # no query was embedded
+    assert calls_before is not None
+    assert getattr(linker.embed.embedder, "calls", None) == calls_before
 
 
 def test_explicit_unknown_and_conflicting_go_to_review() -> None:
@@ -104,7 +109,7 @@ def test_explicit_unknown_and_conflicting_go_to_review() -> None:
 
 
 def test_order_of_envelopes_follows_input() -> None:
-    linker = stub_linker()
+    linker = stub_pipeline()
     texts = ["see CRE 200-001", "rotate session token", "CRE 300-001 here", "cryptography"]
     sections = [
         section_from_text(t).model_copy(update={"chunk_id": f"c{i}"}) for i, t in enumerate(texts)
@@ -114,22 +119,23 @@ def test_order_of_envelopes_follows_input() -> None:
 
 
 def test_one_failing_row_does_not_sink_the_batch() -> None:
-    linker = stub_linker(scorer=StubScorer(fail_on="poison"))
+    linker = stub_pipeline(scorer=StubScorer(fail_on="poison"))
     sections = [
         section_from_text("rotate session token").model_copy(update={"chunk_id": "good"}),
         section_from_text("poison session token").model_copy(update={"chunk_id": "bad", "line": 2}),
     ]
-    result, rejected = link_resilient(linker, sections, "r")
+    result = linker.link_resilient(sections, "r")
+    rejected = result.rejections
     assert [e.chunk_id for e in result.envelopes] == ["good"]
     assert len(rejected) == 1 and rejected[0].reason == RejectCode.PROCESSING_ERROR
     assert rejected[0].chunk_id == "bad" and "poison" in rejected[0].message
 
 
 def test_a_broken_model_fails_the_batch_loudly() -> None:
-    linker = stub_linker(scorer=StubScorer(fail_on="e"))
+    linker = stub_pipeline(scorer=StubScorer(fail_on="e"))
     sections = [section_from_text("rotate session token"), section_from_text("use queries")]
     try:
-        link_resilient(linker, sections, "r")
+        linker.link_resilient(sections, "r")
     except RuntimeError as exc:
         assert "cannot handle" in str(exc)
     else:

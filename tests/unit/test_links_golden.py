@@ -160,14 +160,24 @@ def test_dev_rows_are_upstream_golden_rows(tmp_path: Path) -> None:
 
 
 def test_eval_reads_an_upstream_golden_file_as_it_is(tmp_path: Path) -> None:
-    upstream = [{
-        "id": "gold:asvs:V3.2.1:explicit", "schema_version": "0.1.0", "slice": "explicit",
-        "input": {"text": "Verify ... (CRE 002-630)", "explicit_cre_ref": "002-630",
-                  "source_standard": "ASVS"},
-        "expected": {"decision": "linked", "cre_ids": ["002-630"]},
-        "provenance": {"standard_version": "4.0.3", "section_path": "V3.2.1",
-                       "ground_truth_source": "existing OpenCRE DB mapping"},
-        "notes": "explicit citation",
-    }]  # fmt: skip
+    upstream = [
+        {
+            "id": "gold:asvs:V3.2.1:explicit",
+            "schema_version": "0.1.0",
+            "slice": "explicit",
+            "input": {
+                "text": "Verify ... (CRE 002-630)",
+                "explicit_cre_ref": "002-630",
+                "source_standard": "ASVS",
+            },
+            "expected": {"decision": "linked", "cre_ids": ["002-630"]},
+            "provenance": {
+                "standard_version": "4.0.3",
+                "section_path": "V3.2.1",
+                "ground_truth_source": "existing OpenCRE DB mapping",
+            },
+            "notes": "explicit citation",
+        }
+    ]
     (row,) = load_golden(golden_file(tmp_path, upstream))
     assert row.provenance is not None and row.provenance.section_path == "V3.2.1"

@@ -12,7 +12,7 @@ from librarian.pipeline.plain import PlainInputError, is_plain, markdown_blocks,
 from librarian.schemas.envelopes import dump_envelope
 from librarian.schemas.records import RejectCode, Rejection, Section
 from tests.rfc import assert_rfc_valid
-from tests.stubs import stub_linker
+from tests.stubs import stub_pipeline
 
 CSV = (
     "id,text,title,section_path\n"
@@ -71,7 +71,7 @@ def test_a_csv_table_becomes_sections_with_stable_provenance(tmp_path: Path) -> 
     edited = [p for p in parsed(path, "Our Standard 2.0") if isinstance(p, Section)]
     assert edited[1].span_key == sections[1].span_key  # same row, new text: an update
     assert edited[1].content_hash != sections[1].content_hash
-    result = stub_linker(threshold=0.5).link(sections, "plain")
+    result = stub_pipeline(threshold=0.5).link(sections, "plain")
     assert_rfc_valid([dump_envelope(e) for e in result.envelopes])
 
 
@@ -85,9 +85,11 @@ def test_a_table_without_id_or_text_columns_is_refused(tmp_path: Path) -> None:
 def test_markdown_splits_by_heading_and_ignores_code(tmp_path: Path) -> None:
     blocks = list(markdown_blocks(MARKDOWN))
     assert [b["section_path"] for b in blocks] == [
-        ["Our Standard"], ["Our Standard", "Authentication"],
-        ["Our Standard", "Authentication", "Passwords"], ["Our Standard", "Sessions"],
-    ]  # fmt: skip
+        ["Our Standard"],
+        ["Our Standard", "Authentication"],
+        ["Our Standard", "Authentication", "Passwords"],
+        ["Our Standard", "Sessions"],
+    ]
     assert "# not a heading" in blocks[1]["text"]
     assert blocks[2]["id"] == "our-standard/authentication/passwords-1"
     path = tmp_path / "standard.md"
@@ -104,14 +106,18 @@ def test_a_long_section_is_split_into_requirement_sized_blocks() -> None:
 
 def test_simple_jsonl_is_recognised_and_bad_lines_keep_their_numbers(tmp_path: Path) -> None:
     path = tmp_path / "reqs.jsonl"
-    rows = [{"id": "A-1", "text": "Encrypt backups at rest.", "url": "https://x.example/a1"},
-            {"id": "A-2"}]  # fmt: skip
+    rows = [
+        {"id": "A-1", "text": "Encrypt backups at rest.", "url": "https://x.example/a1"},
+        {"id": "A-2"},
+    ]
     path.write_text(json.dumps(rows[0]) + "\n\n" + json.dumps(rows[1]) + "\nnot json\n")
     assert is_plain(path)
     result = parsed(path)
     assert [(p.line, type(p).__name__) for p in result] == [
-        (1, "Section"), (3, "Rejection"), (4, "Rejection")
-    ]  # fmt: skip
+        (1, "Section"),
+        (3, "Rejection"),
+        (4, "Rejection"),
+    ]
     assert isinstance(result[0], Section) and result[0].locator.url == "https://x.example/a1"
     assert isinstance(result[2], Rejection) and result[2].reason == RejectCode.INVALID_JSON
 

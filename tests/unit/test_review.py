@@ -23,10 +23,14 @@ from librarian.store.review import ItemStatus, OpenItem, review_items
 from librarian.store.tables import HumanDecisionRow
 from librarian.training.reviewers import reviewer_links
 from tests.rfc import assert_rfc_valid_decisions
-from tests.stubs import small_hub, stub_linker
+from tests.stubs import small_hub, stub_pipeline
 
-TEXTS = ["=HYPERLINK(\"http://evil\") rotate session token", "<script>x</script> sql queries",
-         "cryptography", "-1 session management"]  # fmt: skip
+TEXTS = [
+    '=HYPERLINK("http://evil") rotate session token',
+    "<script>x</script> sql queries",
+    "cryptography",
+    "-1 session management",
+]
 
 
 @pytest.fixture
@@ -37,7 +41,7 @@ def engine(tmp_path: Path) -> Engine:
         section_from_text(t).model_copy(update={"chunk_id": f"c{i}", "line": i + 1})
         for i, t in enumerate(TEXTS)
     ]
-    result = stub_linker(threshold=0.99).link(batch, "r1")  # everything to review
+    result = stub_pipeline(threshold=0.99).link(batch, "r1")  # everything to review
     with Session(engine) as session:
         sections = {s.chunk_id: s for s in batch}
         write(session, StoredBatch("r1", result.envelopes, sections, [], {}, "t"))
@@ -98,16 +102,19 @@ def apply(engine: Engine, path: Path, reviewer: str | None = "rita") -> ImportRe
 
 
 def test_import_records_decisions_and_feeds_training(tmp_path: Path, engine: Engine) -> None:
-    path = sheet(tmp_path, engine, {0: ("accept", ""), 1: ("choose", "400-000 200-001"),
-                                    2: ("reject", "")})  # fmt: skip
+    path = sheet(
+        tmp_path, engine, {0: ("accept", ""), 1: ("choose", "400-000 200-001"), 2: ("reject", "")}
+    )
     result = apply(engine, path)
     assert (result.approved, result.corrected, result.rejected) == (1, 1, 1)
     assert result.errors == []
     assert len(items(engine)) == 1 and len(items(engine, "decided")) == 3
     links = reviewer_links(engine)
     assert [(link.cre_id, link.framework_id) for link in links] == [
-        ("200-001", "reviewers"), ("400-000", "reviewers"), ("200-001", "reviewers")
-    ]  # fmt: skip
+        ("200-001", "reviewers"),
+        ("400-000", "reviewers"),
+        ("200-001", "reviewers"),
+    ]
     assert links[0].text == TEXTS[0]  # the neutralised cell came back as it was
     with Session(engine) as session:
         decisions = standing_decisions(session)

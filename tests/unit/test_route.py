@@ -8,8 +8,9 @@ import numpy as np
 import pytest
 
 from librarian.catalogue.hub import Hub, build_hub
+from librarian.factory import assemble
 from librarian.pipeline.ingest import section_from_text
-from librarian.pipeline.linker import Linker
+from librarian.pipeline.pipeline import Pipeline
 from librarian.retrieval.index import build_index
 from librarian.routing.classifier import BranchClassifier
 from librarian.routing.collections import RoutingError, hub_collections
@@ -42,11 +43,11 @@ def two_branch_hub() -> Hub:
     )
 
 
-def linker(router: Router | None = None, mode: RoutingMode = "pins", top_k: int = 6) -> Linker:
+def linker(router: Router | None = None, mode: RoutingMode = "pins", top_k: int = 6) -> Pipeline:
     hub = two_branch_hub()
     embedder = StubEmbedder()
     settings = LinkerSettings(threshold=0.99, top_k=top_k, cache_dir=None, routing=mode)
-    return Linker(hub, embedder, build_index(hub, embedder, None), None, settings, router=router)
+    return assemble(settings, hub, embedder, build_index(hub, embedder, None), router=router)
 
 
 def section(text: str, pin: tuple[str, ...] | None = None) -> Section:

@@ -17,7 +17,7 @@ from librarian.store.db import DatabaseUrlError, make_engine, upgrade
 from librarian.store.decisions import StoredBatch, priors, unchanged, write
 from librarian.store.queue import claim, enqueue, pending, stamp_consumed
 from librarian.store.tables import DecisionRow, KnowledgeQueueRow, RejectedRow
-from tests.stubs import stub_linker
+from tests.stubs import stub_pipeline
 
 
 @pytest.fixture
@@ -41,7 +41,7 @@ def batch_of(run: str, envelopes: list[Envelope], batch: list[Section], **kw: An
 
 
 def decide_and_write(engine: Engine, batch: list[Section], run: str = "r1") -> int:
-    result = stub_linker(threshold=0.1).link(batch, run)
+    result = stub_pipeline(threshold=0.1).link(batch, run)
     with Session(engine) as session:
         written = write(session, batch_of(run, result.envelopes, batch))
         session.commit()
@@ -62,7 +62,7 @@ def test_a_decided_chunk_is_unchanged_next_time(engine: Engine) -> None:
 def test_each_decision_keeps_its_routing_decision(engine: Engine) -> None:
     batch = sections("rotate session token after login", "sql injection queries")
     batch[1] = batch[1].model_copy(update={"collections": ("nope",)})
-    result = stub_linker(threshold=0.1).link(batch, "r1")
+    result = stub_pipeline(threshold=0.1).link(batch, "r1")
     with Session(engine) as session:
         write(session, batch_of("r1", result.envelopes, batch, routing=result.routing))
         session.commit()
@@ -104,13 +104,24 @@ def test_rejections_keep_their_raw_input_once(engine: Engine) -> None:
 
 def queue_rows(n: int, label: str = "KNOWLEDGE") -> list[tuple[int, dict[str, object]]]:
     return [
-        (i, {"chunk_id": f"q{i}", "artifact_id": "a", "source_type": "github",
-             "source_repo": "o/r", "source_commit_sha": "0" * 40, "locator_path": f"p{i}.md",
-             "source_committed_at": "2026-11-01T00:00:00Z", "span_heading_path": "[]",
-             "text": f"text {i}", "llm_label": label,
-             "created_at": f"2026-11-01T00:00:{i:02d}Z"})
+        (
+            i,
+            {
+                "chunk_id": f"q{i}",
+                "artifact_id": "a",
+                "source_type": "github",
+                "source_repo": "o/r",
+                "source_commit_sha": "0" * 40,
+                "locator_path": f"p{i}.md",
+                "source_committed_at": "2026-11-01T00:00:00Z",
+                "span_heading_path": "[]",
+                "text": f"text {i}",
+                "llm_label": label,
+                "created_at": f"2026-11-01T00:00:{i:02d}Z",
+            },
+        )
         for i in range(n)
-    ]  # fmt: skip
+    ]
 
 
 def test_claim_takes_oldest_accepted_rows_and_stamps_only_on_commit(engine: Engine) -> None:

@@ -8,7 +8,9 @@ from pathlib import Path
 import pytest
 
 from librarian.artifacts.card import ModelDirError, has_models, load_trained, recorded_embedder
-from librarian.pipeline.linker import Linker
+from librarian.factory import assemble
+from librarian.pipeline import components as ids
+from librarian.pipeline.components import stage_ids
 from librarian.retrieval.index import build_index
 from librarian.schemas.envelopes import AdversarialFlag, LinkProposal, ReviewItem
 from librarian.schemas.records import Section
@@ -30,11 +32,25 @@ def links_file(tmp_path: Path) -> Path:
         for n, (cre, texts) in enumerate(TEXTS.items()):
             for m, text in enumerate(texts):
                 text = f"{text} {fw}"
-                rows.append({"framework_id": fw, "section_id": f"{n}.{m}", "text": text,
-                             "cre_id": cre, "link_type": "LinkedTo"})  # fmt: skip
+                rows.append(
+                    {
+                        "framework_id": fw,
+                        "section_id": f"{n}.{m}",
+                        "text": text,
+                        "cre_id": cre,
+                        "link_type": "LinkedTo",
+                    }
+                )
         # A link the retriever gets wrong, so every fold has both outcomes.
-        rows.append({"framework_id": fw, "section_id": "w", "text": f"session management {fw}",
-                     "cre_id": "400-000", "link_type": "LinkedTo"})  # fmt: skip
+        rows.append(
+            {
+                "framework_id": fw,
+                "section_id": "w",
+                "text": f"session management {fw}",
+                "cre_id": "400-000",
+                "link_type": "LinkedTo",
+            }
+        )
     tmp_path.mkdir(parents=True, exist_ok=True)
     path = tmp_path / "links.jsonl"
     path.write_text("".join(json.dumps(r) + "\n" for r in rows))
@@ -159,12 +175,15 @@ def section(text: str) -> Section:
 def test_linker_uses_the_calibrator_and_its_threshold(tmp_path: Path) -> None:
     hub, embedder = small_hub(), StubEmbedder()
     models = load_trained(trained(tmp_path), hub.content_hash)
-    linker = Linker(
-        hub, embedder, build_index(hub, embedder, None), None,
-        LinkerSettings(cache_dir=None, top_k=4), models,
-    )  # fmt: skip
+    linker = assemble(
+        LinkerSettings(cache_dir=None, top_k=4),
+        hub,
+        embedder,
+        build_index(hub, embedder, None),
+        trained=models,
+    )
     assert linker.threshold == models.threshold
-    assert "calibrated" in linker.description
+    assert stage_ids(linker.description())["score"] == ids.SCORE_CALIBRATED
     env = linker.link([section("rotate session token after login")], "r").envelopes[0]
     confidence = (
         env.links[0].confidence
@@ -178,11 +197,14 @@ def test_linker_uses_the_calibrator_and_its_threshold(tmp_path: Path) -> None:
 def test_negated_section_above_threshold_goes_to_review() -> None:
     hub, embedder = small_hub(), StubEmbedder()
     settings = LinkerSettings(cache_dir=None, threshold=0.1, top_k=4)
-    linker = Linker(hub, embedder, build_index(hub, embedder, None), None, settings)
+    linker = assemble(settings, hub, embedder, build_index(hub, embedder, None))
     plain, negated = linker.link(
-        [section("rotate session token after login"),
-         section("never rotate session token after login")], "r"
-    ).envelopes  # fmt: skip
+        [
+            section("rotate session token after login"),
+            section("never rotate session token after login"),
+        ],
+        "r",
+    ).envelopes
     assert isinstance(plain, LinkProposal)
     assert isinstance(negated, ReviewItem)
     assert negated.update_detection.adversarial_flags == [AdversarialFlag.NEGATION_MISMATCH]

@@ -21,7 +21,7 @@ from librarian.store.decisions import StoredBatch, write
 from librarian.store.human import standing_decisions
 from librarian.store.tables import DecisionRow, HumanDecisionRow
 from tests.rfc import assert_rfc_valid_decisions
-from tests.stubs import small_hub, stub_linker
+from tests.stubs import small_hub, stub_pipeline
 
 TEXTS = [
     "rotate session token after login",
@@ -35,12 +35,16 @@ TEXTS = [
 def seed(engine: Engine, texts: list[str], run: str = "r1") -> None:
     batch = [
         section_from_text(t).model_copy(
-            update={"chunk_id": f"{run}-c{i}", "line": i + 1, "artifact_id": f"art-{i % 2}",
-                    "heading_path": ("Guide", f"Part {i}")}
+            update={
+                "chunk_id": f"{run}-c{i}",
+                "line": i + 1,
+                "artifact_id": f"art-{i % 2}",
+                "heading_path": ("Guide", f"Part {i}"),
+            }
         )
         for i, t in enumerate(texts)
-    ]  # fmt: skip
-    result = stub_linker(threshold=0.99, top_k=6, top_n=5).link(batch, run)  # all to review
+    ]
+    result = stub_pipeline(threshold=0.99, top_k=6, top_n=5).link(batch, run)  # all to review
     with Session(engine) as session:
         sections = {s.chunk_id: s for s in batch}
         write(session, StoredBatch(run, result.envelopes, sections, [], {}, "t"))
@@ -133,14 +137,21 @@ def test_choose_several_and_reject_with_a_note(engine: Engine) -> None:
     web = client(engine)
     first, second = review_ids(engine)[:2]
     post(web, f"/item/{first}", action="choose", cre_ids=["400-000", "300-001"])
-    post(web, f"/item/{second}", action="reject", rejection="NOT_SECURITY_KNOWLEDGE",
-         note="marketing copy")  # fmt: skip
+    post(
+        web,
+        f"/item/{second}",
+        action="reject",
+        rejection="NOT_SECURITY_KNOWLEDGE",
+        note="marketing copy",
+    )
     chosen, rejected = decisions(engine)
     assert chosen["action"] == "correct"
     assert [link["cre_id"] for link in chosen["final_links"]] == ["400-000", "300-001"]
     assert chosen["loss_event"]["correct_label"] == {"cre_ids": ["400-000", "300-001"]}
-    assert rejected["rejection"] == {"reason_code": "NOT_SECURITY_KNOWLEDGE",
-                                     "reason_message": "marketing copy"}  # fmt: skip
+    assert rejected["rejection"] == {
+        "reason_code": "NOT_SECURITY_KNOWLEDGE",
+        "reason_message": "marketing copy",
+    }
     assert_rfc_valid_decisions([chosen, rejected])
 
 
@@ -178,8 +189,11 @@ def test_no_decision_without_a_reviewer_name_or_a_csrf_token(engine: Engine) -> 
     web = client(engine)
     second = review_ids(engine)[1]
     assert web.post(f"/item/{second}", data={"action": "approve"}).status_code == 403
-    foreign = web.post(f"/item/{second}", data={"csrf": "test-csrf", "action": "approve"},
-                       headers={"origin": "https://evil.example"})  # fmt: skip
+    foreign = web.post(
+        f"/item/{second}",
+        data={"csrf": "test-csrf", "action": "approve"},
+        headers={"origin": "https://evil.example"},
+    )
     assert foreign.status_code == 403 and len(decisions(engine)) == 1
 
 
@@ -190,8 +204,12 @@ def test_a_token_guards_every_request(engine: Engine) -> None:
     entry = web.get("/", params={"token": "s3cret"})
     assert entry.status_code == 303 and "token" not in entry.headers["location"]
     assert web.get("/").status_code == 200  # the cookie now carries it
-    assert client(engine, token="s3cret").get("/", headers={"authorization": "Bearer s3cret"}
-                                             ).status_code == 200  # fmt: skip
+    assert (
+        client(engine, token="s3cret")
+        .get("/", headers={"authorization": "Bearer s3cret"})
+        .status_code
+        == 200
+    )
 
 
 def test_search_covers_the_whole_hub() -> None:
@@ -242,9 +260,10 @@ def test_a_dry_runs_reviews_are_served_from_a_file_beside_them(tmp_path: Path) -
     from librarian.cli.review import _reviews_database
     from librarian.schemas.envelopes import dump_envelope
 
-    batch = [section_from_text(t).model_copy(update={"chunk_id": f"c{i}"})
-             for i, t in enumerate(TEXTS)]  # fmt: skip
-    envelopes = stub_linker(threshold=0.99).link(batch, "dry").envelopes
+    batch = [
+        section_from_text(t).model_copy(update={"chunk_id": f"c{i}"}) for i, t in enumerate(TEXTS)
+    ]
+    envelopes = stub_pipeline(threshold=0.99).link(batch, "dry").envelopes
     reviews = tmp_path / "reviews.jsonl"
     reviews.write_text("".join(json.dumps(dump_envelope(e)) + "\n" for e in envelopes))
     url = _reviews_database(reviews)
@@ -271,22 +290,29 @@ def test_decisions_taken_before_reviewers_had_names_are_migrated(tmp_path: Path)
     with engine.begin() as conn:
         config.attributes["connection"] = conn
         command.upgrade(config, "0003")
-        conn.execute(text(
-            "INSERT INTO decision_queue (id, chunk_id, content_hash, artifact_id, span_key, "
-            "run_id, status, is_update, review_id, text, envelope, created_at, "
-            "review_consumed_at) VALUES (1, 'c', 'h', 'a', 's', 'r0', 'reviewed', 0, 'rev-1', "
-            "'t', '{}', '2026-11-01', '2026-11-02')"
-        ))  # fmt: skip
-        conn.execute(text(
-            "INSERT INTO human_decisions (decision_id, review_id, action, cre_id, text, "
-            "imported_from, decided_at) VALUES (1, 'rev-1', 'choose', '400-000', 't', "
-            "'sheet.csv', '2026-11-02')"
-        ))  # fmt: skip
+        conn.execute(
+            text(
+                "INSERT INTO decision_queue (id, chunk_id, content_hash, artifact_id, span_key, "
+                "run_id, status, is_update, review_id, text, envelope, created_at, "
+                "review_consumed_at) VALUES (1, 'c', 'h', 'a', 's', 'r0', 'reviewed', 0, 'rev-1', "
+                "'t', '{}', '2026-11-01', '2026-11-02')"
+            )
+        )
+        conn.execute(
+            text(
+                "INSERT INTO human_decisions (decision_id, review_id, action, cre_id, text, "
+                "imported_from, decided_at) VALUES (1, 'rev-1', 'choose', '400-000', 't', "
+                "'sheet.csv', '2026-11-02')"
+            )
+        )
     upgrade(engine)
     with Session(engine) as session:
         row = session.execute(select(DecisionRow)).scalar_one()
         old = session.execute(select(HumanDecisionRow)).scalar_one()
     assert (row.status, row.pipeline_run_id, row.consumed_at is not None) == (
-        "review_required", "r0", True)  # fmt: skip
+        "review_required",
+        "r0",
+        True,
+    )
     assert (old.action, old.final_cre_ids, old.decision_row_id) == ("correct", "400-000", 1)
     assert old.decided_by == "unnamed (imported from sheet.csv)" and len(old.decision_uuid) == 36

@@ -15,6 +15,14 @@ from librarian.errors import UsageError
 
 TextArg = Annotated[str, typer.Argument(help="the section text, or - for one text a line on stdin")]
 TitleOpt = Annotated[str | None, typer.Option(help="title hint")]
+PriorTextOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--prior-text",
+        help="the text as it was decided before: explain TEXT as its new version "
+        "(update detection evaluated)",
+    ),
+]
 
 
 def _texts(text: str) -> list[str]:
@@ -36,6 +44,7 @@ def explain(
     text: TextArg,
     title: TitleOpt = None,
     as_json: Annotated[bool, typer.Option("--json", help="print the envelope as JSON")] = False,
+    prior_text: PriorTextOpt = None,
     *,
     linker: LinkerOptions,
 ) -> None:
@@ -44,18 +53,19 @@ def explain(
     `-` explains many texts (one a line on stdin) in one process, each in milliseconds.
     """
     texts = _texts(text)
+    if prior_text is not None:
+        unicode_text(prior_text, "--prior-text")
     settings = linker_settings(linker)
-    from librarian.factory import build_linker
-    from librarian.pipeline.linker import explain_text
+    from librarian.factory import build_pipeline
     from librarian.schemas.envelopes import dump_envelope
 
-    built = build_linker(settings)
+    built = build_pipeline(settings)
     for one in texts:
-        envelope = explain_text(built, one, title)
+        envelope = built.explain(one, title, prior_text)
         if as_json:
             sys.stdout.write(json.dumps(dump_envelope(envelope), ensure_ascii=False) + "\n")
         else:
-            render.explanation(envelope, built.description, built.threshold)
+            render.explanation(envelope, envelope.retrieval.retriever, built.threshold)
 
 
 @with_linker_options
@@ -70,16 +80,17 @@ def route(
     if not unicode_text(text).strip():
         raise UsageError("TEXT is empty")
     settings = linker_settings(linker)
-    from librarian.factory import build_linker
+    from librarian.factory import build_pipeline
     from librarian.pipeline.ingest import section_from_text
 
-    built = build_linker(settings)
+    built = build_pipeline(settings)
     section = section_from_text(text, title)
-    vector = built.embedder.encode([text])[0] if settings.routing == "auto" else None
-    decision = built.router.route(section, vector)
+    router = built.retrieve.router
+    vector = built.embed.embedder.encode([text])[0] if settings.routing == "auto" else None
+    decision = router.route(section, vector)
     if as_json:
         out.print(decision.model_dump_json(), markup=False)
         return
-    render.routing(decision, {c: len(ids) for c, ids in built.router.collections.items()})
+    render.routing(decision, {c: len(ids) for c, ids in router.collections.items()})
     for warning in decision.warnings:
         err.print(f"warning: {warning}", markup=False)

@@ -44,8 +44,13 @@ def progress_bar() -> Iterator[Callable[[str, int, int], None] | None]:
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
 
     bars: dict[str, Any] = {}
-    with Progress("[progress.description]{task.description}", BarColumn(), MofNCompleteColumn(),
-                  TimeElapsedColumn(), console=err) as progress:  # fmt: skip
+    with Progress(
+        "[progress.description]{task.description}",
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=err,
+    ) as progress:
 
         def update(stage: str, done: int, total: int) -> None:
             if stage not in bars:
@@ -186,13 +191,13 @@ def eval_golden(
 
     Exits 1 when a gate fails: the explicit fast path below 100%, or ECE >= 0.10.
     """
-    from librarian.factory import build_linker
+    from librarian.factory import build_pipeline
     from librarian.training.evaluate import gate_failures, reliability_by_style, run_golden, score
     from librarian.training.golden import load_golden
 
     rows = load_golden(dataset)
     settings = linker_settings(linker)
-    built = build_linker(settings)
+    built = build_pipeline(settings)
     with progress_bar() as progress:
 
         def step(n: int) -> None:
@@ -204,7 +209,7 @@ def eval_golden(
     if json_out is not None:
         json_out.parent.mkdir(parents=True, exist_ok=True)
         json_out.write_text(json.dumps(report.model_dump(mode="json"), indent=2) + "\n")
-    render.eval_report(report, built.description)
+    render.eval_report(report, built.description(priors_read=True))
     if plot is not None:
         from librarian.training.plot import reliability_diagram
 

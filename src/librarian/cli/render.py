@@ -60,20 +60,29 @@ def explanation(envelope: Envelope, description: str, threshold: float) -> None:
         table.add_column(column, justify="left" if column in ("cre_id", "name") else "right")
     for rank, cand in enumerate(envelope.retrieval.candidates, start=1):
         table.add_row(
-            str(rank), cand.cre_id, plain(cand.cre_name), f"{cand.score_vector:.3f}",
-            _score(cand.score_hybrid), _score(cand.score_rerank),
+            str(rank),
+            cand.cre_id,
+            plain(cand.cre_name),
+            f"{cand.score_vector:.3f}",
+            _score(cand.score_hybrid),
+            _score(cand.score_rerank),
             _score(confidence.get(cand.cre_id)),
-        )  # fmt: skip
+        )
     out.print(table)
     flags = ", ".join(envelope.update_detection.adversarial_flags) or "none"
     if isinstance(envelope, LinkProposal):
         link = envelope.links[0]
-        said = (f"decision: LINK {link.cre_id} ({link.link_type}), confidence "
-                f"{link.confidence:.3f} ≥ threshold {threshold:.3f}; flags: {flags}")  # fmt: skip
+        said = (
+            f"decision: LINK {link.cre_id} ({link.link_type}), confidence "
+            f"{link.confidence:.3f} ≥ threshold {threshold:.3f}; flags: {flags}"
+        )
         out.print(plain(said))
         return
-    out.print(plain(f"decision: REVIEW ({envelope.reason_code}), threshold {threshold:.3f}; "
-                    f"flags: {flags}"))  # fmt: skip
+    out.print(
+        plain(
+            f"decision: REVIEW ({envelope.reason_code}), threshold {threshold:.3f}; flags: {flags}"
+        )
+    )
     for link in envelope.suggested_links or []:
         out.print(plain(f"  suggest {link.cre_id} confidence {link.confidence:.3f}"))
 
@@ -175,8 +184,13 @@ def _per_slice(report: EvalReport) -> Table:
     for column in ("slice", "rows", "top-1", "auto-linked", "reviewed"):
         slices.add_column(column, justify="left" if column == "slice" else "right")
     for name, entry in report.per_slice.items():
-        slices.add_row(name, str(entry.total), str(entry.top1_correct), str(entry.auto_linked),
-                       str(entry.reviewed))  # fmt: skip
+        slices.add_row(
+            name,
+            str(entry.total),
+            str(entry.top1_correct),
+            str(entry.auto_linked),
+            str(entry.reviewed),
+        )
     return slices
 
 

@@ -23,9 +23,11 @@ TOKEN_ENV = "LIBRARIAN_REVIEW_TOKEN"
 REVIEWER_ENV = "LIBRARIAN_REVIEWER"
 ReviewerOpt = Annotated[
     str | None,
-    typer.Option("--reviewer", help=f"who decides (also {REVIEWER_ENV}); the workbench "
-                 "asks each browser when not given"),
-]  # fmt: skip
+    typer.Option(
+        "--reviewer",
+        help=f"who decides (also {REVIEWER_ENV}); the workbench asks each browser when not given",
+    ),
+]
 
 
 @app.command("serve")
@@ -67,8 +69,9 @@ def review_serve(
     url = _reviews_database(reviews) if reviews else database(db, home_of(home), create=False)
     first, *rest = hub or [DEFAULT_HUB]
     engine = make_engine(url)
-    bench = Workbench(engine, load_hubs(first, rest), reviewer or os.environ.get(REVIEWER_ENV),
-                      token)  # fmt: skip
+    bench = Workbench(
+        engine, load_hubs(first, rest), reviewer or os.environ.get(REVIEWER_ENV), token
+    )
     shown = f"http://{host}:{port}/" + (f"?token={token}" if token else "")
     err.print(f"review workbench on {shown} over {redacted(url)} (Ctrl-C stops)", markup=False)
     try:
@@ -157,8 +160,10 @@ def review_export(
         return
     out_file.parent.mkdir(parents=True, exist_ok=True)
     out_file.write_text(text, encoding="utf-8")
-    err.print(f"{count} {'decisions' if fmt == 'human-decision' else 'review items'} -> "
-              f"{out_file}", markup=False)  # fmt: skip
+    err.print(
+        f"{count} {'decisions' if fmt == 'human-decision' else 'review items'} -> {out_file}",
+        markup=False,
+    )
 
 
 @app.command("import")

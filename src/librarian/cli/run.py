@@ -97,8 +97,9 @@ def run(
         if task_runner == "dask":
             in_flight = use_dask(stack, dask_address, dask_workers)
             dask = (dask_address, dask_workers)
-        summary = run_flow(input, target, settings, run_id, db, in_flight, dask, source, rows,
-                           quiet or as_json)  # fmt: skip
+        summary = run_flow(
+            input, target, settings, run_id, db, in_flight, dask, source, rows, quiet or as_json
+        )
     if as_json:
         sys.stdout.write(summary.model_dump_json(indent=1) + "\n")
     elif not quiet:
@@ -146,8 +147,10 @@ def plain_rows(input: Path | None, source: str | None) -> int | None:
 
     if input is None or not is_plain(input):
         if source is not None:
-            raise UsageError("--source names the document of a plain input (CSV, Markdown, "
-                             "or JSONL with id and text)")  # fmt: skip
+            raise UsageError(
+                "--source names the document of a plain input (CSV, Markdown, "
+                "or JSONL with id and text)"
+            )
         return None
     return len(plain_lines(input, source))
 
@@ -188,11 +191,16 @@ def run_flow(
 ) -> RunSummary:
     """`dask`: (scheduler address or None for a local cluster, local worker count);
     `rows`: a plain input's row count (the progress total)."""
-    from librarian.flows.link_flow import link_queue, on_progress
+    from librarian.flows.link_flow import link_queue
+    from librarian.flows.progress import on_progress
 
-    flow_to_run = link_queue if dask is None else link_queue.with_options(
-        task_runner=_dask_runner(*dask)  # type: ignore[arg-type]
-    )  # fmt: skip
+    flow_to_run = (
+        link_queue
+        if dask is None
+        else link_queue.with_options(
+            task_runner=_dask_runner(*dask)  # type: ignore[arg-type]
+        )
+    )
     progress = _progress(input, db, run_id, rows, quiet)
     try:
         return flow_to_run(input, target, settings, run_id, db, in_flight, source)
@@ -213,8 +221,12 @@ def _dask_runner(address: str | None, workers: int) -> object:
 
     if address:
         return DaskTaskRunner(address=address)
-    local = {"n_workers": workers, "threads_per_worker": 1, "processes": True,
-             "dashboard_address": None}  # fmt: skip
+    local = {
+        "n_workers": workers,
+        "threads_per_worker": 1,
+        "processes": True,
+        "dashboard_address": None,
+    }
     return DaskTaskRunner(cluster_kwargs=local)
 
 
@@ -234,10 +246,15 @@ class _Bar:
         )
 
         self.progress = Progress(
-            TextColumn("{task.description:<16}"), BarColumn(), MofNCompleteColumn(),
-            TextColumn("{task.fields[rate]}"), TimeElapsedColumn(), TimeRemainingColumn(),
-            console=err, transient=False,
-        )  # fmt: skip
+            TextColumn("{task.description:<16}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TextColumn("{task.fields[rate]}"),
+            TimeElapsedColumn(),
+            TimeRemainingColumn(),
+            console=err,
+            transient=False,
+        )
         self.task = self.progress.add_task("starting Prefect", total=total, rate="")
         self.started = 0.0
         _mute_prefect_console()
@@ -281,7 +298,7 @@ def _progress(
     """A progress bar on a terminal (not with --quiet), told by the flow what it does."""
     if quiet or not sys.stderr.isatty():
         return None
-    from librarian.flows.link_flow import on_progress
+    from librarian.flows.progress import on_progress
 
     if rows is not None:
         total: int | None = rows

@@ -86,10 +86,12 @@ def serve(*, schedule: ScheduleOptions, linker: LinkerOptions) -> None:
     from librarian.flows.scheduled import scheduled_run
 
     api = os.environ["PREFECT_API_URL"]
-    err.print(f"serving deployment {schedule.name!r} on {schedule.cron} against {api}",
-              markup=False)  # fmt: skip
-    scheduled_run.serve(name=schedule.name, cron=schedule.cron, parameters=parameters,
-                        print_starting_message=False)  # fmt: skip
+    err.print(
+        f"serving deployment {schedule.name!r} on {schedule.cron} against {api}", markup=False
+    )
+    scheduled_run.serve(
+        name=schedule.name, cron=schedule.cron, parameters=parameters, print_starting_message=False
+    )
 
 
 @with_schedule_options
@@ -135,6 +137,11 @@ def _register(name: str, pool: str, cron: str, parameters: dict[str, Any]) -> ob
     if not isinstance(deployable, Flow):  # from_source is synchronous outside an event loop
         raise RunError("Prefect returned a coroutine where a flow was expected")
     return deployable.deploy(
-        name=name, work_pool_name=pool, cron=cron, parameters=parameters,
-        build=False, push=False, print_next_steps=False,
-    )  # fmt: skip
+        name=name,
+        work_pool_name=pool,
+        cron=cron,
+        parameters=parameters,
+        build=False,
+        push=False,
+        print_next_steps=False,
+    )

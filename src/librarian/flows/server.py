@@ -52,16 +52,23 @@ def prefect_server(
     """`prefect server start` with its database under `home`, analytics off; yields the
     API URL and the process once healthy, and stops it (and its group) afterwards."""
     home.mkdir(parents=True, exist_ok=True)
-    env = {**os.environ, "PREFECT_HOME": str(home), "PREFECT_SERVER_ANALYTICS_ENABLED": "false",
-           "PREFECT_UI_ENABLED": "true" if ui else "false"}  # fmt: skip
+    env = {
+        **os.environ,
+        "PREFECT_HOME": str(home),
+        "PREFECT_SERVER_ANALYTICS_ENABLED": "false",
+        "PREFECT_UI_ENABLED": "true" if ui else "false",
+    }
     env.pop("PREFECT_API_URL", None)
     log_path = home / "server.log"
     prefect = str(Path(sys.executable).with_name("prefect"))
     with log_path.open("w") as log:
         server = subprocess.Popen(
             [prefect, "server", "start", "--host", host, "--port", str(port)],
-            env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
-        )  # fmt: skip
+            env=env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
         api = f"http://{'127.0.0.1' if host in ('0.0.0.0', '::') else host}:{port}/api"
         try:
             _wait_healthy(api, server, log_path)

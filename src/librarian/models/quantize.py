@@ -55,8 +55,9 @@ def _export_fp32(source: Path, target: Path) -> None:
                 input_ids=input_ids, attention_mask=attention_mask, token_type_ids=token_type_ids
             ).last_hidden_state
 
-    sample = tokenizer(["a short text", "a somewhat longer text to pad"], return_tensors="pt",
-                       padding=True)  # fmt: skip
+    sample = tokenizer(
+        ["a short text", "a somewhat longer text to pad"], return_tensors="pt", padding=True
+    )
     names = ["input_ids", "attention_mask", "token_type_ids"]
     with torch.no_grad(), warnings.catch_warnings():
         # Tracing warns about shape-dependent Python branches; the dynamic axes cover them.

@@ -5,9 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 
 from librarian.errors import RunError
-from librarian.pipeline.ingest import RawBatch
 from librarian.schemas.envelopes import Envelope, LinkProposal
-from librarian.schemas.records import BatchResult, Outcome, Rejection, RunSummary, Skip
+from librarian.schemas.records import BatchResult, Outcome, RawBatch, Rejection, RunSummary, Skip
 
 
 class AccountingError(RunError):

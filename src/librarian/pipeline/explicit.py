@@ -1,4 +1,4 @@
-"""Stage 1: the explicit fast path for sections that cite a CRE id.
+"""C.2: the explicit fast path for sections that cite a CRE id.
 
 An explicit citation must look like one. `CRE 616-305`, `CRE:616-305`, `CRE-616-305`,
 `CRE#616-305` and `opencre.org/cre/616-305` are citations whether or not the hub knows
@@ -18,6 +18,7 @@ import re
 from collections.abc import Container
 from dataclasses import dataclass
 
+from librarian.schemas.envelopes import AdversarialFlag
 from librarian.text import hidden_characters
 
 # Not preceded by a word char, '.', '/', ':' or '-'; not followed by a word char,
@@ -53,6 +54,30 @@ class ExplicitReference:
     @property
     def doubtful(self) -> bool:
         return self.negated or bool(self.hidden)
+
+    def flags(self) -> list[AdversarialFlag]:
+        flags: list[AdversarialFlag] = []
+        if self.unknown:
+            flags.append(AdversarialFlag.UNKNOWN_CRE_REFERENCE)
+        if len(self.known) + len(self.unknown) > 1:
+            flags.append(AdversarialFlag.CONFLICTING_CRE_REFERENCES)
+        if self.negated:
+            flags.append(AdversarialFlag.NEGATED_CRE_REFERENCE)
+        if self.hidden:
+            flags.append(AdversarialFlag.HIDDEN_CHARACTERS)
+        return flags
+
+    def doubts(self) -> list[str]:
+        doubts = []
+        if len(self.known) + len(self.unknown) > 1:
+            doubts.append("alongside other references")
+        if self.unknown:
+            doubts.append(f"with ids the hub does not know ({', '.join(self.unknown)})")
+        if self.negated:
+            doubts.append("in a negated sentence")
+        if self.hidden:
+            doubts.append(f"with hidden characters {' '.join(self.hidden)}")
+        return doubts
 
 
 def _visible_with_positions(text: str) -> tuple[str, list[int]]:

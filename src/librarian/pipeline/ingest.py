@@ -1,4 +1,4 @@
-"""Stage 0: read knowledge-queue JSONL and validate each line into a Section.
+"""C.0 ingest: validate each raw line (knowledge-queue JSONL) into a Section.
 
 Every non-blank line becomes exactly one of Section, Rejection or Skip: nothing
 is dropped silently, and one bad row never stops the batch.
@@ -7,9 +7,7 @@ is dropped silently, and one bad row never stops the batch.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
@@ -22,10 +20,9 @@ from librarian.schemas.inputs import (
     KnowledgeItem,
     QueueRow,
 )
-from librarian.schemas.records import RejectCode, Rejection, Section, Skip, SkipCode
+from librarian.schemas.records import RejectCode, Rejection, Section, Skip, SkipCode, rejected
 from librarian.text import content_hash, value_problem
 
-_BOM = b"\xef\xbb\xbf"
 _KNOWLEDGE_ITEM_KEYS = frozenset({"content", "event_id", "filtered_at", "locator"})
 _QUEUE_ROW_KEYS = frozenset({"llm_label", "source_type", "span_heading_path"})
 
@@ -33,52 +30,9 @@ Parsed = Section | Rejection | Skip
 M = TypeVar("M", bound=BaseModel)
 
 
-@dataclass(frozen=True)
-class RawBatch:
-    """Up to `max_lines` non-blank lines read from a byte offset, for streaming input."""
-
-    lines: list[tuple[int, bytes]]
-    blank_lines: int
-    next_offset: int
-    next_line: int
-    eof: bool
-
-
-def read_batch(path: Path, offset: int, first_line: int, max_lines: int) -> RawBatch:
-    """Read the next batch of raw lines; a BOM at the start, CRLF and blank lines are tolerated."""
-    lines: list[tuple[int, bytes]] = []
-    blank = 0
-    line_no = first_line
-    with path.open("rb") as handle:
-        handle.seek(offset)
-        while len(lines) < max_lines:
-            raw = handle.readline()
-            if not raw:
-                return RawBatch(lines, blank, handle.tell(), line_no, eof=True)
-            if line_no == 1 and raw.startswith(_BOM):
-                raw = raw[len(_BOM) :]
-            raw = raw.rstrip(b"\r\n")
-            if raw.strip():
-                lines.append((line_no, raw))
-            else:
-                blank += 1
-            line_no += 1
-        next_offset = handle.tell()
-        eof = not handle.read(1)
-    return RawBatch(lines, blank, next_offset, line_no, eof)
-
-
 def first_line(exc: BaseException) -> str:
     text = str(exc).strip()
     return text.splitlines()[0][:200] if text else type(exc).__name__
-
-
-def rejected(
-    line: int, code: RejectCode, why: str, chunk_id: str | None = None, field: str | None = None
-) -> Rejection:
-    """A refused line, its message starting with where it is."""
-    message = f"line {line}: {why}"
-    return Rejection(line=line, chunk_id=chunk_id, reason=code, field=field, message=message)
 
 
 def parse_line(line: int, raw: bytes) -> Parsed:
@@ -252,35 +206,6 @@ def _heading_path(encoded: str | None) -> list[str] | None:
     if value_problem(value) is not None:
         return None
     return [h for h in value if h.strip()]
-
-
-@dataclass
-class ChunkRegistry:
-    """Chunks seen in this run, so a repeated chunk is processed once, and a span seen with
-    the same text under another chunk id too: the first in input order is decided,
-    whatever the batch size."""
-
-    seen: dict[str, str] = field(default_factory=dict)
-    spans: dict[tuple[str, str], str] = field(default_factory=dict)
-
-    def admit(self, parsed: Parsed) -> Parsed:
-        if not isinstance(parsed, Section):
-            return parsed
-        line, chunk = parsed.line, parsed.chunk_id
-        prior = self.seen.get(chunk)
-        if prior is None:
-            first = self.spans.setdefault((parsed.span_key, parsed.content_hash), chunk)
-            if first != chunk:
-                why = f"span and text already read under chunk {first} earlier in this run"
-                return Skip(line=line, chunk_id=chunk, reason=SkipCode.DUPLICATE_CHUNK, message=why)
-            self.seen[chunk] = parsed.content_hash
-            return parsed
-        if prior == parsed.content_hash:
-            why = f"chunk {chunk} already read earlier in this run"
-            return Skip(line=line, chunk_id=chunk, reason=SkipCode.DUPLICATE_CHUNK, message=why)
-        why = f"chunk {chunk} appeared earlier in this run with different text; the first one"
-        why += " was processed"
-        return rejected(line, RejectCode.DUPLICATE_CHUNK_CONFLICT, why, chunk, "chunk_id")
 
 
 def section_from_text(text: str, title: str | None = None) -> Section:

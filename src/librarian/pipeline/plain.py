@@ -88,10 +88,14 @@ def plain_lines(path: Path, source_name: str | None = None) -> list[tuple[int, b
     else:
         rows = _jsonl_rows(text)
     return [
-        (n, row.encode("utf-8", "surrogateescape") if isinstance(row, str)
-         else json.dumps(knowledge_item(row, source)).encode())
+        (
+            n,
+            row.encode("utf-8", "surrogateescape")
+            if isinstance(row, str)
+            else json.dumps(knowledge_item(row, source)).encode(),
+        )
         for n, row in rows
-    ]  # fmt: skip
+    ]
 
 
 def _text(path: Path) -> str:
@@ -138,8 +142,11 @@ def knowledge_item(row: dict[str, Any], source: PlainSource) -> dict[str, Any]:
     where = f"{source.name}#{row_id}" if row_id else None
     # The row's own URL, else one naming the document and the row: stable when the file
     # changes, so a row edited under the same id is an update of itself.
-    url = row.get("url") or (f"urn:librarian:row:{quote(source.name, safe='')}:"
-                             f"{quote(row_id, safe='')}" if row_id else source.urn)  # fmt: skip
+    url = row.get("url") or (
+        f"urn:librarian:row:{quote(source.name, safe='')}:{quote(row_id, safe='')}"
+        if row_id
+        else source.urn
+    )
     section_path = _section_path(row.get("section_path"))
     title = row.get("title") or (section_path[-1] if section_path else None)
     item: dict[str, Any] = {
@@ -184,8 +191,12 @@ def markdown_blocks(text: str) -> Iterator[dict[str, Any]]:
     def flush() -> Iterator[dict[str, Any]]:
         for i, block in enumerate(_blocks("\n".join(body)), start=1):
             slug = "/".join(_slug(h) for h in path) or "preamble"
-            yield {"id": f"{slug}-{i}", "text": block, "section_path": list(path),
-                   "title": path[-1] if path else None}  # fmt: skip
+            yield {
+                "id": f"{slug}-{i}",
+                "text": block,
+                "section_path": list(path),
+                "title": path[-1] if path else None,
+            }
 
     for line in text.splitlines():
         if line.lstrip().startswith("```"):

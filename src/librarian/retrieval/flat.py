@@ -56,7 +56,8 @@ def check_dimension(queries: Vectors, index: HubIndex) -> None:
 class Retriever(Protocol):
     """Top-k hubs for query vectors: in memory, or in a vector database."""
 
-    name: str
+    @property
+    def name(self) -> str: ...
 
     def search(
         self,

@@ -57,9 +57,14 @@ def build_decision(
     suggested = [s["cre_id"] for s in row.envelope.get("suggested_links") or []]
     top = (row.envelope.get("suggested_links") or [None])[0]
     note = (request.note or "").strip() or None
-    base = {"review_id": str(row.review_id), "chunk_id": row.chunk_id,
-            "pipeline_run_id": row.pipeline_run_id, "decided_at": now, "decided_by": reviewer,
-            "ui": request.ui}  # fmt: skip
+    base = {
+        "review_id": str(row.review_id),
+        "chunk_id": row.chunk_id,
+        "pipeline_run_id": row.pipeline_run_id,
+        "decided_at": now,
+        "decided_by": reviewer,
+        "ui": request.ui,
+    }
     if request.action == "reject":
         code = request.rejection_code or "NO_CRE_FITS"
         if code not in REJECTION_CODES:
@@ -68,19 +73,28 @@ def build_decision(
         rejection = Rejection(reason_code=code, reason_message=note)
         return HumanDecision(**base, action="reject", rejection=rejection)
     chosen = _chosen(request, suggested, hub_ids)
-    links = [Link(cre_id=c, link_type="LinkedTo", confidence=1.0,
-                  rationale=f"{'approved' if chosen == suggested[:1] else 'chosen'} by {reviewer}"
-                  + (f": {note}" if note else ""))
-             for c in chosen]  # fmt: skip
+    links = [
+        Link(
+            cre_id=c,
+            link_type="LinkedTo",
+            confidence=1.0,
+            rationale=f"{'approved' if chosen == suggested[:1] else 'chosen'} by {reviewer}"
+            + (f": {note}" if note else ""),
+        )
+        for c in chosen
+    ]
     if suggested and chosen == suggested[:1]:
         return HumanDecision(**base, action="approve", final_links=links)
     loss = LossEvent(
-        input_snapshot={"chunk_id": row.chunk_id, "review_id": row.review_id,
-                        "text": row.text[:2000]},
+        input_snapshot={
+            "chunk_id": row.chunk_id,
+            "review_id": row.review_id,
+            "text": row.text[:2000],
+        },
         wrong_prediction={"cre_id": top["cre_id"], "confidence": top["confidence"]} if top else {},
         correct_label={"cre_ids": list(chosen)},
         notes=note,
-    )  # fmt: skip
+    )
     return HumanDecision(**base, action="correct", final_links=links, loss_event=loss)
 
 
@@ -180,9 +194,11 @@ def _plan(
 
 
 def _as_decision(
-    row: DecisionRow, asked: DecisionRequest | HumanDecision, hub_ids: Collection[str],
+    row: DecisionRow,
+    asked: DecisionRequest | HumanDecision,
+    hub_ids: Collection[str],
     now: datetime,
-) -> HumanDecision:  # fmt: skip
+) -> HumanDecision:
     if isinstance(asked, DecisionRequest):
         return build_decision(row, asked, hub_ids, now)
     unknown = [c for c in asked.cre_ids if c not in hub_ids]

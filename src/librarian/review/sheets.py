@@ -37,11 +37,22 @@ _FORMULA_START = frozenset("=+-@")
 
 
 CSV_COLUMNS = (
-    "review_id", "created_at", "reason", "flags", "chunk_id", "source_url", "text",
-    *(f"suggestion_{i}_{part}" for i in range(1, SUGGESTIONS + 1)
-      for part in ("cre_id", "name", "confidence")),
-    "decision", "cre_id", "note",
-)  # fmt: skip
+    "review_id",
+    "created_at",
+    "reason",
+    "flags",
+    "chunk_id",
+    "source_url",
+    "text",
+    *(
+        f"suggestion_{i}_{part}"
+        for i in range(1, SUGGESTIONS + 1)
+        for part in ("cre_id", "name", "confidence")
+    ),
+    "decision",
+    "cre_id",
+    "note",
+)
 
 
 def formula_like(cell: str) -> bool:
@@ -148,9 +159,13 @@ def to_html(items: Sequence[OpenItem], title: str = "librarian: review queue") -
             f"<td><code>{e(item.review_id)}</code></td></tr>"
         )
     return _PAGE.format(
-        title=e(title), count=len(items), rows="\n".join(rows), style=_STYLE, script=_SCRIPT,
+        title=e(title),
+        count=len(items),
+        rows="\n".join(rows),
+        style=_STYLE,
+        script=_SCRIPT,
         csp=f"default-src 'none'; style-src '{_sha256(_STYLE)}'; script-src '{_sha256(_SCRIPT)}'",
-    )  # fmt: skip
+    )
 
 
 def _sha256(source: str) -> str:

@@ -55,10 +55,21 @@ CSP = (
     "connect-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'"
 )
 REASONS = ("BELOW_THRESHOLD", "NO_CANDIDATES", "ADVERSARIAL_FLAG", "UPDATE_AMBIGUOUS")
-SORTS = (("oldest", "oldest first"), ("newest", "newest first"),
-         ("confidence", "least confident"), ("-confidence", "most confident"))  # fmt: skip
-PATHS = {"queue": "/", "item": "/item/{}", "decide": "/item/{}", "undo": "/undo",
-         "reviewer": "/reviewer", "search": "/api/search", "static": "/static/{}"}  # fmt: skip
+SORTS = (
+    ("oldest", "oldest first"),
+    ("newest", "newest first"),
+    ("confidence", "least confident"),
+    ("-confidence", "most confident"),
+)
+PATHS = {
+    "queue": "/",
+    "item": "/item/{}",
+    "decide": "/item/{}",
+    "undo": "/undo",
+    "reviewer": "/reviewer",
+    "search": "/api/search",
+    "static": "/static/{}",
+}
 
 
 @dataclass
@@ -110,8 +121,11 @@ def _guard(bench: Workbench) -> Callable[[Request, Handler], Awaitable[Response]
                 response.set_cookie(TOKEN_COOKIE, bench.token, httponly=True, samesite="strict")
                 return response
             if not _has_token(request, bench.token):
-                return _plain(401, "this workbench needs its access token: open the URL "
-                              "`librarian review serve` printed (…?token=…)")  # fmt: skip
+                return _plain(
+                    401,
+                    "this workbench needs its access token: open the URL "
+                    "`librarian review serve` printed (…?token=…)",
+                )
         if request.method == "POST" and not _same_origin(request):
             return _plain(403, "cross-origin request refused")
         response = await call_next(request)
@@ -137,8 +151,12 @@ def _same_origin(request: Request) -> bool:
 
 
 def _plain(status: int, text: str) -> Response:
-    return Response(text + "\n", status_code=status, media_type="text/plain; charset=utf-8",
-                    headers={"Content-Security-Policy": CSP})  # fmt: skip
+    return Response(
+        text + "\n",
+        status_code=status,
+        media_type="text/plain; charset=utf-8",
+        headers={"Content-Security-Policy": CSP},
+    )
 
 
 def _safe_link(link: str) -> bool:
@@ -160,9 +178,13 @@ class _Pages:
         today = datetime.combine(datetime.now(UTC).date(), time(), tzinfo=UTC)
         with Session(self.bench.engine) as session:
             done = decided_since(session, reviewer, today) if reviewer else 0
-        base = {"reviewer": reviewer, "decided_today": done, "csrf": self.bench.csrf,
-                "message": request.query_params.get("msg"),
-                "message_kind": request.query_params.get("kind", "ok")}  # fmt: skip
+        base = {
+            "reviewer": reviewer,
+            "decided_today": done,
+            "csrf": self.bench.csrf,
+            "message": request.query_params.get("msg"),
+            "message_kind": request.query_params.get("kind", "ok"),
+        }
         return self.templates.TemplateResponse(
             request, name, {**base, **context}, status_code=status
         )
@@ -178,8 +200,16 @@ class _Pages:
         def page_url(n: int) -> str:
             return url("queue") + "?" + urlencode({**params, "page": n})
 
-        return self.render(request, "queue.html", page=found, flt=flt, agreement=agreement,
-                           reasons=REASONS, sorts=SORTS, page_url=page_url)  # fmt: skip
+        return self.render(
+            request,
+            "queue.html",
+            page=found,
+            flt=flt,
+            agreement=agreement,
+            reasons=REASONS,
+            sorts=SORTS,
+            page_url=page_url,
+        )
 
     async def item(self, request: Request, review_id: str) -> HTMLResponse:
         with Session(self.bench.engine) as session:
@@ -189,8 +219,13 @@ class _Pages:
             moment, row = detail.item.created_at, detail.item.row_id
             following = neighbour(session, moment, row, later=True)
             previous = neighbour(session, moment, row, later=False)
-        return self.render(request, "item.html", **self.item_context(detail),
-                           following=following, previous=previous)  # fmt: skip
+        return self.render(
+            request,
+            "item.html",
+            **self.item_context(detail),
+            following=following,
+            previous=previous,
+        )
 
     def item_context(self, detail: ItemDetail) -> dict[str, Any]:
         locator = detail.envelope.get("knowledge", {}).get("locator", {})
@@ -225,8 +260,14 @@ class _Pages:
         return self.problem(request, 403, "refused", "the form's CSRF token is missing or stale")
 
     def problem(self, request: Request, status: int, heading: str, detail: str) -> HTMLResponse:
-        return self.render(request, "message.html", status=status, heading=heading,
-                           detail=detail, back=url("queue"))  # fmt: skip
+        return self.render(
+            request,
+            "message.html",
+            status=status,
+            heading=heading,
+            detail=detail,
+            back=url("queue"),
+        )
 
     async def decide(self, request: Request, review_id: str) -> Response:
         form = await request.form()
@@ -278,8 +319,9 @@ class _Pages:
             back = url("queue")
         response = _redirect(back, f"reviewing as {name}" if name else None)
         if name:
-            response.set_cookie(REVIEWER_COOKIE, name, httponly=True, samesite="strict",
-                                max_age=60 * 60 * 24 * 365)  # fmt: skip
+            response.set_cookie(
+                REVIEWER_COOKIE, name, httponly=True, samesite="strict", max_age=60 * 60 * 24 * 365
+            )
         return response
 
     async def search(self, request: Request) -> JSONResponse:
@@ -297,8 +339,9 @@ def search_hub(hub: Hub, query: str, limit: int = 20) -> list[dict[str, str]]:
         haystack = f"{node.cre_id} {node.name} {path}".lower()
         if all(w in haystack for w in words):
             in_name = sum(w in node.name.lower() or w in node.cre_id for w in words)
-            hits.append((-in_name, node.name, {"cre_id": node.cre_id, "name": node.name,
-                                               "path": path}))  # fmt: skip
+            hits.append(
+                (-in_name, node.name, {"cre_id": node.cre_id, "name": node.name, "path": path})
+            )
     hits.sort(key=lambda h: (h[0], h[1]))
     return [hit for _, _, hit in hits[:limit]]
 
@@ -311,10 +354,14 @@ def _request(review_id: str, reviewer: str, form: Any) -> DecisionRequest:
     keybind = str(form.get("keybind") or "") or None
     ui = Ui(review_duration_ms=duration if duration >= 0 else None, keybind_used=keybind)
     return DecisionRequest(
-        review_id, action if action in ("approve", "choose", "reject") else "choose",  # type: ignore[arg-type]
-        reviewer, cre_ids, str(form.get("rejection") or "") or None,
-        str(form.get("note") or "") or None, ui,
-    )  # fmt: skip
+        review_id,
+        action if action in ("approve", "choose", "reject") else "choose",  # type: ignore[arg-type]
+        reviewer,
+        cre_ids,
+        str(form.get("rejection") or "") or None,
+        str(form.get("note") or "") or None,
+        ui,
+    )
 
 
 def _redirect(target: str, message: str | None, kind: str = "ok") -> RedirectResponse:
@@ -354,11 +401,15 @@ def _filter(request: Request) -> QueueFilter:
     update = {"yes": True, "no": False}.get(q.get("update", ""))
     return QueueFilter(
         status=status if status in ("open", "decided", "all") else "open",  # type: ignore[arg-type]
-        reason=q.get("reason") or None, source=q.get("source") or None, update=update,
-        min_confidence=_float(q.get("min")), max_confidence=_float(q.get("max")),
-        since=_day(q.get("since")), until=_day(q.get("until"), end=True),
+        reason=q.get("reason") or None,
+        source=q.get("source") or None,
+        update=update,
+        min_confidence=_float(q.get("min")),
+        max_confidence=_float(q.get("max")),
+        since=_day(q.get("since")),
+        until=_day(q.get("until"), end=True),
         sort=sort if sort in dict(SORTS) else "oldest",  # type: ignore[arg-type]
-    )  # fmt: skip
+    )
 
 
 def _diff(before: str, after: str) -> list[tuple[str, str]]:

@@ -139,6 +139,10 @@ class EvalReport(BaseModel):
     calibration: Calibration
     decision: DecisionReport
     per_slice: dict[str, SliceReport]
+    update_detection: Correct | None = Field(
+        default=None,
+        description="rows whose expected is_update is given: how many the safety stage got right",
+    )
     per_style: dict[str, GroupReport] = {}
     per_framework: dict[str, GroupReport] = Field(
         default_factory=dict, description='keyed "style framework"'

@@ -76,8 +76,10 @@ class HumanDecision(_Strict):
     def same_decision(self, other: HumanDecision) -> bool:
         """Whether `other` decides the item the same way (whoever and whenever)."""
         return (self.review_id, self.action, sorted(self.cre_ids)) == (
-            other.review_id, other.action, sorted(other.cre_ids),
-        )  # fmt: skip
+            other.review_id,
+            other.action,
+            sorted(other.cre_ids),
+        )
 
 
 def dump_decision(decision: HumanDecision) -> dict[str, Any]:

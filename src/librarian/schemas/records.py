@@ -4,12 +4,17 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Literal
+from typing import Literal, Protocol
+from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from librarian.schemas.envelopes import CreId, Envelope, Locator, Source
 from librarian.schemas.routing import RoutingDecision
+
+
+class Closable(Protocol):
+    def close(self) -> None: ...
 
 
 class Section(BaseModel):
@@ -34,6 +39,18 @@ class Section(BaseModel):
     collections: tuple[str, ...] | None = Field(
         default=None, description="hub collections the input pins this section to"
     )
+
+    @property
+    def source_key(self) -> str:
+        """The standard this section belongs to: the repository of a github item, the feed
+        of an rss item, the site of a url (a plain input's `--source` is its repository)."""
+        source = self.source
+        if source.type == "github" and source.repo:
+            return f"github:{source.repo}"
+        url = source.url or self.locator.url or ""
+        if source.type == "url":
+            return "url:" + urlsplit(url).netloc.lower()
+        return f"{source.type}:{url}"
 
     @property
     def span_key(self) -> str:
@@ -76,6 +93,14 @@ class Rejection(_RowNote):
 
     reason: RejectCode
     field: str | None = None
+
+
+def rejected(
+    line: int, code: RejectCode, why: str, chunk_id: str | None = None, field: str | None = None
+) -> Rejection:
+    """A refused line, its message starting with where it is."""
+    message = f"line {line}: {why}"
+    return Rejection(line=line, chunk_id=chunk_id, reason=code, field=field, message=message)
 
 
 class Skip(_RowNote):
@@ -142,14 +167,49 @@ class RunSummary(BaseModel):
     outputs: dict[str, str] = Field(default_factory=dict)
 
 
+@dataclass(frozen=True)
+class RawBatch:
+    """Up to `max_lines` non-blank lines read from a byte offset, for streaming input."""
+
+    lines: list[tuple[int, bytes]]
+    blank_lines: int
+    next_offset: int
+    next_line: int
+    eof: bool
+    queue_ids: list[int] = field(default_factory=list)  # rows claimed from the queue table
+    # The source's open transaction holding the claim (the queue table's), which the
+    # database sink stores the batch in and closes; None for files.
+    claim: Closable | None = None
+
+    def close(self) -> None:
+        if self.claim is not None:
+            self.claim.close()
+
+
 @dataclass
 class BatchResult:
+    """What the pipeline made of one batch: an envelope per section linked, a rejection per
+    row refused or failed, a skip per row not for us, with the batch's counts."""
+
     envelopes: list[Envelope]
     explicit: int
     truncated: int
     timings_s: dict[str, float] = field(default_factory=dict)
     reranked: int = 0
     routing: list[RoutingDecision] = field(default_factory=list)
+    rejections: list[Rejection] = field(default_factory=list)
+    skips: list[Skip] = field(default_factory=list)
+
+    def merge(self, one: BatchResult) -> None:
+        self.envelopes.extend(one.envelopes)
+        self.explicit += one.explicit
+        self.truncated += one.truncated
+        self.reranked += one.reranked
+        self.routing.extend(one.routing)
+        self.rejections.extend(one.rejections)
+        self.skips.extend(one.skips)
+        for stage, seconds in one.timings_s.items():
+            self.timings_s[stage] = self.timings_s.get(stage, 0.0) + seconds
 
 
 @dataclass(frozen=True)

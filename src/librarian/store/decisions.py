@@ -111,8 +111,11 @@ def _record_refusal(
             if one.from_queue:
                 result.dead_lettered = _fail_queue_rows(session, {line: why})
             else:
-                refusal = Rejection(line=line, reason=RejectCode.PROCESSING_ERROR,
-                                    message=f"line {line}: {why}"[:2000])  # fmt: skip
+                refusal = Rejection(
+                    line=line,
+                    reason=RejectCode.PROCESSING_ERROR,
+                    message=f"line {line}: {why}"[:2000],
+                )
                 result.rejections = _add_rejection(session, one, refusal, datetime.now(UTC))
             session.commit()
         except (SQLAlchemyError, ValueError):
@@ -340,8 +343,13 @@ def section_of(envelope: ReviewItem) -> Section:
     """The section an envelope was decided from, as far as the envelope tells it."""
     knowledge = envelope.knowledge
     return Section(
-        line=1, chunk_id=envelope.chunk_id, artifact_id=envelope.artifact_id,
-        input_shape="knowledge_item", text=knowledge.text, source=knowledge.source,
-        locator=knowledge.locator, title_hint=knowledge.locator.title,
+        line=1,
+        chunk_id=envelope.chunk_id,
+        artifact_id=envelope.artifact_id,
+        input_shape="knowledge_item",
+        text=knowledge.text,
+        source=knowledge.source,
+        locator=knowledge.locator,
+        title_hint=knowledge.locator.title,
         content_hash=content_hash(knowledge.text),
-    )  # fmt: skip
+    )

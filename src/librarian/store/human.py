@@ -65,15 +65,22 @@ def store_decision(
     knowledge = row.envelope.get("knowledge", {})
     session.add(
         HumanDecisionRow(
-            decision_uuid=decision.decision_id, decision_row_id=row.id,
-            review_id=decision.review_id, chunk_id=row.chunk_id,
-            pipeline_run_id=row.pipeline_run_id, action=decision.action,
-            final_cre_ids=" ".join(decision.cre_ids) or None, decided_by=decision.decided_by,
-            decided_at=decision.decided_at, note=(note or "").strip() or None,
-            record=dump_decision(decision), text=row.text,
-            source_standard=(knowledge.get("source") or {}).get("repo"), imported_from=source,
+            decision_uuid=decision.decision_id,
+            decision_row_id=row.id,
+            review_id=decision.review_id,
+            chunk_id=row.chunk_id,
+            pipeline_run_id=row.pipeline_run_id,
+            action=decision.action,
+            final_cre_ids=" ".join(decision.cre_ids) or None,
+            decided_by=decision.decided_by,
+            decided_at=decision.decided_at,
+            note=(note or "").strip() or None,
+            record=dump_decision(decision),
+            text=row.text,
+            source_standard=(knowledge.get("source") or {}).get("repo"),
+            imported_from=source,
         )
-    )  # fmt: skip
+    )
     session.flush()
 
 

@@ -134,8 +134,13 @@ def queue_page(session: Session, flt: QueueFilter, page: int = 1, size: int = 50
         .where(DecisionRow.status == REVIEW_REQUIRED, DecisionRow.consumed_at.is_(None))
         .group_by(DecisionRow.reason_code)
     ).all()
-    return QueuePage([_item(r) for r in rows], int(total), max(page, 1), size,
-                     {str(reason): int(n) for reason, n in counts})  # fmt: skip
+    return QueuePage(
+        [_item(r) for r in rows],
+        int(total),
+        max(page, 1),
+        size,
+        {str(reason): int(n) for reason, n in counts},
+    )
 
 
 def review_items(
@@ -261,5 +266,6 @@ def active_decision(session: Session, row_id: int) -> ActiveDecision | None:
     if found is None:
         return None
     cre_ids = tuple((found.final_cre_ids or "").split())
-    return ActiveDecision(found.decided_by, aware(found.decided_at), found.action, cre_ids,
-                          found.note)  # fmt: skip
+    return ActiveDecision(
+        found.decided_by, aware(found.decided_at), found.action, cre_ids, found.note
+    )

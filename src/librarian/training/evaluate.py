@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Protocol
 
+from librarian.pipeline.pipeline import Pipeline, Priors
 from librarian.schemas.envelopes import Candidate, Envelope, LinkProposal, ReviewItem
 from librarian.schemas.evaluation import (
     SLICES,
@@ -22,18 +22,12 @@ from librarian.schemas.evaluation import (
     SliceReport,
     Top1,
 )
-from librarian.schemas.records import BatchResult, Section
+from librarian.schemas.records import PriorDecision, Section
 from librarian.training.calibrate import ReliabilityBin, reliability
 from librarian.training.golden import framework_of, sections_of, style_of
 
 CALIBRATION_BINS = 10
 EVAL_RUN_ID = "eval"
-
-
-class SectionLinker(Protocol):
-    """What scoring needs of a linker (`librarian.pipeline.linker.Linker` is one)."""
-
-    def link(self, sections: Sequence[Section], run_id: str) -> BatchResult: ...
 
 
 @dataclass(frozen=True)
@@ -47,6 +41,7 @@ class RowOutcome:
     candidates: tuple[str, ...]  # retriever order
     confidence: float  # of final_top
     reason_code: str | None = None  # a review's reason
+    is_update: bool = False
 
     @property
     def expected(self) -> set[str]:
@@ -78,14 +73,29 @@ def outcome_of(row: GoldenRow, envelope: Envelope) -> RowOutcome:
     retriever_top = candidates[0] if candidates else None
     if isinstance(envelope, LinkProposal):
         link = envelope.links[0]
-        return RowOutcome(row, True, link.cre_id, retriever_top, candidates, link.confidence)
+        return RowOutcome(
+            row,
+            True,
+            link.cre_id,
+            retriever_top,
+            candidates,
+            link.confidence,
+            is_update=envelope.update_detection.is_update,
+        )
     assert isinstance(envelope, ReviewItem)
     suggestions = envelope.suggested_links or []
     ranked = _ranked(retrieval.candidates, retrieval.reranked)
     top = suggestions[0].cre_id if suggestions else (ranked[0].cre_id if ranked else None)
     confidence = suggestions[0].confidence if suggestions else 0.0
     return RowOutcome(
-        row, False, top, retriever_top, candidates, confidence, str(envelope.reason_code)
+        row,
+        False,
+        top,
+        retriever_top,
+        candidates,
+        confidence,
+        str(envelope.reason_code),
+        envelope.update_detection.is_update,
     )
 
 
@@ -112,6 +122,7 @@ def score(outcomes: Sequence[RowOutcome], threshold: float, k: int) -> EvalRepor
         calibration=Calibration(ece=round(ece, 4), bins=CALIBRATION_BINS),
         decision=_decisions([o for o in outcomes if o.row.slice != "explicit"], threshold),
         per_slice=_per_slice(outcomes),
+        update_detection=_update_detection(outcomes),
         per_style=group_reports(ranked, k, lambda o: style_of(o.row)),
         per_framework=group_reports(
             ranked, k, lambda o: f"{style_of(o.row)} {framework_of(o.row)}"
@@ -200,6 +211,24 @@ def reliability_by_style(
     return out
 
 
+def _update_detection(outcomes: Sequence[RowOutcome]) -> Correct | None:
+    checked = [o for o in outcomes if o.row.expected.is_update is not None]
+    if not checked:
+        return None
+    right = sum(o.is_update == o.row.expected.is_update for o in checked)
+    return Correct(correct=right, total=len(checked))
+
+
+def golden_priors(rows: Sequence[GoldenRow], sections: Sequence[Section]) -> Priors:
+    """A golden row's `prior_text` is the span's prior decision (never linked: the golden
+    format records no prior CRE); every other row was checked and has none."""
+    return {
+        section.span_key: PriorDecision(f"golden-prior:{row.id}", row.input.prior_text, None)
+        for row, section in zip(rows, sections, strict=True)
+        if row.input.prior_text is not None
+    }
+
+
 def gate_failures(report: EvalReport, max_ece: float = 0.10) -> list[str]:
     failures: list[str] = []
     if report.explicit.total and report.explicit.correct < report.explicit.total:
@@ -212,17 +241,19 @@ def gate_failures(report: EvalReport, max_ece: float = 0.10) -> list[str]:
 
 
 def run_golden(
-    linker: SectionLinker,
+    pipeline: Pipeline,
     rows: Sequence[GoldenRow],
     batch_size: int = 256,
     progress: Callable[[int], None] | None = None,
 ) -> list[RowOutcome]:
-    """Every golden row through validation and the same linker a run uses."""
+    """Every golden row through validation and the same pipeline a run uses, with the
+    rows' prior texts as prior decisions (update detection evaluated)."""
     sections = sections_of(rows)
+    priors = golden_priors(rows, sections)
     outcomes: list[RowOutcome] = []
     for start in range(0, len(rows), batch_size):
         batch = sections[start : start + batch_size]
-        result = linker.link(batch, EVAL_RUN_ID)
+        result = pipeline.link(batch, EVAL_RUN_ID, priors=priors)
         outcomes.extend(
             outcome_of(row, envelope)
             for row, envelope in zip(

@@ -19,9 +19,12 @@ def reliability_diagram(
 
     styles = list(by_style) or ["(no rows)"]
     fig, axes = plt.subplots(
-        2, len(styles), figsize=(5 * len(styles), 6), squeeze=False,
+        2,
+        len(styles),
+        figsize=(5 * len(styles), 6),
+        squeeze=False,
         gridspec_kw={"height_ratios": [3, 1]},
-    )  # fmt: skip
+    )
     for column, style in enumerate(styles):
         ece, bins = by_style.get(style, (0.0, []))
         _panel(axes[0][column], axes[1][column], bins)
@@ -35,11 +38,22 @@ def reliability_diagram(
 def _panel(top: Any, bottom: Any, bins: Sequence[ReliabilityBin]) -> None:
     used = [b for b in bins if b.count]
     width = (bins[0].upper - bins[0].lower) if bins else 0.1
-    top.bar([b.lower for b in used], [b.accuracy for b in used], width=width, align="edge",
-            edgecolor="black", label="accuracy of first-ranked CRE")  # fmt: skip
+    top.bar(
+        [b.lower for b in used],
+        [b.accuracy for b in used],
+        width=width,
+        align="edge",
+        edgecolor="black",
+        label="accuracy of first-ranked CRE",
+    )
     top.plot([0, 1], [0, 1], linestyle="--", color="grey", label="perfect calibration")
-    top.plot([b.mean_confidence for b in used], [b.accuracy for b in used], "o",
-             color="darkred", label="(mean confidence, accuracy) per bin")  # fmt: skip
+    top.plot(
+        [b.mean_confidence for b in used],
+        [b.accuracy for b in used],
+        "o",
+        color="darkred",
+        label="(mean confidence, accuracy) per bin",
+    )
     top.set_ylabel("accuracy")
     top.set_ylim(0, 1)
     top.legend(loc="upper left", fontsize=8)

@@ -1,4 +1,5 @@
-"""Labelled sections scored as a run would score them, for calibration and evaluation.
+"""Labelled sections scored as a run scores them (the pipeline's own retrieve stage, with
+the run's top k and routing), for calibration and evaluation.
 
 A section's evidence never includes its own framework's links (`EvidenceIndex.excluding`):
 the evidence a new standard's section sees at run time comes from other standards only,
@@ -7,14 +8,14 @@ so the scores training learns from must come from the same situation.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from librarian.artifacts.calibrator import Calibrator, top_features
 from librarian.models.seams import Vectors
-from librarian.retrieval.evidence import EvidenceIndex, evidence_bonus
-from librarian.retrieval.flat import retrieve
-from librarian.retrieval.index import HubIndex
+from librarian.pipeline.ingest import section_from_text
+from librarian.pipeline.stages import RetrieveStage
+from librarian.retrieval.evidence import EvidenceIndex
 from librarian.training.calibrate import fit_calibrator
 from librarian.training.links import LinkedSection
 
@@ -40,17 +41,19 @@ class ScoredSection:
 def score_sections(
     sections: Sequence[LinkedSection],
     vectors: Vectors,
-    index: HubIndex,
+    stage: RetrieveStage,
     evidence: EvidenceIndex,
-    top_k: int,
+    column: Mapping[str, int],
 ) -> list[ScoredSection]:
-    """Each section retrieved with the evidence of every framework but its own."""
-    column = {c: i for i, c in enumerate(index.ids)}
+    """Each section retrieved with the evidence of every framework but its own.
+    `column`: each CRE's column in the hub index."""
     out: list[ScoredSection | None] = [None] * len(sections)
     for framework in sorted({s.framework_id for s in sections}):
         rows = [i for i, s in enumerate(sections) if s.framework_id == framework]
-        best = evidence.excluding({framework}).best(vectors[rows])
-        hits = retrieve(vectors[rows], index, top_k, 0.0, None, evidence_bonus(best))
+        as_run = [section_from_text(sections[i].text) for i in rows]
+        retrieved = stage.run(as_run, vectors[rows], evidence.excluding({framework}))
+        hits, best = retrieved.hits, retrieved.best
+        assert best is not None
         for k, i in enumerate(rows):
             ids = tuple(h.cre_id for h in hits[k])
             out[i] = ScoredSection(

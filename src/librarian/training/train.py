@@ -36,6 +36,7 @@ from librarian.artifacts.card import (
 )
 from librarian.catalogue.hub import Hub, load_hub
 from librarian.errors import RunError
+from librarian.factory import retrieve_stage
 from librarian.integrity import files_problem, sha256_of
 from librarian.models.cache import CachingEmbedder, SqliteVectorCache
 from librarian.models.load import load_embedder
@@ -49,6 +50,7 @@ from librarian.retrieval.evidence import (
 )
 from librarian.retrieval.index import HubIndex, build_index
 from librarian.routing.classifier import ROUTER_NAME, BranchClassifier
+from librarian.settings import LinkerSettings
 from librarian.training.branch import fit_router
 from librarian.training.calibrate import choose_threshold, reliability
 from librarian.training.links import (
@@ -159,7 +161,9 @@ def train(
     if progress:
         progress("embedding linked sections", len(sections), len(sections))
     vectors = evidence.vectors[[x.row for x in labelled]]
-    scored = score_sections([x.section for x in labelled], vectors, index, evidence, options.top_k)
+    stage = retrieve_stage(LinkerSettings(top_k=options.top_k), hub, index, evidence)
+    column = {c: i for i, c in enumerate(index.ids)}
+    scored = score_sections([x.section for x in labelled], vectors, stage, evidence, column)
     try:
         oof = out_of_fold_confidence(scored, progress)
         calibrator = calibrate(scored)

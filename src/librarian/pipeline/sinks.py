@@ -1,4 +1,5 @@
-"""Stage 6: output files that appear complete or not at all, and never over a good run.
+"""Sinks: where a batch's outcomes go. `FileSink` writes the run's files, which appear
+complete or not at all, and never over a good run (the database sink is `store/sink.py`).
 
 A run writes into a fresh staging directory beside `--out` (`.NAME.XXXX.partial`, made
 with mkdtemp: nothing planted there in advance can be written through) and swaps it into
@@ -23,6 +24,7 @@ from typing import IO, Any
 from pydantic import BaseModel
 
 from librarian.schemas.envelopes import Envelope, LinkProposal, dump_envelope
+from librarian.schemas.records import BatchResult
 
 OUTPUT_FILES = (
     "proposals.jsonl",
@@ -33,7 +35,7 @@ OUTPUT_FILES = (
 )
 
 
-class OutputWriter:
+class FileSink:
     def __init__(self, out_dir: Path) -> None:
         self.out_dir = out_dir
         out_dir.parent.mkdir(parents=True, exist_ok=True)
@@ -48,6 +50,9 @@ class OutputWriter:
         return {
             name.split(".")[0]: str(self.out_dir / name) for name in (*OUTPUT_FILES, "summary.json")
         }
+
+    def write(self, result: BatchResult) -> None:
+        self.write_batch(result.envelopes, result.rejections, result.skips, result.routing)
 
     def write_batch(
         self,
@@ -96,7 +101,7 @@ class OutputWriter:
             handle.close()
         shutil.rmtree(self.staging, ignore_errors=True)
 
-    def __enter__(self) -> OutputWriter:
+    def __enter__(self) -> FileSink:
         return self
 
     def __exit__(

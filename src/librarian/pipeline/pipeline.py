@@ -1,0 +1,375 @@
+"""The row -> envelope path, in order. Follow one row from top to bottom:
+
+    C.0 ingest      raw line -> Section, or a typed Rejection / Skip   (ingest.py)
+    C.1 dedup       a chunk or span read twice in a run: once           (dedup.py)
+        (priors)    a store says what was decided before: skip the unchanged, keep
+                    the prior decision of each span for C.8             (PriorLookup)
+    C.2 explicit    a cited CRE id decides without a model              (stages.py)
+    C.3 embed       the section's query text -> a vector                (stages.py)
+    C.4 route +     which collections it may search; top-k candidates   (stages.py)
+        retrieve
+    C.5 source      stages that see all of one source's candidates      (stages.py)
+    C.6 rerank      the cross-encoder, when one is configured           (stages.py)
+    C.7 score       a calibrated confidence per candidate (`Scaler`)    (stages.py)
+    C.8 safety      negation and update detection (`SafetyGuard`)       (safety.py)
+    C.9 decide      pure and total: link, or why a person must look     (decide.py)
+    C.10 emit       a LinkProposal or ReviewItem                        (envelopes.py)
+
+A source (`sources.py`) yields raw batches and a sink (`sinks.py`, `store/sink.py`)
+writes what `Pipeline.process` returns; the flow only wires the three. `factory.py`
+builds a Pipeline from settings (construction only: no rows read).
+"""
+
+from __future__ import annotations
+
+import time
+from collections import defaultdict
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Protocol
+
+from librarian.catalogue.hub import Hub
+from librarian.pipeline import components as ids
+from librarian.pipeline.components import Component, describe
+from librarian.pipeline.decide import decide
+from librarian.pipeline.dedup import ChunkRegistry
+from librarian.pipeline.envelopes import Emitted, RunContext, envelope, suggestion
+from librarian.pipeline.explicit import ExplicitReference
+from librarian.pipeline.ingest import parse_line, section_from_text
+from librarian.pipeline.safety import NegationAndUpdateGuard, SafetyGuard
+from librarian.pipeline.stages import (
+    EmbedStage,
+    ExplicitStage,
+    RerankStage,
+    RetrieveStage,
+    Scaler,
+    SourceLevelSlot,
+)
+from librarian.retrieval.flat import ScoredHub
+from librarian.retrieval.index import HubIndex
+from librarian.retrieval.why import why
+from librarian.schemas.envelopes import Candidate, Envelope, Link, Retrieval
+from librarian.schemas.records import (
+    BatchResult,
+    PriorDecision,
+    RawBatch,
+    RejectCode,
+    Rejection,
+    Section,
+    Skip,
+    rejected,
+)
+
+EXPLAIN_RUN_ID = "explain"
+Priors = Mapping[str, PriorDecision]  # by span key
+
+
+class PriorLookup(Protocol):
+    """Where prior decisions are read (the store): sections already decided with the same
+    text (skipped), and the latest decision of each span (for update detection)."""
+
+    def unchanged(self, sections: Sequence[Section]) -> list[Skip]: ...
+
+    def priors(self, sections: Sequence[Section]) -> dict[str, PriorDecision]: ...
+
+
+@dataclass
+class Admitted:
+    """A batch after C.0-C.1 and the prior lookup: what goes on to the models.
+    `priors` None: nothing to read prior decisions from (update detection not evaluated)."""
+
+    raw: RawBatch
+    sections: list[Section]
+    rejections: list[Rejection]
+    skips: list[Skip]
+    priors: dict[str, PriorDecision] | None
+
+
+class _Timer:
+    def __init__(self) -> None:
+        self.seconds: dict[str, float] = defaultdict(float)
+
+    @contextmanager
+    def stage(self, name: str) -> Iterator[None]:
+        started = time.perf_counter()
+        try:
+            yield
+        finally:
+            self.seconds[name] += time.perf_counter() - started
+
+
+@dataclass
+class _Row:
+    """What the model stages found for one section."""
+
+    section: Section
+    hits: list[ScoredHub]
+    rerank: list[float] | None
+    evidence: list[float] | None
+    vector_row: int
+    candidates: list[Candidate] = field(default_factory=list)
+
+
+@dataclass
+class Pipeline:
+    hub: Hub
+    index: HubIndex
+    explicit: ExplicitStage
+    embed: EmbedStage
+    retrieve: RetrieveStage
+    source_level: SourceLevelSlot
+    rerank: RerankStage
+    score: Scaler
+    safety: SafetyGuard
+    threshold: float
+    top_n: int
+    models: dict[str, str | None] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if self.index.ids != self.hub.ids:
+            raise ValueError("hub index was built for a different hub")
+        self.column = {c: i for i, c in enumerate(self.index.ids)}
+
+    # -- what runs -------------------------------------------------------------------
+
+    def components(self, priors_read: bool) -> list[Component]:
+        """The stages a model-scored row goes through, in order (not C.0/C.1/C.2)."""
+        route, retrieve = self.retrieve.components
+        return [
+            self.embed.component,
+            route,
+            retrieve,
+            self.source_level.component,
+            self.rerank.component,
+            self.score.component,
+            self._safety(priors_read),
+            Component("decide", ids.DECIDE, settings={"threshold": self.threshold}),
+        ]
+
+    def plan(self) -> list[Component]:
+        """Every stage, for `run --plan`."""
+        return [
+            Component("ingest", ids.INGEST),
+            Component("dedup", ids.DEDUP),
+            self.explicit.component,
+            *self.components(priors_read=True),
+            Component("emit", ids.EMIT),
+        ]
+
+    def description(self, priors_read: bool = False) -> str:
+        """`retrieval.retriever` of a model-scored row; the run summary's `retriever`."""
+        return describe(self.components(priors_read))
+
+    def _safety(self, priors_read: bool) -> Component:
+        guard = self.safety
+        if isinstance(guard, NegationAndUpdateGuard):
+            return guard.component(priors_read)
+        return Component("safety", type(guard).__name__)
+
+    # -- the row path ----------------------------------------------------------------
+
+    def admit(self, raw: RawBatch, registry: ChunkRegistry, lookup: PriorLookup | None) -> Admitted:
+        """C.0 ingest, C.1 dedup, and the prior lookup (in the flow's process: it reads
+        the store); what it returns can be linked anywhere (a Dask worker)."""
+        parsed = [registry.admit(parse_line(line, data)) for line, data in raw.lines]
+        sections = [p for p in parsed if isinstance(p, Section)]
+        rejections = [p for p in parsed if isinstance(p, Rejection)]
+        skips = [p for p in parsed if isinstance(p, Skip)]
+        priors = None
+        if lookup is not None:
+            already = lookup.unchanged(sections)
+            done = {skip.line for skip in already}
+            sections = [s for s in sections if s.line not in done]
+            skips.extend(already)
+            priors = lookup.priors(sections)
+        return Admitted(raw, sections, rejections, skips, priors)
+
+    def process(
+        self, raw: RawBatch, registry: ChunkRegistry, lookup: PriorLookup | None, run_id: str
+    ) -> BatchResult:
+        """One raw batch through every stage: one outcome per row."""
+        admitted = self.admit(raw, registry, lookup)
+        result = self.link_resilient(admitted.sections, run_id, admitted.priors)
+        result.rejections = admitted.rejections + result.rejections
+        result.skips = admitted.skips
+        return result
+
+    def link(
+        self,
+        sections: Sequence[Section],
+        run_id: str,
+        now: datetime | None = None,
+        priors: Priors | None = None,
+    ) -> BatchResult:
+        """C.2-C.10 over validated sections. `priors` None: update detection not evaluated."""
+        ctx = RunContext(run_id=run_id, threshold=self.threshold, now=now or datetime.now(UTC))
+        timer = _Timer()
+        out: dict[int, Envelope] = {}
+        to_model: list[tuple[int, Section]] = []
+        with timer.stage("explicit"):
+            for pos, section in enumerate(sections):
+                ref = self.explicit.find(section)
+                if ref is None:
+                    to_model.append((pos, section))
+                else:
+                    out[pos] = self._explicit(section, ref, ctx, priors)
+        result = BatchResult(envelopes=[], explicit=len(sections) - len(to_model), truncated=0)
+        if to_model:
+            self._model(to_model, ctx, priors, timer, out, result)
+        result.envelopes = [out[i] for i in range(len(sections))]
+        result.timings_s = dict(timer.seconds)
+        return result
+
+    def _model(
+        self,
+        to_model: list[tuple[int, Section]],
+        ctx: RunContext,
+        priors: Priors | None,
+        timer: _Timer,
+        out: dict[int, Envelope],
+        result: BatchResult,
+    ) -> None:
+        sections = [s for _, s in to_model]
+        with timer.stage("embed"):
+            embedded = self.embed.run(sections)
+        with timer.stage("retrieve"):
+            retrieved = self.retrieve.run(sections, embedded.vectors)
+            hits = retrieved.hits
+            self.source_level.run(sections, hits)
+        with timer.stage("rerank"):
+            rerank = self.rerank.run(embedded.queries, hits)
+        with timer.stage("decide"):
+            described = self.description(priors is not None)
+            for row, (pos, section) in enumerate(to_model):
+                evidence = None
+                if retrieved.best is not None:
+                    evidence = [
+                        float(retrieved.best[row, self.column[h.cre_id]]) for h in hits[row]
+                    ]
+                scored = _Row(section, hits[row], rerank[row], evidence, row)
+                out[pos] = self._decide(scored, embedded.vectors, ctx, priors, described)
+        result.truncated = embedded.truncated
+        result.reranked = sum(r is not None for r in rerank)
+        result.routing = retrieved.routing
+
+    def _decide(
+        self, row: _Row, vectors: object, ctx: RunContext, priors: Priors | None, described: str
+    ) -> Envelope:
+        candidates = self._candidates(row.hits, row.rerank)
+        reranked: list[Candidate] = []
+        if row.rerank is not None:
+            reranked = sorted(candidates, key=lambda c: (-(c.score_rerank or 0.0), c.cre_id))
+            reranked = reranked[: self.top_n]
+        ranked = (reranked or candidates)[: self.top_n]
+        confidence = self.score.confidences(row.hits, row.evidence, ranked) if ranked else {}
+        reasons = {c.cre_id: self._why(vectors, row.vector_row, c.cre_id) for c in ranked}
+        first = ranked[0] if ranked else None
+        prior = priors.get(row.section.span_key) if priors is not None else None
+        verdict = self.safety.check(
+            row.section,
+            first.cre_name if first else None,
+            first.cre_id if first else None,
+            prior,
+            priors is not None,
+        )
+        top = confidence[first.cre_id] if first else 0.0
+        decision = decide(
+            top, [c.cre_id for c in ranked], verdict.flags, ctx.threshold, verdict.update_conflict
+        )
+        rationale = None
+        if decision.linked and first is not None:
+            rationale = f"top candidate '{first.cre_name}' at {top:.3f} >= {ctx.threshold:.3f}"
+            if first.cre_id in reasons:
+                rationale += f"; {reasons[first.cre_id]}"
+        retrieval = Retrieval(
+            retriever=described, candidates=candidates, reranked=reranked, threshold=ctx.threshold
+        )
+        links = [suggestion(c.cre_id, confidence[c.cre_id], reasons) for c in ranked]
+        emitted = Emitted(retrieval, links, verdict.detection(), rationale)
+        return envelope(row.section, decision, emitted, ctx)
+
+    def _explicit(
+        self, section: Section, ref: ExplicitReference, ctx: RunContext, priors: Priors | None
+    ) -> Envelope:
+        """A cited CRE id decides without any model: one known id, cited plainly, links;
+        anything else goes to a person, flagged with what made it doubtful."""
+        described = describe([self.explicit.component, self._safety(priors is not None)])
+        retrieval = Retrieval(
+            retriever=described, candidates=[], reranked=[], threshold=ctx.threshold
+        )
+        plain = ref.is_single_known and not ref.doubtful
+        first = ref.known[0] if ref.known else None
+        prior = priors.get(section.span_key) if priors is not None else None
+        verdict = self.safety.check(section, None, first, prior, priors is not None)
+        flags = [*ref.flags(), *verdict.flags]
+        if plain and first is not None:
+            why_ = f"the text cites CRE {first} ({self.hub.by_id[first].name})"
+            links = [Link(cre_id=first, link_type="LinkedTo", confidence=1.0, rationale=why_)]
+        else:
+            why_ = "cited in the text; " + ", ".join(ref.doubts())
+            links = [
+                Link(cre_id=c, link_type="LinkedTo", confidence=0.0, rationale=why_)
+                for c in ref.known
+            ]
+        decision = decide(
+            1.0 if plain else 0.0, list(ref.known), flags, ctx.threshold, verdict.update_conflict
+        )
+        detection = verdict.detection().model_copy(
+            update={"adversarial_flags": list(dict.fromkeys(flags))}
+        )
+        return envelope(section, decision, Emitted(retrieval, links, detection), ctx)
+
+    def _why(self, vectors: object, row: int, cre_id: str) -> str:
+        evidence = self.retrieve.evidence
+        return why(vectors[row], self.index, evidence, self.column[cre_id])  # type: ignore[index]
+
+    def _candidates(self, hits: list[ScoredHub], rerank: list[float] | None) -> list[Candidate]:
+        return [
+            Candidate(
+                cre_id=h.cre_id,
+                cre_name=self.hub.by_id[h.cre_id].name,
+                score_vector=round(h.dense_score, 6),
+                score_hybrid=round(h.score, 6) if h.dense is not None else None,
+                score_rerank=round(rerank[j], 6) if rerank is not None else None,
+            )
+            for j, h in enumerate(hits)
+        ]
+
+    # -- one bad row never sinks the batch -------------------------------------------
+
+    def link_resilient(
+        self, sections: Sequence[Section], run_id: str, priors: Priors | None = None
+    ) -> BatchResult:
+        """Link a batch; if the batch fails, retry row by row so one bad row cannot sink
+        the rest (each failure a PROCESSING_ERROR rejection). When every row fails on its
+        own too, the fault is not in the rows (a broken model, say): the original error is
+        raised and the run fails loudly."""
+        try:
+            return self.link(sections, run_id, priors=priors)
+        except Exception as batch_error:
+            first_error = batch_error
+        merged = BatchResult(envelopes=[], explicit=0, truncated=0)
+        for section in sections:
+            try:
+                merged.merge(self.link([section], run_id, priors=priors))
+            except Exception as exc:
+                why_ = f"linking failed: {type(exc).__name__}: {exc}"
+                merged.rejections.append(
+                    rejected(section.line, RejectCode.PROCESSING_ERROR, why_, section.chunk_id)
+                )
+        if not merged.envelopes:
+            raise first_error
+        return merged
+
+    def explain(
+        self, text: str, title: str | None = None, prior_text: str | None = None
+    ) -> Envelope:
+        """One text through the same stages as a run, for `librarian explain`; with
+        `prior_text`, as a new version of that text (update detection evaluated)."""
+        section = section_from_text(text, title)
+        priors = None
+        if prior_text is not None:
+            priors = {section.span_key: PriorDecision("explain-prior", prior_text, None)}
+        return self.link([section], EXPLAIN_RUN_ID, priors=priors).envelopes[0]

@@ -1,0 +1,95 @@
+"""Sources: where raw batches come from. A knowledge-queue JSONL file is streamed from a
+byte offset; a plain input (CSV, Markdown, a simple JSONL table) is read whole as
+KnowledgeItem lines of one document. The queue table's source is `store/source.py`.
+
+A source yields `RawBatch`es of at most `size` non-blank lines, in input order, and
+reads nothing before it is iterated.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Protocol
+
+from librarian.pipeline.plain import is_plain, plain_lines
+from librarian.schemas.records import RawBatch
+
+_BOM = b"\xef\xbb\xbf"
+
+
+class Source(Protocol):
+    @property
+    def name(self) -> str:
+        """What the run summary calls the input."""
+        ...
+
+    def batches(self, size: int, skip: Collection[int] = ()) -> Iterator[RawBatch]:
+        """`skip`: queue ids that failed earlier in this run (only the queue table has ids)."""
+        ...
+
+
+@dataclass(frozen=True)
+class JsonlFile:
+    path: Path
+
+    @property
+    def name(self) -> str:
+        return str(self.path)
+
+    def batches(self, size: int, skip: Collection[int] = ()) -> Iterator[RawBatch]:
+        offset, line = 0, 1
+        while True:
+            batch = read_batch(self.path, offset, line, size)
+            yield batch
+            if batch.eof:
+                return
+            offset, line = batch.next_offset, batch.next_line
+
+
+@dataclass(frozen=True)
+class PlainFile:
+    """A CSV / Markdown / simple JSONL table: rows of the document `document`."""
+
+    path: Path
+    document: str | None = None
+
+    @property
+    def name(self) -> str:
+        return str(self.path)
+
+    def batches(self, size: int, skip: Collection[int] = ()) -> Iterator[RawBatch]:
+        lines = plain_lines(self.path, self.document)
+        for start in range(0, max(1, len(lines)), size):
+            chunk = lines[start : start + size]
+            end = start + len(chunk)
+            yield RawBatch(chunk, 0, end, 0, eof=end >= len(lines))
+
+
+def file_source(path: Path, document: str | None = None) -> JsonlFile | PlainFile:
+    return PlainFile(path, document) if is_plain(path) else JsonlFile(path)
+
+
+def read_batch(path: Path, offset: int, first_line: int, max_lines: int) -> RawBatch:
+    """Read the next batch of raw lines; a BOM at the start, CRLF and blank lines are tolerated."""
+    lines: list[tuple[int, bytes]] = []
+    blank = 0
+    line_no = first_line
+    with path.open("rb") as handle:
+        handle.seek(offset)
+        while len(lines) < max_lines:
+            raw = handle.readline()
+            if not raw:
+                return RawBatch(lines, blank, handle.tell(), line_no, eof=True)
+            if line_no == 1 and raw.startswith(_BOM):
+                raw = raw[len(_BOM) :]
+            raw = raw.rstrip(b"\r\n")
+            if raw.strip():
+                lines.append((line_no, raw))
+            else:
+                blank += 1
+            line_no += 1
+        next_offset = handle.tell()
+        eof = not handle.read(1)
+    return RawBatch(lines, blank, next_offset, line_no, eof)

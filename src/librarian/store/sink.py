@@ -1,0 +1,105 @@
+"""The database as a sink (commit mode) and as the place prior decisions are read.
+
+A batch's decisions, rejections and (from the queue table) consumed stamps are stored in
+one transaction, or, when the database refuses the batch, one a row so only the
+offending rows fail. Rows that errored while processed are, from a file, rejections;
+from the queue, left for a later run (their attempts counted). Rows the database
+refused become rejections in this run's files too.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from sqlalchemy import Engine
+from sqlalchemy.orm import Session
+
+from librarian.schemas.records import (
+    BatchResult,
+    PriorDecision,
+    RawBatch,
+    RejectCode,
+    Section,
+    Skip,
+    rejected,
+)
+from librarian.store.decisions import StoredBatch, WriteResult, commit, priors, unchanged
+
+
+@dataclass(frozen=True)
+class StoredPriors:
+    """Prior decisions read from the store (commit mode, and a dry run given --db)."""
+
+    session: Session
+
+    def unchanged(self, sections: Sequence[Section]) -> list[Skip]:
+        return unchanged(self.session, sections)
+
+    def priors(self, sections: Sequence[Section]) -> dict[str, PriorDecision]:
+        return priors(self.session, sections)
+
+
+def session_for(engine: Engine, raw: RawBatch) -> Session:
+    """The batch's own transaction: its queue claim, else a new session."""
+    return raw.claim if isinstance(raw.claim, Session) else Session(engine)
+
+
+@dataclass
+class DatabaseSink:
+    run_id: str
+    source: str
+    stored: WriteResult = field(default_factory=WriteResult)
+    failed_ids: set[int] = field(default_factory=set)  # queue rows left for a later run
+
+    def write(
+        self, session: Session, raw: RawBatch, sections: Sequence[Section], result: BatchResult
+    ) -> None:
+        """Store `result` (and consume `raw`'s queue rows); rows that fail leave their
+        envelopes and count as rejected in `result`."""
+        by_chunk = {s.chunk_id: s for s in sections}
+        from_queue = bool(raw.queue_ids)
+        failed = [
+            r
+            for r in result.rejections
+            if r.reason == RejectCode.PROCESSING_ERROR and r.line in {s.line for s in sections}
+        ]
+        failures = {r.line: r.message for r in failed} if from_queue else {}
+        rejections = [r for r in result.rejections if not (from_queue and r in failed)]
+        batch = StoredBatch(
+            self.run_id,
+            result.envelopes,
+            by_chunk,
+            rejections,
+            dict(raw.lines),
+            self.source,
+            raw.queue_ids,
+            result.routing,
+            failures,
+        )
+        written = commit(session, batch)
+        self.stored.add(written)
+        result.rejections = rejections
+        self._account_failures(sections, result, written, from_queue)
+
+    def _account_failures(
+        self,
+        sections: Sequence[Section],
+        result: BatchResult,
+        written: WriteResult,
+        from_queue: bool,
+    ) -> None:
+        if not written.failed:
+            return
+        line_of = {s.chunk_id: s.line for s in sections}
+        result.envelopes = [
+            e for e in result.envelopes if line_of[e.chunk_id] not in written.failed
+        ]
+        already = {r.line for r in result.rejections}
+        for line, why in sorted(written.failed.items()):
+            if from_queue:
+                self.failed_ids.add(line)
+                why = f"{why}; left in the queue for a later run (queue_attempts counts it)"
+            if line not in already:
+                chunk = next((c for c, n in line_of.items() if n == line), None)
+                result.rejections.append(rejected(line, RejectCode.PROCESSING_ERROR, why, chunk))
