@@ -18,7 +18,7 @@ runner = CliRunner()
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (["--db", "sqlite:///x.db"], "a dry run never touches the database"),
+        (["--db", "sqlite:///x.db"], "does not exist"),  # a dry run reads priors, creates none
         (["--from-db"], "not both"),
         (["--commit", "--db", "mysql://x/y"], "only sqlite"),
         (["--commit", "--db", "not a url"], "not a database URL"),

@@ -136,6 +136,10 @@ DocumentOpt = Annotated[
 ]
 QuietOpt = Annotated[bool, opt("--quiet", "no progress, no summary table: errors only")]
 JsonOpt = Annotated[bool, opt("--json", "the run summary as JSON on stdout (for scripts)")]
+PlanOpt = Annotated[
+    bool,
+    opt("--plan", "show the stages the run would take, its source and sinks; read no row"),
+]
 LinksOpt = Annotated[list[str] | None, opt("--links", _HELP["links"])]
 SectionTextsOpt = Annotated[Path | None, opt("--section-texts", _HELP["section_texts"])]
 ExcludeOpt = Annotated[list[str] | None, opt("--exclude-framework", _HELP["exclude"])]

@@ -213,3 +213,24 @@ def _groups(title: str, groups: dict[str, GroupReport], k: int) -> Table:
             str(g.auto_link_wrong),
         )
     return table
+
+
+def plan(plan: dict[str, Any]) -> None:
+    """`run --plan`: the stages in order, then where rows come from and go."""
+    table = Table(title=plain(f"plan ({plan['mode']}, batches of {plan['batch_size']})"))
+    for column in ("stage", "component", "uses", "settings", "note"):
+        table.add_column(column)
+    for stage in plan["stages"]:
+        settings = ", ".join(f"{k}={v}" for k, v in stage["settings"].items())
+        table.add_row(
+            *(
+                plain(str(x or ""))
+                for x in (stage["name"], stage["component"], stage["uses"], settings, stage["note"])
+            )
+        )
+    out.print(table)
+    out.print(plain(f"source: {plan['source']['kind']} {plan['source']['name']}"))
+    for sink in plan["sinks"]:
+        out.print(plain(f"sink: {sink['kind']} {sink['name']}"))
+    priors = plan["priors"] or "none (update detection not evaluated)"
+    out.print(plain(f"prior decisions: {priors}"))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import re
@@ -32,6 +33,7 @@ from librarian.cli.options import (
     JsonOpt,
     LinkerOptions,
     OutOpt,
+    PlanOpt,
     QuietOpt,
     RunIdOpt,
     TaskRunnerOpt,
@@ -71,6 +73,7 @@ def run(
     source: DocumentOpt = None,
     quiet: QuietOpt = False,
     as_json: JsonOpt = False,
+    plan: PlanOpt = False,
     *,
     linker: LinkerOptions,
 ) -> None:
@@ -88,8 +91,11 @@ def run(
     run_id = _checked(linker, dry_run, run_id, task_runner, dask_address)
     target = out_dir or Path("out") / run_id
     writable_output(target)
-    db = None if dry_run else database(linker.db, home_of(linker.home), create=not from_db)
+    db = run_database(linker, dry_run, from_db)
     settings = linker_settings(linker, batch_size=batch_size)
+    if plan:
+        show_plan(settings, input, source, target, db, dry_run, as_json)
+        return
     prefect_environment()
     with ExitStack() as stack:
         in_flight = 1
@@ -98,7 +104,17 @@ def run(
             in_flight = use_dask(stack, dask_address, dask_workers)
             dask = (dask_address, dask_workers)
         summary = run_flow(
-            input, target, settings, run_id, db, in_flight, dask, source, rows, quiet or as_json
+            input,
+            target,
+            settings,
+            run_id,
+            db,
+            in_flight,
+            dask,
+            source,
+            rows,
+            quiet or as_json,
+            commit=not dry_run,
         )
     if as_json:
         sys.stdout.write(summary.model_dump_json(indent=1) + "\n")
@@ -106,12 +122,60 @@ def run(
         render.run_summary(summary, target)
 
 
+def run_database(linker: LinkerOptions, dry_run: bool, from_db: bool) -> str | None:
+    """Commit mode: the database, migrated. A dry run given --db reads prior decisions from
+    it (update detection) and writes nothing there; without --db it reads none."""
+    if not dry_run:
+        return database(linker.db, home_of(linker.home), create=not from_db)
+    if linker.db is None or linker.vector_backend != "memory":
+        return None
+    from librarian.store.db import check_database
+
+    check_database(linker.db, create=False)
+    return linker.db
+
+
+def show_plan(
+    settings: LinkerSettings,
+    input: Path | None,
+    document: str | None,
+    target: Path,
+    db: str | None,
+    dry_run: bool,
+    as_json: bool,
+) -> None:
+    """The stages the run would take, its source and sinks; no row is read."""
+    from librarian.factory import build_pipeline
+    from librarian.pipeline.sources import file_source
+    from librarian.store.db import redacted
+
+    pipeline = build_pipeline(settings)
+    if input is not None:
+        found = file_source(input, document)
+        source = {"kind": type(found).__name__, "name": found.name}
+    else:
+        source = {"kind": "QueueTable", "name": "knowledge_queue"}
+    sinks = [{"kind": "FileSink", "name": str(target)}]
+    if not dry_run and db is not None:
+        sinks.append({"kind": "DatabaseSink", "name": redacted(db)})
+    plan = {
+        "mode": "dry-run" if dry_run else "commit",
+        "source": source,
+        "sinks": sinks,
+        "priors": "database" if db is not None else None,
+        "batch_size": settings.batch_size,
+        "stages": [c.as_plan() for c in pipeline.plan(priors_read=db is not None)],
+    }
+    if as_json:
+        sys.stdout.write(json.dumps(plan, indent=1) + "\n")
+    else:
+        render.plan(plan)
+
+
 def _checked(
     linker: LinkerOptions, dry_run: bool, run_id: str | None, runner: str, address: str | None
 ) -> str:
     """The options no other check covers, refused before anything starts; the run id."""
-    if dry_run and linker.db is not None and linker.vector_backend == "memory":
-        raise UsageError("--db needs --commit or --from-db: a dry run never touches the database")
     if run_id is not None and not _RUN_ID.fullmatch(run_id):
         raise UsageError(f"--run-id {run_id!r}: use letters, digits, '.', '_' and '-'")
     if address is not None and runner != "dask":
@@ -188,6 +252,7 @@ def run_flow(
     source: str | None = None,
     rows: int | None = None,
     quiet: bool = False,
+    commit: bool = False,
 ) -> RunSummary:
     """`dask`: (scheduler address or None for a local cluster, local worker count);
     `rows`: a plain input's row count (the progress total)."""
@@ -203,7 +268,7 @@ def run_flow(
     )
     progress = _progress(input, db, run_id, rows, quiet)
     try:
-        return flow_to_run(input, target, settings, run_id, db, in_flight, source)
+        return flow_to_run(input, target, settings, run_id, db, in_flight, source, commit)
     except Exception as exc:
         raise RunError(f"run {run_id} failed: {type(exc).__name__}: {exc}") from exc
     finally:

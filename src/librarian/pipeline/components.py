@@ -14,6 +14,7 @@ from typing import Any
 INGEST = "queue-row+knowledge-item@1"
 DEDUP = "chunk-and-span@1"
 EXPLICIT = "explicit-cre-reference@1"
+EMBED = "sentence-encoder@1"
 ROUTE = "router@1"
 RETRIEVE = "dense-mean3+evidence@1"
 SOURCE_LEVEL_NONE = "none"

@@ -148,13 +148,13 @@ class Pipeline:
             Component("decide", ids.DECIDE, settings={"threshold": self.threshold}),
         ]
 
-    def plan(self) -> list[Component]:
+    def plan(self, priors_read: bool) -> list[Component]:
         """Every stage, for `run --plan`."""
         return [
             Component("ingest", ids.INGEST),
             Component("dedup", ids.DEDUP),
             self.explicit.component,
-            *self.components(priors_read=True),
+            *self.components(priors_read),
             Component("emit", ids.EMIT),
         ]
 

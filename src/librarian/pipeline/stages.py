@@ -53,11 +53,8 @@ class EmbedStage:
 
     @property
     def component(self) -> Component:
-        return Component(
-            "embed",
-            self.embedder.name.replace(" ", ":"),
-            settings={"fingerprint": self.embedder.fingerprint[:16]},
-        )
+        settings = {"fingerprint": self.embedder.fingerprint[:16]}
+        return Component("embed", ids.EMBED, uses=self.embedder.name, settings=settings)
 
     def run(self, sections: Sequence[Section]) -> Embedded:
         queries = [query_text(s) for s in sections]
