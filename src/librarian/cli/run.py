@@ -83,8 +83,7 @@ def run(
     JSONL table with id, text (optional title, url, section_path), or a Markdown document
     (one section per heading). --commit stores every decision in the database (--db,
     LIBRARIAN_DB, default librarian.db in the home); --from-db drains its knowledge_queue
-    table instead of a file.
-    """
+    table instead of a file; a dry run given --db reads prior decisions from it."""
     check_input(input, from_db)
     rows = plain_rows(input, source)
     dry_run = dry_run and not from_db

@@ -244,6 +244,13 @@ def describe_pipeline(summary: RunSummary, pipeline: Pipeline, priors_read: bool
     }
 
 
+def source_of(input_path: Path | None, document: str | None, engine: Engine | None) -> Source:
+    if input_path is not None:
+        return file_source(input_path, document)
+    assert engine is not None, "draining the queue table needs a database"
+    return QueueTable(engine)
+
+
 @flow(name="librarian-link", validate_parameters=False)
 def link_queue(
     input_path: Path | None,
@@ -267,12 +274,7 @@ def link_queue(
     engine = make_engine(database) if database else None
     if engine is not None and commit:
         upgrade(engine)
-    source: Source
-    if input_path is not None:
-        source = file_source(input_path, source_name)
-    else:
-        assert engine is not None, "draining the queue table needs a database"
-        source = QueueTable(engine)
+    source = source_of(input_path, source_name, engine)
     mode = "commit" if commit else "dry-run"
     summary = new_summary(source.name, out_dir, settings, run_id, mode, database)
     started = time.perf_counter()
