@@ -12,6 +12,7 @@ import jsonschema
 import pytest
 
 from librarian.paths import packaged_data
+from librarian.pipeline import components as ids
 from librarian.pipeline.components import stage_ids
 from librarian.pipeline.sinks import read_jsonl
 from librarian.schemas.export import PACKAGED_SCHEMA_DIR
@@ -101,7 +102,8 @@ def test_explicit_rows_decide_without_models(run: dict[str, Any]) -> None:
         "CONFLICTING_CRE_REFERENCES"
     ]
     # phone number, date and version: no citation, so the models decided it
-    assert envs["chunk-q043"]["retrieval"]["retriever"].startswith("dense:all-MiniLM-L6-v2")
+    embed = stage_ids(envs["chunk-q043"]["retrieval"]["retriever"])["embed"]
+    assert embed.startswith(f"{ids.EMBED}:all-MiniLM-L6-v2")
     assert run["summary"].explicit_fast_path == 3
 
 

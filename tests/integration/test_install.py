@@ -18,6 +18,9 @@ from pathlib import Path
 
 import pytest
 
+from librarian.pipeline import components as ids
+from librarian.pipeline.components import stage_ids
+
 pytestmark = pytest.mark.integration
 
 CHECKOUT = Path(__file__).resolve().parents[2]
@@ -109,7 +112,8 @@ def test_the_installed_package_works_from_an_empty_folder(installed: Path, tmp_p
     assert "run `librarian train`" in untrained.stderr and "--uncalibrated" in untrained.stderr
     raw = librarian(installed, folder, "explain", TEXT, "--uncalibrated", "--json")
     assert raw.returncode == 0, raw.stderr[-2000:]
-    assert "uncalibrated cosine" in json.loads(raw.stdout)["retrieval"]["retriever"]
+    raw_ids = stage_ids(json.loads(raw.stdout)["retrieval"]["retriever"])
+    assert raw_ids["score"] == ids.SCORE_RAW_COSINE
 
     trained = librarian(installed, folder, "train")
     assert trained.returncode == 0, trained.stderr[-3000:]
@@ -126,10 +130,12 @@ def test_the_installed_package_works_from_an_empty_folder(installed: Path, tmp_p
     summary = json.loads((folder / "out" / "installed" / "summary.json").read_text())
     assert summary["read"] == 29
     assert summary["models"]["calibrator"] == str(home / "models")
-    assert "onnx-int8" in summary["retriever"] and "confidence:calibrated" in summary["retriever"]
+    assert stage_ids(summary["retriever"])["embed"].endswith("onnx-int8")
+    assert stage_ids(summary["retriever"])["score"] == ids.SCORE_CALIBRATED
 
     explained = librarian(installed, folder, "explain", TEXT, "--json")
     assert explained.returncode == 0, explained.stderr[-2000:]
-    assert "confidence:calibrated" in json.loads(explained.stdout)["retrieval"]["retriever"]
+    explained_ids = stage_ids(json.loads(explained.stdout)["retrieval"]["retriever"])
+    assert explained_ids["score"] == ids.SCORE_CALIBRATED
 
     assert sorted(p.name for p in folder.iterdir()) == ["out"]  # nothing else left behind

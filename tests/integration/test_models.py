@@ -12,6 +12,8 @@ from typer.testing import CliRunner
 from librarian.cli import app
 from librarian.factory import build_pipeline
 from librarian.paths import DEFAULT_HUB, packaged_data
+from librarian.pipeline import components as ids
+from librarian.pipeline.components import stage_ids
 from librarian.pipeline.pipeline import Pipeline
 from librarian.retrieval.index import cache_file
 from librarian.settings import LinkerSettings
@@ -48,7 +50,40 @@ def test_explain_command_prints_candidates_and_decision(tmp_path: Path) -> None:
     assert result.exit_code == 0, result.output
     assert "decision: REVIEW (BELOW_THRESHOLD)" in result.output
     assert "002-630" in result.output
-    assert "uncalibrated cosine (asked for" in " ".join(result.output.split())
+    assert f"score={ids.SCORE_RAW_COSINE}" in " ".join(result.output.split())
+
+
+def test_explain_with_a_prior_text_runs_update_detection(tmp_path: Path) -> None:
+    base = ["explain", "Never rotate the session token after login", "--json"]
+    base += ["--cache-dir", str(tmp_path), "--uncalibrated"]
+    plain = json.loads(CliRunner().invoke(app, base).output)
+    assert not plain["update_detection"]["is_update"]
+    assert ids.UPDATE_NOT_EVALUATED in plain["retrieval"]["retriever"]
+    prior = ["--prior-text", "Rotate the session token after login"]
+    updated = json.loads(CliRunner().invoke(app, [*base, *prior]).output)
+    assert updated["update_detection"]["is_update"]
+    assert "NEGATION_MISMATCH" in updated["update_detection"]["adversarial_flags"]
+    assert updated["reason_code"] == "ADVERSARIAL_FLAG"
+    assert ids.UPDATE_EVALUATED in updated["retrieval"]["retriever"]
+
+
+def test_run_plan_lists_the_stages_and_reads_no_row(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    args = ["run", str(packaged_data("samples", "queue_sample.jsonl")), "--plan", "--json"]
+    args += ["--uncalibrated", "--cache-dir", str(tmp_path / "cache"), "--out", str(out)]
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 0, result.output
+    plan = json.loads(result.output)
+    names = [s["name"] for s in plan["stages"]]
+    assert names[:3] == ["ingest", "dedup", "explicit"] and names[-3:] == [
+        "safety",
+        "decide",
+        "emit",
+    ]
+    assert names.index("source-level") == names.index("retrieve") + 1
+    assert {s["name"]: s["component"] for s in plan["stages"]}["score"] == ids.SCORE_RAW_COSINE
+    assert plan["source"]["kind"] == "JsonlFile" and plan["sinks"][0]["kind"] == "FileSink"
+    assert not out.exists()
 
 
 def test_explain_many_texts_says_which_block_is_which(tmp_path: Path) -> None:
@@ -76,7 +111,7 @@ def test_explain_with_trained_models_says_so(dev_models: Path) -> None:
     result = CliRunner().invoke(app, ["explain", text, "--models", str(dev_models), "--json"])
     assert result.exit_code == 0, result.output
     envelope = json.loads(result.output)
-    assert "confidence:calibrated" in envelope["retrieval"]["retriever"]
+    assert stage_ids(envelope["retrieval"]["retriever"])["score"] == ids.SCORE_CALIBRATED
     card = json.loads((dev_models / "card.json").read_text())
     assert envelope["retrieval"]["threshold"] == card["threshold"]
     # The evidence is in the envelope: each candidate's dense and evidence-added scores,

