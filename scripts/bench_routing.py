@@ -17,6 +17,7 @@ from pathlib import Path
 
 from librarian.factory import build_pipeline
 from librarian.pipeline.ingest import query_text
+from librarian.retrieval.flat import Search
 from librarian.settings import LinkerSettings
 from librarian.training.golden import load_golden, sections_of
 
@@ -59,7 +60,7 @@ def main() -> None:
                 linker.retrieve.router.route(s, vectors[i]) for i, s in enumerate(sections)
             ]
             allowed = [linker.retrieve.router.allowed(d) for d in decisions]
-            hits = linker.retrieve.retriever.search(vectors, args.top_k, 0.0, allowed)
+            hits = linker.retrieve.retriever.search(vectors, Search(args.top_k, 0.0, allowed))
             best = min(best, time.perf_counter() - started)
         recall = sum(
             any(h.cre_id in (r.expected.cre_ids or ()) for h in row)

@@ -11,7 +11,7 @@ from librarian.models.transformer import SentenceTransformerEmbedder
 from librarian.paths import DEFAULT_HUB
 from librarian.pipeline import components as ids
 from librarian.pipeline.components import stage_ids
-from librarian.retrieval.flat import retrieve
+from librarian.retrieval.flat import Search, retrieve
 from librarian.retrieval.index import build_index
 from librarian.retrieval.pgvector import PgVectorRetriever
 from librarian.routing.collections import hub_collections
@@ -46,7 +46,7 @@ def test_same_top_k_as_in_memory(postgres_url: str) -> None:
         assert any("hnsw" in d and "vector_ip_ops" in d for d in indexes)
     for k in (1, 5, 20):
         memory = retrieve(queries, index, k)
-        database = pg.search(queries, k, 0.0)
+        database = pg.search(queries, Search(k, 0.0))
         for mem_row, db_row in zip(memory, database, strict=True):
             assert [h.cre_id for h in db_row] == [h.cre_id for h in mem_row]
             for a, b in zip(mem_row, db_row, strict=True):
@@ -55,7 +55,7 @@ def test_same_top_k_as_in_memory(postgres_url: str) -> None:
     governance = hub_collections(hub)["governance"]
     allowed = [governance, None, governance, None, governance]
     memory = retrieve(queries, index, 20, -1.0, allowed)
-    database = pg.search(queries, 20, -1.0, allowed)
+    database = pg.search(queries, Search(20, -1.0, allowed))
     for row, (mem_row, db_row) in enumerate(zip(memory, database, strict=True)):
         assert [h.cre_id for h in db_row] == [h.cre_id for h in mem_row]
         if allowed[row] is not None:

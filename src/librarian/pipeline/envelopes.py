@@ -6,6 +6,7 @@ import hashlib
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 
 from librarian.pipeline.decide import Decision
 from librarian.schemas.envelopes import (
@@ -52,31 +53,25 @@ class Emitted:
 
 
 def envelope(section: Section, decision: Decision, emitted: Emitted, ctx: RunContext) -> Envelope:
+    common: dict[str, Any] = {
+        "chunk_id": section.chunk_id,
+        "artifact_id": section.artifact_id,
+        "pipeline_run_id": ctx.run_id,
+        "knowledge": knowledge_of(section),
+        "retrieval": emitted.retrieval,
+        "update_detection": emitted.update,
+    }
     if decision.linked:
         first = emitted.links[0]
         link = first.model_copy(update={"rationale": emitted.rationale or first.rationale})
-        return LinkProposal(
-            chunk_id=section.chunk_id,
-            artifact_id=section.artifact_id,
-            pipeline_run_id=ctx.run_id,
-            classified_at=ctx.now,
-            knowledge=knowledge_of(section),
-            retrieval=emitted.retrieval,
-            links=[link],
-            update_detection=emitted.update,
-        )
+        return LinkProposal(**common, classified_at=ctx.now, links=[link])
     assert decision.reason is not None
     return ReviewItem(
+        **common,
         review_id=review_id(ctx.run_id, section.chunk_id),
-        chunk_id=section.chunk_id,
-        artifact_id=section.artifact_id,
-        pipeline_run_id=ctx.run_id,
         created_at=ctx.now,
         reason_code=decision.reason,
-        knowledge=knowledge_of(section),
-        retrieval=emitted.retrieval,
         suggested_links=emitted.links or None,
-        update_detection=emitted.update,
     )
 
 

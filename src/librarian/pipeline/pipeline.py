@@ -38,7 +38,7 @@ from librarian.pipeline.dedup import ChunkRegistry
 from librarian.pipeline.envelopes import Emitted, RunContext, envelope, suggestion
 from librarian.pipeline.explicit import ExplicitReference
 from librarian.pipeline.ingest import parse_line, section_from_text
-from librarian.pipeline.safety import NegationAndUpdateGuard, SafetyGuard
+from librarian.pipeline.safety import SafetyGuard, SafetyInput
 from librarian.pipeline.stages import (
     EmbedStage,
     ExplicitStage,
@@ -46,6 +46,7 @@ from librarian.pipeline.stages import (
     RetrieveStage,
     Scaler,
     SourceLevelSlot,
+    ToScore,
 )
 from librarian.retrieval.flat import ScoredHub
 from librarian.retrieval.index import HubIndex
@@ -144,7 +145,7 @@ class Pipeline:
             self.source_level.component,
             self.rerank.component,
             self.score.component,
-            self._safety(priors_read),
+            self.safety.component(priors_read),
             Component("decide", ids.DECIDE, settings={"threshold": self.threshold}),
         ]
 
@@ -161,12 +162,6 @@ class Pipeline:
     def description(self, priors_read: bool = False) -> str:
         """`retrieval.retriever` of a model-scored row; the run summary's `retriever`."""
         return describe(self.components(priors_read))
-
-    def _safety(self, priors_read: bool) -> Component:
-        guard = self.safety
-        if isinstance(guard, NegationAndUpdateGuard):
-            return guard.component(priors_read)
-        return Component("safety", type(guard).__name__)
 
     # -- the row path ----------------------------------------------------------------
 
@@ -263,16 +258,20 @@ class Pipeline:
             reranked = sorted(candidates, key=lambda c: (-(c.score_rerank or 0.0), c.cre_id))
             reranked = reranked[: self.top_n]
         ranked = (reranked or candidates)[: self.top_n]
-        confidence = self.score.confidences(row.hits, row.evidence, ranked) if ranked else {}
+        confidence = (
+            self.score.confidences(ToScore(row.hits, row.evidence, ranked)) if ranked else {}
+        )
         reasons = {c.cre_id: self._why(vectors, row.vector_row, c.cre_id) for c in ranked}
         first = ranked[0] if ranked else None
         prior = priors.get(row.section.span_key) if priors is not None else None
         verdict = self.safety.check(
-            row.section,
-            first.cre_name if first else None,
-            first.cre_id if first else None,
-            prior,
-            priors is not None,
+            SafetyInput(
+                row.section,
+                first.cre_id if first else None,
+                first.cre_name if first else None,
+                prior,
+                priors is not None,
+            )
         )
         top = confidence[first.cre_id] if first else 0.0
         decision = decide(
@@ -295,14 +294,14 @@ class Pipeline:
     ) -> Envelope:
         """A cited CRE id decides without any model: one known id, cited plainly, links;
         anything else goes to a person, flagged with what made it doubtful."""
-        described = describe([self.explicit.component, self._safety(priors is not None)])
+        described = describe([self.explicit.component, self.safety.component(priors is not None)])
         retrieval = Retrieval(
             retriever=described, candidates=[], reranked=[], threshold=ctx.threshold
         )
         plain = ref.is_single_known and not ref.doubtful
         first = ref.known[0] if ref.known else None
         prior = priors.get(section.span_key) if priors is not None else None
-        verdict = self.safety.check(section, None, first, prior, priors is not None)
+        verdict = self.safety.check(SafetyInput(section, first, None, prior, priors is not None))
         flags = [*ref.flags(), *verdict.flags]
         if plain and first is not None:
             why_ = f"the text cites CRE {first} ({self.hub.by_id[first].name})"

@@ -41,15 +41,23 @@ class SafetyVerdict:
         )
 
 
+@dataclass(frozen=True)
+class SafetyInput:
+    """One row as the safety stage sees it. `first_name` None: no model candidate to
+    compare with (an explicit citation, or none); `priors_read`: prior decisions could be
+    read for this run (None `prior` then means "checked: none")."""
+
+    section: Section
+    first_cre: str | None
+    first_name: str | None
+    prior: PriorDecision | None
+    priors_read: bool
+
+
 class SafetyGuard(Protocol):
-    def check(
-        self,
-        section: Section,
-        first_name: str | None,
-        first_cre: str | None,
-        prior: PriorDecision | None,
-        priors_read: bool,
-    ) -> SafetyVerdict: ...
+    def component(self, priors_read: bool) -> Component: ...
+
+    def check(self, row: SafetyInput) -> SafetyVerdict: ...
 
 
 class NegationAndUpdateGuard:
@@ -59,21 +67,14 @@ class NegationAndUpdateGuard:
         note = UPDATE_EVALUATED if priors_read else UPDATE_NOT_EVALUATED
         return Component("safety", SAFETY, note=note)
 
-    def check(
-        self,
-        section: Section,
-        first_name: str | None,
-        first_cre: str | None,
-        prior: PriorDecision | None,
-        priors_read: bool,
-    ) -> SafetyVerdict:
-        """`first_name` None: no model candidate to compare (an explicit citation, or none)."""
+    def check(self, row: SafetyInput) -> SafetyVerdict:
         flags: list[AdversarialFlag] = []
-        if first_name is not None and negation_differs(section.text, first_name):
+        text, prior = row.section.text, row.prior
+        if row.first_name is not None and negation_differs(text, row.first_name):
             flags.append(AdversarialFlag.NEGATION_MISMATCH)
         if prior is None:
-            return SafetyVerdict(tuple(flags), priors_read)
-        if negation_differs(prior.text, section.text):
+            return SafetyVerdict(tuple(flags), row.priors_read)
+        if negation_differs(prior.text, text):
             flags.append(AdversarialFlag.NEGATION_MISMATCH)
-        conflict = prior.linked_cre is not None and first_cre != prior.linked_cre
+        conflict = prior.linked_cre is not None and row.first_cre != prior.linked_cre
         return SafetyVerdict(tuple(flags), True, prior, conflict)

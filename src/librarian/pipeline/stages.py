@@ -21,7 +21,7 @@ from librarian.pipeline.components import Component
 from librarian.pipeline.explicit import ExplicitReference, find_references
 from librarian.pipeline.ingest import query_text
 from librarian.retrieval.evidence import EVIDENCE_WEIGHT, EvidenceIndex, evidence_bonus
-from librarian.retrieval.flat import Retriever, ScoredHub
+from librarian.retrieval.flat import Retriever, ScoredHub, Search
 from librarian.retrieval.rerank import needs_rerank, rerank_scores
 from librarian.routing.router import Router
 from librarian.schemas.envelopes import Candidate
@@ -118,13 +118,9 @@ class RetrieveStage:
         best = evidence.best(vectors) if evidence is not None else None
         routing = [self.router.route(s, vectors[i]) for i, s in enumerate(sections)]
         allowed = [self.router.allowed(d) for d in routing]
-        hits = self.retriever.search(
-            vectors,
-            self.top_k,
-            self.min_score,
-            allowed if any(a is not None for a in allowed) else None,
-            evidence_bonus(best) if best is not None else None,
-        )
+        narrowed = allowed if any(a is not None for a in allowed) else None
+        bonus = evidence_bonus(best) if best is not None else None
+        hits = self.retriever.search(vectors, Search(self.top_k, self.min_score, narrowed, bonus))
         return Retrieved(routing, hits, best)
 
 
@@ -199,17 +195,22 @@ class RerankStage:
         return out
 
 
+@dataclass(frozen=True)
+class ToScore:
+    """One section's candidates as C.7 sees them: the retrieval hits (all k, in order),
+    their best linked-section cosines (None: no evidence), and the ranked ones to score."""
+
+    hits: Sequence[ScoredHub]
+    evidence: Sequence[float] | None
+    ranked: Sequence[Candidate]
+
+
 class Scaler(Protocol):
     """C.7's seam: a confidence in [0, 1] for each ranked candidate of one section."""
 
     component: Component
 
-    def confidences(
-        self,
-        hits: Sequence[ScoredHub],
-        evidence: Sequence[float] | None,
-        ranked: Sequence[Candidate],
-    ) -> Mapping[str, float]: ...
+    def confidences(self, row: ToScore) -> Mapping[str, float]: ...
 
 
 class CalibratedScaler:
@@ -219,15 +220,11 @@ class CalibratedScaler:
             "score", ids.SCORE_CALIBRATED, note=f"logistic(score, margin, evidence) from {fitted}"
         )
 
-    def confidences(
-        self,
-        hits: Sequence[ScoredHub],
-        evidence: Sequence[float] | None,
-        ranked: Sequence[Candidate],
-    ) -> Mapping[str, float]:
-        probabilities = self.calibrator.probabilities([h.score for h in hits], evidence)
-        by_id = dict(zip((h.cre_id for h in hits), probabilities, strict=True))
-        return {c.cre_id: _unit(by_id[c.cre_id]) for c in ranked}
+    def confidences(self, row: ToScore) -> Mapping[str, float]:
+        scores = [h.score for h in row.hits]
+        probabilities = self.calibrator.probabilities(scores, row.evidence)
+        by_id = dict(zip((h.cre_id for h in row.hits), probabilities, strict=True))
+        return {c.cre_id: _unit(by_id[c.cre_id]) for c in row.ranked}
 
 
 class RawScaler:
@@ -237,13 +234,8 @@ class RawScaler:
         kind = ids.SCORE_RAW_RERANK if reranked else ids.SCORE_RAW_COSINE
         self.component = Component("score", kind, note=why)
 
-    def confidences(
-        self,
-        hits: Sequence[ScoredHub],
-        evidence: Sequence[float] | None,
-        ranked: Sequence[Candidate],
-    ) -> Mapping[str, float]:
-        return {c.cre_id: _unit(_raw(c)) for c in ranked}
+    def confidences(self, row: ToScore) -> Mapping[str, float]:
+        return {c.cre_id: _unit(_raw(c)) for c in row.ranked}
 
 
 def _raw(candidate: Candidate) -> float:

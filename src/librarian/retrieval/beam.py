@@ -18,9 +18,8 @@ import numpy as np
 from librarian.catalogue.hub import Hub
 from librarian.models.seams import Vectors
 from librarian.retrieval.flat import (
-    Allowed,
-    Bonus,
     Hits,
+    Search,
     check_dimension,
     combined_vectors,
     top_hits,
@@ -65,14 +64,8 @@ class BeamRetriever:
         norms = np.linalg.norm(centroids, axis=1, keepdims=True)
         self._centroids = (centroids / np.maximum(norms, 1e-12)).astype(np.float32)
 
-    def search(
-        self,
-        queries: Vectors,
-        top_k: int,
-        min_score: float,
-        allowed: Allowed = None,
-        bonus: Bonus = None,
-    ) -> Hits:
+    def search(self, queries: Vectors, search: Search) -> Hits:
+        top_k, min_score, allowed, bonus = search
         check_dimension(queries, self.index)
         node_scores = queries @ self._centroids.T
         dense = queries @ self._hub_vectors.T

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Protocol
+from typing import NamedTuple, Protocol
 
 import numpy as np
 from numpy.typing import NDArray
@@ -53,23 +53,24 @@ def check_dimension(queries: Vectors, index: HubIndex) -> None:
         )
 
 
+class Search(NamedTuple):
+    """What a search asks: the top k hubs scoring at least `min_score`; `allowed[i]`: the
+    only CRE ids query row i may return (None: all); `bonus[i]` is added to row i's dense
+    scores before ranking."""
+
+    top_k: int
+    min_score: float = 0.0
+    allowed: Allowed = None
+    bonus: Bonus = None
+
+
 class Retriever(Protocol):
     """Top-k hubs for query vectors: in memory, or in a vector database."""
 
     @property
     def name(self) -> str: ...
 
-    def search(
-        self,
-        queries: Vectors,
-        top_k: int,
-        min_score: float,
-        allowed: Allowed = None,
-        bonus: Bonus = None,
-    ) -> Hits:
-        """`allowed[i]`: the only CRE ids row i may return (None: all); `bonus[i]` is
-        added to row i's dense scores before ranking."""
-        ...
+    def search(self, queries: Vectors, search: Search) -> Hits: ...
 
 
 @dataclass(frozen=True)
@@ -77,15 +78,8 @@ class MemoryRetriever:
     index: HubIndex
     name: str = "in-memory"
 
-    def search(
-        self,
-        queries: Vectors,
-        top_k: int,
-        min_score: float,
-        allowed: Allowed = None,
-        bonus: Bonus = None,
-    ) -> Hits:
-        return retrieve(queries, self.index, top_k, min_score, allowed, bonus)
+    def search(self, queries: Vectors, search: Search) -> Hits:
+        return retrieve(queries, self.index, *search)
 
 
 def combined_vectors(index: HubIndex) -> Vectors:

@@ -18,7 +18,7 @@ from sqlalchemy import Connection, Engine, text
 from sqlalchemy.exc import SQLAlchemyError
 
 from librarian.models.seams import Vectors
-from librarian.retrieval.flat import Allowed, Bonus, Hits, combined_vectors, top_hits
+from librarian.retrieval.flat import Hits, Search, combined_vectors, top_hits
 from librarian.retrieval.index import HubIndex
 from librarian.sql import StoreError, is_postgres, reason
 
@@ -79,16 +79,10 @@ class PgVectorRetriever:
                 )
             )
 
-    def search(
-        self,
-        queries: Vectors,
-        top_k: int,
-        min_score: float,
-        allowed: Allowed = None,
-        bonus: Bonus = None,
-    ) -> Hits:
+    def search(self, queries: Vectors, search: Search) -> Hits:
         """Top-k by the dense score in PostgreSQL. With a bonus, a dense shortlist three
         times as long is fetched and re-ranked by dense + bonus in memory."""
+        top_k, min_score, allowed, bonus = search
         limit = top_k if bonus is None else max(3 * top_k, SHORTLIST)
         column = {c: i for i, c in enumerate(self.index.ids)}
         results: Hits = []
