@@ -8,6 +8,7 @@ and the vector search (in memory, beam, or pgvector in the store).
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 
 from librarian.artifacts.card import (
@@ -44,7 +45,7 @@ from librarian.retrieval.pgvector import PgVectorRetriever
 from librarian.routing.classifier import ROUTER_NAME, BranchClassifier
 from librarian.routing.collections import hub_collections
 from librarian.routing.router import Router
-from librarian.routing.rules import load_rules
+from librarian.routing.rules import Rule, load_rules
 from librarian.settings import UNCALIBRATED_THRESHOLD, LinkerSettings
 from librarian.store.db import make_engine
 
@@ -61,9 +62,58 @@ def pipeline_for(settings: LinkerSettings) -> Pipeline:
     return _PIPELINES[key]
 
 
-def build_pipeline(settings: LinkerSettings) -> Pipeline:
-    """Load everything `settings` names, refusing what cannot serve a run."""
+def check(settings: LinkerSettings) -> None:
+    """Everything `build_pipeline` would refuse, without loading a model (for commands
+    that hand the settings to a later run: `serve`, `deploy`)."""
+    check_options(settings)
+    if not settings.uncalibrated:
+        assert settings.models_dir is not None
+        load_trained(settings.models_dir)
+        if settings.embedding_model is None:
+            recorded_embedder(settings.models_dir)
+
+
+@dataclass(frozen=True)
+class Checked:
+    """What checking the options loaded: the hub catalogue and the routing rules."""
+
+    hub: Hub
+    rules: tuple[Rule, ...]
+
+
+def check_options(settings: LinkerSettings) -> Checked:
+    """Refuse what cannot run before anything slow starts (exit 2, naming the option)."""
     hub = load_hubs(settings.hub_path, settings.extra_hubs)
+    rules = check_routing(settings, hub)
+    if settings.search == "beam" and settings.vector_backend != "memory":
+        raise UsageError("--search beam runs in memory: not with --vector-backend pgvector")
+    for what, path, marks in (
+        ("--embedding-model", settings.embedding_model, ("config.json", "model.onnx")),
+        ("--reranker", settings.reranker_model, ("config.json",)),
+    ):
+        if path is not None and not any((path / mark).is_file() for mark in marks):
+            raise UsageError(f"{what} {path} is not a model directory (no {' or '.join(marks)})")
+    if settings.rerank_gap is not None and settings.reranker_model is None:
+        raise UsageError("--rerank-gap needs --reranker")
+    return Checked(hub, rules)
+
+
+def check_routing(settings: LinkerSettings, hub: Hub) -> tuple[Rule, ...]:
+    if settings.routing == "off" and (settings.collections or settings.routing_rules):
+        raise UsageError("--routing off searches everything: drop --collections/--routing-rules")
+    if settings.routing_rules is not None and not settings.routing_rules.is_file():
+        raise UsageError(f"--routing-rules {settings.routing_rules} does not exist")
+    collections = hub_collections(hub)
+    Router(collections, settings.routing, settings.collections).check_pin()
+    if settings.routing_rules is None:
+        return ()
+    return tuple(load_rules(settings.routing_rules, list(collections)))
+
+
+def build_pipeline(settings: LinkerSettings) -> Pipeline:
+    """Check and load everything `settings` names, refusing what cannot serve a run."""
+    checked = check_options(settings)
+    hub = checked.hub
     embedder = load_embedder(embedding_model_of(settings))
     index = build_index(hub, embedder, settings.cache_dir)
     if settings.cache_dir is not None:
@@ -86,7 +136,7 @@ def build_pipeline(settings: LinkerSettings) -> Pipeline:
         scorer,
         trained,
         build_retriever(settings, index, hub),
-        build_router(settings, hub, trained),
+        build_router(settings, checked, trained),
     )
 
 
@@ -185,13 +235,12 @@ def build_retriever(settings: LinkerSettings, index: HubIndex, hub: Hub) -> Retr
     return None
 
 
-def build_router(settings: LinkerSettings, hub: Hub, trained: TrainedModels | None) -> Router:
-    collections = hub_collections(hub)
-    rules = load_rules(settings.routing_rules, list(collections)) if settings.routing_rules else ()
+def build_router(
+    settings: LinkerSettings, checked: Checked, trained: TrainedModels | None
+) -> Router:
+    collections = hub_collections(checked.hub)
     classifier = None
     if settings.routing == "auto" and trained is not None:
         path = trained.directory / ROUTER_NAME
         classifier = BranchClassifier.load(path) if path.is_file() else None
-    router = Router(collections, settings.routing, settings.collections, rules, classifier)
-    router.check_pin()
-    return router
+    return Router(collections, settings.routing, settings.collections, checked.rules, classifier)

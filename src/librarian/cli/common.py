@@ -1,5 +1,5 @@
-"""What the commands share: consoles, turning options into checked settings before any
-model or Prefect starts, the home, the database, Prefect's environment."""
+"""What the commands share: consoles, turning options into settings, the home, the
+database, Prefect's environment."""
 
 from __future__ import annotations
 
@@ -9,15 +9,9 @@ from typing import Any
 
 from rich.console import Console
 
-from librarian.artifacts.card import load_trained, recorded_embedder
-from librarian.catalogue.hub import Hub
-from librarian.catalogue.teams import load_hubs
 from librarian.cli.options import LinkerOptions
 from librarian.errors import UsageError
 from librarian.paths import DEFAULT_HUB, Home, librarian_home
-from librarian.routing.collections import hub_collections
-from librarian.routing.router import Router
-from librarian.routing.rules import load_rules
 from librarian.settings import LinkerSettings
 
 out = Console(highlight=False, soft_wrap=True)
@@ -29,36 +23,19 @@ def home_of(explicit: Path | None) -> Home:
 
 
 def linker_settings(options: LinkerOptions, **extra: Any) -> LinkerSettings:
-    """Settings from the shared options, checked as far as can be without loading a model."""
+    """Settings from the shared options (as given, then the home's defaults); checking and
+    loading them is the factory's."""
     home = home_of(options.home)
+    values = dict(options.values)
     first, *rest = options.hub or [DEFAULT_HUB]
-    settings = LinkerSettings(
-        hub_path=first,
-        extra_hubs=tuple(rest),
-        threshold=options.threshold,
-        top_k=options.top_k,
-        top_n=options.top_n,
-        reranker_model=options.reranker,
-        rerank_gap=options.rerank_gap,
-        routing=options.routing,
-        collections=_pins(options.collections),
-        routing_rules=options.routing_rules,
-        search=options.search,
-        beam_width=options.beam_width,
-        embedding_model=options.embedding_model,
-        models_dir=None if options.uncalibrated else (options.models or home.models),
-        uncalibrated=options.uncalibrated,
-        cache_dir=options.cache_dir or home.cache,
-        vector_backend=options.vector_backend,
-        vector_db=_vector_db(options, home),
-        **extra,
-    )
-    check_settings(settings)
-    return settings
-
-
-def _pins(collections: list[str] | None) -> tuple[str, ...]:
-    return tuple(p.strip() for c in collections or () for p in c.split(",") if p.strip())
+    values.update(hub_path=first, extra_hubs=tuple(rest), **extra)
+    pins = values.get("collections") or ()
+    values["collections"] = tuple(p.strip() for c in pins for p in c.split(",") if p.strip())
+    if not values.get("uncalibrated"):
+        values["models_dir"] = values.get("models_dir") or home.models
+    values["cache_dir"] = values.get("cache_dir") or home.cache
+    values["vector_db"] = _vector_db(options, home)
+    return LinkerSettings(**values)
 
 
 def _vector_db(options: LinkerOptions, home: Home) -> str | None:
@@ -70,44 +47,6 @@ def _vector_db(options: LinkerOptions, home: Home) -> str | None:
     if not url.startswith("postgresql"):
         raise UsageError("--vector-backend pgvector needs a PostgreSQL --db (or LIBRARIAN_DB)")
     return url
-
-
-def check_settings(settings: LinkerSettings) -> None:
-    """Refuse what cannot run before anything slow starts (exit 2, naming the option)."""
-    hub = load_hubs(settings.hub_path, settings.extra_hubs)
-    check_routing(settings, hub)
-    if settings.search == "beam" and settings.vector_backend != "memory":
-        raise UsageError("--search beam runs in memory: not with --vector-backend pgvector")
-    for what, path, marks in (
-        ("--embedding-model", settings.embedding_model, ("config.json", "model.onnx")),
-        ("--reranker", settings.reranker_model, ("config.json",)),
-    ):
-        if path is not None and not any((path / mark).is_file() for mark in marks):
-            raise UsageError(f"{what} {path} is not a model directory (no {' or '.join(marks)})")
-    if settings.rerank_gap is not None and settings.reranker_model is None:
-        raise UsageError("--rerank-gap needs --reranker")
-    check_models(settings)
-
-
-def check_routing(settings: LinkerSettings, hub: Hub) -> None:
-    if settings.routing == "off" and (settings.collections or settings.routing_rules):
-        raise UsageError("--routing off searches everything: drop --collections/--routing-rules")
-    if settings.routing_rules is not None and not settings.routing_rules.is_file():
-        raise UsageError(f"--routing-rules {settings.routing_rules} does not exist")
-    collections = hub_collections(hub)
-    Router(collections, settings.routing, settings.collections).check_pin()
-    if settings.routing_rules is not None:
-        load_rules(settings.routing_rules, list(collections))
-
-
-def check_models(settings: LinkerSettings) -> None:
-    """The trained models a calibrated run needs, readable and whole, and their embedder."""
-    if settings.uncalibrated:
-        return
-    assert settings.models_dir is not None
-    load_trained(settings.models_dir)
-    if settings.embedding_model is None:
-        recorded_embedder(settings.models_dir)
 
 
 def database(explicit: str | None, home: Home, create: bool) -> str:

@@ -1,5 +1,6 @@
 # ruff: noqa: RUF009 - option defaults are immutable values read once from LinkerSettings
-"""Every CLI option, defined once. Defaults come from `LinkerSettings`, never re-typed.
+"""Every CLI option, defined once. The linker's options are generated from the
+`LinkerSettings` fields that name one (their default, range and help are the field's).
 
 Options several commands share come in groups: `@with_linker_options` gives a command the
 whole set a linker needs (hub, models, thresholds, routing, search ...) as one
@@ -11,15 +12,14 @@ from __future__ import annotations
 
 import functools
 import inspect
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, fields
 from pathlib import Path
-from typing import Annotated, Any, Literal, TypeVar, get_type_hints
+from typing import Annotated, Any, Literal, TypeVar, get_args, get_origin, get_type_hints
 
 import typer
 
-from librarian.schemas.routing import RoutingMode
-from librarian.settings import SearchKind, VectorBackend, bounds_of, default_of
+from librarian.settings import LinkerSettings, bounds_of, default_of, help_of, option_fields
 from librarian.training.links import DEV_FRAMEWORKS
 
 
@@ -41,26 +41,7 @@ _HELP = {
     "hubs": "hub catalogue (default: the packaged OpenCRE hub); repeat to add a team's own "
     "catalogue as another collection",
     "hub": "hub catalogue (default: the packaged OpenCRE hub)",
-    "threshold": "auto-link threshold τ (default: the trained models' own)",
-    "models": "trained model directory (default: models/ in the home)",
-    "uncalibrated": "run without trained models: raw cosine as confidence, τ 0.80 (declared "
-    "in every envelope)",
-    "top_k": "candidates retrieved",
-    "top_n": "suggestions kept (and reranked)",
     "batch_size": "lines per Prefect task",
-    "reranker": "local CrossEncoder directory (default: none)",
-    "rerank_gap": "with --reranker: rerank only sections whose first two retrieval scores are "
-    "within this gap",
-    "routing": "off: every collection; pins: an input/--collections pin or a rule may narrow; "
-    "auto: also the trained branch classifier",
-    "collections": "pin every section to these hub collections (repeatable)",
-    "routing_rules": "YAML routing rules (docs/routing.md)",
-    "search": "flat: score every hub; beam: walk down the hub tree",
-    "beam_width": "beam search: nodes kept a level",
-    "vector_backend": "where hub vectors are searched (pgvector: in the PostgreSQL --db)",
-    "embedding_model": "embedder directory: sentence-transformers, or an int8 ONNX build "
-    "(default: the one the trained models record)",
-    "cache_dir": "vector caches (default: cache/ in the home)",
     "input": "knowledge-queue JSONL read at every run (or --from-db)",
     "cron": "cron schedule, e.g. '0 2 * * *' (UTC)",
     "name": "deployment name",
@@ -84,22 +65,7 @@ HomeOpt = Annotated[Path | None, opt("--home", _HELP["home"], show_default=False
 DbOpt = Annotated[str | None, opt("--db", _HELP["db"])]
 HubsOpt = Annotated[list[Path] | None, opt("--hub", _HELP["hubs"], show_default=False)]
 HubOpt = Annotated[Path | None, opt("--hub", _HELP["hub"])]
-ThresholdOpt = Annotated[float | None, opt("--threshold", _HELP["threshold"], "threshold")]
-ModelsOpt = Annotated[Path | None, opt("--models", _HELP["models"])]
-UncalibratedOpt = Annotated[bool, opt("--uncalibrated", _HELP["uncalibrated"])]
-TopKOpt = Annotated[int, opt("--top-k", _HELP["top_k"], "top_k")]
-TopNOpt = Annotated[int, opt("--top-n", _HELP["top_n"], "top_n")]
 BatchOpt = Annotated[int, opt("--batch-size", _HELP["batch_size"], "batch_size")]
-RerankerOpt = Annotated[Path | None, opt("--reranker", _HELP["reranker"])]
-RerankGapOpt = Annotated[float | None, opt("--rerank-gap", _HELP["rerank_gap"], "rerank_gap")]
-RoutingOpt = Annotated[RoutingMode, opt("--routing", _HELP["routing"])]
-CollectionsOpt = Annotated[list[str] | None, opt("--collections", _HELP["collections"])]
-RulesOpt = Annotated[Path | None, opt("--routing-rules", _HELP["routing_rules"])]
-SearchOpt = Annotated[SearchKind, opt("--search", _HELP["search"])]
-BeamWidthOpt = Annotated[int, opt("--beam-width", _HELP["beam_width"], "beam_width")]
-VectorOpt = Annotated[VectorBackend, opt("--vector-backend", _HELP["vector_backend"])]
-EmbeddingOpt = Annotated[Path | None, opt("--embedding-model", _HELP["embedding_model"])]
-CacheOpt = Annotated[Path | None, opt("--cache-dir", _HELP["cache_dir"])]
 ScheduleInputArg = Annotated[Path | None, typer.Argument(help=_HELP["input"])]
 CronOpt = Annotated[str, opt("--cron", _HELP["cron"])]
 NameOpt = Annotated[str, opt("--name", _HELP["name"])]
@@ -151,29 +117,61 @@ SeedOpt = Annotated[int, opt("--seed", _HELP["seed"])]
 ForceOpt = Annotated[bool, opt("--force", _HELP["force"])]
 
 
+def setting_option(field: str) -> Any:
+    """The option of a LinkerSettings field: its name, help and range are the field's."""
+    bounds = bounds_of(field)
+    return typer.Option(
+        option_fields()[field], help=help_of(field), min=bounds.get("min"), max=bounds.get("max")
+    )
+
+
+def _setting_parameter(field: str) -> inspect.Parameter:
+    info = LinkerSettings.model_fields[field]
+    annotation: Any = info.annotation
+    default = info.default
+    if get_origin(annotation) is tuple:  # a repeatable option
+        annotation, default = list[get_args(annotation)[0]] | None, None  # type: ignore[misc]
+    return inspect.Parameter(
+        field,
+        inspect.Parameter.KEYWORD_ONLY,
+        default=default,
+        annotation=Annotated[annotation, setting_option(field)],
+    )
+
+
+EmbeddingOpt = Annotated[Path | None, setting_option("embedding_model")]
+CacheOpt = Annotated[Path | None, setting_option("cache_dir")]
+
+
 @dataclass(frozen=True)
 class LinkerOptions:
-    """The options every linking command shares: each field's annotation is its option and
-    its default the option's default, so this class is the one definition of both."""
+    """The options every linking command shares: `--hub`, `--db`, `--home` and one option
+    per LinkerSettings field that names one (`values`, by field, as given)."""
 
-    hub: HubsOpt = None
-    threshold: ThresholdOpt = None
-    top_k: TopKOpt = default_of("top_k")
-    top_n: TopNOpt = default_of("top_n")
-    reranker: RerankerOpt = None
-    rerank_gap: RerankGapOpt = None
-    routing: RoutingOpt = default_of("routing")
-    collections: CollectionsOpt = None
-    routing_rules: RulesOpt = None
-    search: SearchOpt = default_of("search")
-    beam_width: BeamWidthOpt = default_of("beam_width")
-    embedding_model: EmbeddingOpt = None
-    models: ModelsOpt = None
-    uncalibrated: UncalibratedOpt = False
-    cache_dir: CacheOpt = None
-    vector_backend: VectorOpt = default_of("vector_backend")
-    db: DbOpt = None
-    home: HomeOpt = None
+    values: Mapping[str, Any]
+    hub: list[Path] | None = None
+    db: str | None = None
+    home: Path | None = None
+
+    @property
+    def vector_backend(self) -> str:
+        return str(self.values.get("vector_backend", default_of("vector_backend")))
+
+
+def with_linker_options(command: F) -> F:
+    """Give `command` every LinkerOptions option; it receives them as `linker=`."""
+    own = [
+        inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=None, annotation=hint)
+        for name, hint in (("hub", HubsOpt), ("db", DbOpt), ("home", HomeOpt))
+    ]
+    added = own + [_setting_parameter(f) for f in option_fields()]
+
+    def collect(kwargs: dict[str, Any]) -> LinkerOptions:
+        values = {f: kwargs.pop(f) for f in option_fields()}
+        hub, db, home = (kwargs.pop(n) for n in ("hub", "db", "home"))
+        return LinkerOptions(values, hub, db, home)
+
+    return _with_parameters(command, "linker", added, collect)
 
 
 @dataclass(frozen=True)
@@ -192,33 +190,39 @@ class ScheduleOptions:
 F = TypeVar("F", bound=Callable[..., Any])
 
 
-def _group(into: type[Any], keyword: str) -> Callable[[F], F]:
-    """A decorator adding the options `into`'s fields declare to a command, which receives
-    them as one `keyword: into(...)` (its own parameters first, the group's after)."""
-    hints = get_type_hints(into, include_extras=True)
+def _with_parameters(
+    command: F,
+    keyword: str,
+    added: list[inspect.Parameter],
+    collect: Callable[[dict[str, Any]], Any],
+) -> F:
+    """`command` with the options `added` after its own; `collect` turns their values into
+    the one `keyword=` argument the command receives."""
+    signature = inspect.signature(command, eval_str=True)
+    own = [p for name, p in signature.parameters.items() if name != keyword]
+
+    @functools.wraps(command)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        group = collect(kwargs)
+        return command(*args, **{keyword: group}, **kwargs)
+
+    parameters = own + added
+    wrapper.__signature__ = signature.replace(parameters=parameters)  # type: ignore[attr-defined]
+    wrapper.__annotations__ = {p.name: p.annotation for p in parameters}
+    wrapper.__annotations__["return"] = signature.return_annotation
+    return wrapper  # type: ignore[return-value]
+
+
+def with_schedule_options(command: F) -> F:
+    """Give `command` the ScheduleOptions options; it receives them as `schedule=`."""
+    hints = get_type_hints(ScheduleOptions, include_extras=True)
     kind = inspect.Parameter.KEYWORD_ONLY
     added = [
         inspect.Parameter(f.name, kind, default=f.default, annotation=hints[f.name])
-        for f in fields(into)
+        for f in fields(ScheduleOptions)
     ]
 
-    def decorate(command: F) -> F:
-        signature = inspect.signature(command, eval_str=True)
-        own = [p for name, p in signature.parameters.items() if name != keyword]
+    def collect(kwargs: dict[str, Any]) -> ScheduleOptions:
+        return ScheduleOptions(**{p.name: kwargs.pop(p.name) for p in added})
 
-        @functools.wraps(command)
-        def wrapper(*args: Any, **kwargs: Any) -> Any:
-            group = into(**{p.name: kwargs.pop(p.name) for p in added})
-            return command(*args, **{keyword: group}, **kwargs)
-
-        parameters = own + added
-        wrapper.__signature__ = signature.replace(parameters=parameters)  # type: ignore[attr-defined]
-        wrapper.__annotations__ = {p.name: p.annotation for p in parameters}
-        wrapper.__annotations__["return"] = signature.return_annotation
-        return wrapper  # type: ignore[return-value]
-
-    return decorate
-
-
-with_linker_options = _group(LinkerOptions, "linker")
-with_schedule_options = _group(ScheduleOptions, "schedule")
+    return _with_parameters(command, "schedule", added, collect)

@@ -11,6 +11,7 @@ import sys
 from contextlib import ExitStack
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from librarian.cli import render
 from librarian.cli.common import (
@@ -42,6 +43,9 @@ from librarian.cli.options import (
 from librarian.errors import RunError, UsageError
 from librarian.schemas.records import RunSummary
 from librarian.settings import LinkerSettings, default_of
+
+if TYPE_CHECKING:
+    from librarian.pipeline.pipeline import Pipeline
 
 _RUN_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
 
@@ -92,8 +96,11 @@ def run(
     writable_output(target)
     db = run_database(linker, dry_run, from_db)
     settings = linker_settings(linker, batch_size=batch_size)
+    from librarian.factory import pipeline_for
+
+    pipeline = pipeline_for(settings)  # checked and loaded once; the flow reuses it
     if plan:
-        show_plan(settings, input, source, target, db, dry_run, as_json)
+        show_plan(pipeline, settings, input, source, target, db, dry_run, as_json)
         return
     prefect_environment()
     with ExitStack() as stack:
@@ -135,6 +142,7 @@ def run_database(linker: LinkerOptions, dry_run: bool, from_db: bool) -> str | N
 
 
 def show_plan(
+    pipeline: Pipeline,
     settings: LinkerSettings,
     input: Path | None,
     document: str | None,
@@ -144,11 +152,9 @@ def show_plan(
     as_json: bool,
 ) -> None:
     """The stages the run would take, its source and sinks; no row is read."""
-    from librarian.factory import build_pipeline
     from librarian.pipeline.sources import file_source
     from librarian.store.db import redacted
 
-    pipeline = build_pipeline(settings)
     if input is not None:
         found = file_source(input, document)
         source = {"kind": type(found).__name__, "name": found.name}

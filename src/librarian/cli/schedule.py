@@ -32,6 +32,15 @@ def _absolute(settings: LinkerSettings) -> dict[str, Any]:
     return values
 
 
+def checked_settings(linker: LinkerOptions, batch_size: int) -> LinkerSettings:
+    """The settings each scheduled run will use, refused now if they cannot serve one."""
+    from librarian.factory import check
+
+    settings = linker_settings(linker, batch_size=batch_size)
+    check(settings)
+    return settings
+
+
 def persistent_server(command: str) -> None:
     """Schedules live on a persistent Prefect server: refuse, saying how to get one."""
     if not os.environ.get("PREFECT_API_URL"):
@@ -79,7 +88,7 @@ def serve(*, schedule: ScheduleOptions, linker: LinkerOptions) -> None:
     temporary server.
     """
     check_cron(schedule.cron)  # the cheapest checks first: before any model is looked for
-    settings = linker_settings(linker, batch_size=schedule.batch_size)
+    settings = checked_settings(linker, schedule.batch_size)
     parameters = scheduled_parameters(schedule, settings, linker)
     persistent_server("serve")
     prefect_environment()
@@ -109,7 +118,7 @@ def deploy(
     A worker runs it: `prefect worker start --pool POOL` on a machine with librarian
     installed."""
     check_cron(schedule.cron)
-    settings = linker_settings(linker, batch_size=schedule.batch_size)
+    settings = checked_settings(linker, schedule.batch_size)
     parameters = scheduled_parameters(schedule, settings, linker)
     persistent_server("deploy")
     prefect_environment()

@@ -37,7 +37,7 @@ from librarian.pipeline.sinks import FileSink
 from librarian.pipeline.sources import Source, file_source
 from librarian.schemas.records import BatchResult, PriorDecision, RawBatch, RunSummary, Section
 from librarian.settings import LinkerSettings
-from librarian.store.db import make_engine, redacted, upgrade
+from librarian.store.db import make_engine, redacted
 from librarian.store.sink import DatabaseSink, StoredPriors, session_for
 from librarian.store.source import QueueTable
 
@@ -271,9 +271,9 @@ def link_queue(
     they are stored and written in input order, so outputs do not depend on it.
     """
     commit = database is not None if commit is None else commit
+    # The caller migrates the database once (`librarian run`: before any model loads;
+    # a scheduled run: `scheduled_run`).
     engine = make_engine(database) if database else None
-    if engine is not None and commit:
-        upgrade(engine)
     source = source_of(input_path, source_name, engine)
     mode = "commit" if commit else "dry-run"
     summary = new_summary(source.name, out_dir, settings, run_id, mode, database)

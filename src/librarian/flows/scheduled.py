@@ -16,6 +16,7 @@ from prefect import flow
 
 from librarian.flows.link_flow import link_queue
 from librarian.settings import LinkerSettings
+from librarian.store.db import make_engine, upgrade
 
 DEPLOYED_FLOW = "librarian-scheduled"
 ENTRYPOINT = "librarian/flows/scheduled.py:scheduled_run"
@@ -24,6 +25,14 @@ ENTRYPOINT = "librarian/flows/scheduled.py:scheduled_run"
 def source_root() -> Path:
     """The directory holding the installed `librarian` package: a deployment's source."""
     return Path(__file__).resolve().parents[2]
+
+
+def migrate(database: str) -> None:
+    engine = make_engine(database)
+    try:
+        upgrade(engine)
+    finally:
+        engine.dispose()
 
 
 @flow(name=DEPLOYED_FLOW)
@@ -38,6 +47,8 @@ def scheduled_run(
     if input_path is None and database is None:
         raise ValueError("a scheduled run needs input_path or a database to drain")
     settings = LinkerSettings(**(options or {}))
+    if database is not None:
+        migrate(database)
     run_id = f"run-{datetime.now(UTC):%Y%m%dT%H%M%SZ}-{secrets.token_hex(3)}"
     summary = link_queue(
         Path(input_path) if input_path else None,
