@@ -19,6 +19,8 @@ from librarian.schemas.routing import RoutingMode
 
 # Used only when the uncalibrated scorer is asked for explicitly.
 UNCALIBRATED_THRESHOLD = 0.80
+# `librarian train`'s random seed.
+DEFAULT_SEED = 13
 
 
 SearchKind = Literal["flat", "beam"]

@@ -32,6 +32,7 @@ from librarian.cli.options import (
 )
 from librarian.errors import RunError, UsageError
 from librarian.paths import DEFAULT_HUB, DEFAULT_LINKS, DEFAULT_SECTION_TEXTS
+from librarian.settings import DEFAULT_SEED
 from librarian.training.links import DEV_FRAMEWORKS, TrainingLink
 
 
@@ -72,7 +73,7 @@ def train(
     out_dir: ModelsOutOpt = None,
     embedding_model: EmbeddingOpt = None,
     cache_dir: CacheOpt = None,
-    seed: SeedOpt = 13,
+    seed: SeedOpt = DEFAULT_SEED,
     force: ForceOpt = False,
     home: HomeOpt = None,
 ) -> None:

@@ -159,9 +159,9 @@ class RunSummary(BaseModel):
     models: dict[str, str | None] = Field(default_factory=dict)
     retriever: str = ""
     hub: dict[str, str | int] = Field(default_factory=dict)
-    threshold: float = 0.8
-    top_k: int = 20
-    top_n: int = 5
+    threshold: float = 0.0  # the run's settings fill these in
+    top_k: int = 0
+    top_n: int = 0
     batch_size: int = 0
     batches: int = 0
     outputs: dict[str, str] = Field(default_factory=dict)

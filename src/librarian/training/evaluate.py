@@ -23,6 +23,7 @@ from librarian.schemas.evaluation import (
     Top1,
 )
 from librarian.schemas.records import PriorDecision, Section
+from librarian.settings import default_of
 from librarian.training.calibrate import ReliabilityBin, reliability
 from librarian.training.golden import framework_of, sections_of, style_of
 
@@ -243,7 +244,7 @@ def gate_failures(report: EvalReport, max_ece: float = 0.10) -> list[str]:
 def run_golden(
     pipeline: Pipeline,
     rows: Sequence[GoldenRow],
-    batch_size: int = 256,
+    batch_size: int = default_of("batch_size"),
     progress: Callable[[int], None] | None = None,
 ) -> list[RowOutcome]:
     """Every golden row through validation and the same pipeline a run uses, with the

@@ -50,7 +50,7 @@ from librarian.retrieval.evidence import (
 )
 from librarian.retrieval.index import HubIndex, build_index
 from librarian.routing.classifier import ROUTER_NAME, BranchClassifier
-from librarian.settings import LinkerSettings
+from librarian.settings import DEFAULT_SEED, LinkerSettings, default_of
 from librarian.training.branch import fit_router
 from librarian.training.calibrate import choose_threshold, reliability
 from librarian.training.links import (
@@ -91,9 +91,9 @@ class TrainOptions:
     prose: Mapping[tuple[str, str], str]  # section prose by (framework, section id)
     prose_sha256: str = ""
     exclude_frameworks: tuple[str, ...] = ()
-    top_k: int = 20
+    top_k: int = default_of("top_k")
     max_wrong_rate: float = MAX_WRONG_RATE
-    seed: int = 13
+    seed: int = DEFAULT_SEED
 
 
 @dataclass
@@ -304,7 +304,7 @@ class TrainRequest:
     embedding_model: Path | None
     cache_dir: Path | None
     exclude_frameworks: tuple[str, ...] = ()
-    seed: int = 13
+    seed: int = DEFAULT_SEED
     force: bool = False
 
 
