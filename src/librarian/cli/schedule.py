@@ -145,8 +145,12 @@ def _register(name: str, pool: str, cron: str, parameters: dict[str, Any]) -> ob
     deployable = scheduled_run.from_source(source=str(source_root()), entrypoint=ENTRYPOINT)
     if not isinstance(deployable, Flow):  # from_source is synchronous outside an event loop
         raise RunError("Prefect returned a coroutine where a flow was expected")
-    # The source is the installed package: nothing to build, push or print.
-    local = {"build": False, "push": False, "print_next_steps": False}
     return deployable.deploy(
-        name=name, work_pool_name=pool, cron=cron, parameters=parameters, **local
+        name=name,
+        work_pool_name=pool,
+        cron=cron,
+        parameters=parameters,
+        build=False,
+        push=False,
+        print_next_steps=False,
     )
