@@ -2,13 +2,16 @@ from __future__ import annotations
 
 import json
 import os
+import secrets
 from pathlib import Path
 from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, settings
+from hypothesis import core as hypothesis_core
 
 ROOT = Path(__file__).resolve().parent.parent
+HYPOTHESIS_SEED = pytest.StashKey[str]()
 
 
 @pytest.fixture(autouse=True)
@@ -33,14 +36,26 @@ def write_jsonl(tmp_path: Path):  # type: ignore[no-untyped-def]
 
 
 # Hypothesis profiles: `ci` (bounded, the default, in `make test`) and `fuzz` (`make fuzz`).
+# Neither is derandomized: each run draws new examples from a seed it prints at the end
+# (`pytest --hypothesis-seed=N`, or HYPOTHESIS_SEED=N, replays a run's examples).
 settings.register_profile(
-    "ci",
-    max_examples=150,
-    deadline=None,
-    derandomize=True,
-    suppress_health_check=[HealthCheck.too_slow],
+    "ci", max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow]
 )
 settings.register_profile(
     "fuzz", max_examples=5000, deadline=None, suppress_health_check=[HealthCheck.too_slow]
 )
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    seed = config.getoption("--hypothesis-seed", default=None)
+    if seed is None:
+        seed = int(os.environ.get("HYPOTHESIS_SEED") or secrets.randbelow(2**32))
+        hypothesis_core.global_force_seed = seed  # type: ignore[assignment]
+    config.stash[HYPOTHESIS_SEED] = str(seed)
+
+
+def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:
+    seed = config.stash.get(HYPOTHESIS_SEED, None)
+    if seed is not None:
+        terminalreporter.write_line(f"hypothesis seed {seed} (replay: --hypothesis-seed={seed})")

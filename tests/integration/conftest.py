@@ -1,6 +1,8 @@
 from __future__ import annotations
 
 import os
+import re
+import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -68,3 +70,17 @@ def postgres_url(postgres_server: str) -> Iterator[str]:
         with admin.connect() as conn:
             conn.execute(text(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)"))
         admin.dispose()
+
+
+def wait_for_batches(proc: subprocess.Popen[str], batches: int) -> list[str]:
+    """Read the run's log (stderr) until it says batch `batches` is done: an event, not a
+    wall clock. The flow logs a batch after storing and writing it. Fails, with the log,
+    when the run ends first."""
+    assert proc.stderr is not None
+    seen: list[str] = []
+    wanted = re.compile(rf"\bbatch {batches}: ")
+    for line in proc.stderr:
+        seen.append(line)
+        if wanted.search(line):
+            return seen
+    raise AssertionError("the run ended before it could be killed:\n" + "".join(seen[-40:]))

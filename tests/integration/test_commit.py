@@ -12,7 +12,6 @@ import re
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +24,7 @@ from librarian.schemas.envelopes import LinkProposal, ReviewItem
 from librarian.store.db import make_engine, upgrade
 from librarian.store.queue import enqueue, pending
 from librarian.store.tables import DecisionRow, KnowledgeQueueRow, RejectedRow
+from tests.integration.conftest import wait_for_batches
 from tests.rfc import assert_rfc_valid, assert_rfc_valid_decisions
 
 pytestmark = pytest.mark.integration
@@ -164,15 +164,15 @@ def test_sigkill_mid_commit_then_rerun_decides_every_row_once(
     proc = subprocess.Popen(
         [*command, "--out", str(tmp_path / "killed")],
         stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
         start_new_session=True,
         env=own_prefect(tmp_path / "prefect-home"),
     )
-    deadline = time.monotonic() + 300
-    while count(engine, DecisionRow.id) < 30 and time.monotonic() < deadline:
-        assert proc.poll() is None, "the run ended before it could be killed"
-        time.sleep(0.2)
-    os.killpg(proc.pid, signal.SIGKILL)
+    try:
+        wait_for_batches(proc, 3)  # 30 rows stored
+    finally:
+        os.killpg(proc.pid, signal.SIGKILL)
     proc.wait()
     decided = count(engine, DecisionRow.id)
     assert 30 <= decided < 600
@@ -198,21 +198,16 @@ def test_file_commit_killed_then_rerun_keeps_each_chunk_once(tmp_path: Path) -> 
     proc = subprocess.Popen(
         [*command, "--out", str(tmp_path / "killed")],
         stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
         start_new_session=True,
         env=own_prefect(tmp_path / "prefect-home"),
     )
     engine = make_engine(db)
-    deadline = time.monotonic() + 300
-    while time.monotonic() < deadline:
-        assert proc.poll() is None, "the run ended before it could be killed"
-        try:
-            if count(engine, DecisionRow.id) >= 30:
-                break
-        except Exception:  # the run has not created the tables yet
-            pass
-        time.sleep(0.2)
-    os.killpg(proc.pid, signal.SIGKILL)
+    try:
+        wait_for_batches(proc, 3)  # 30 rows stored
+    finally:
+        os.killpg(proc.pid, signal.SIGKILL)
     proc.wait()
     rerun = subprocess.run(
         [*command, "--out", str(tmp_path / "rerun")],

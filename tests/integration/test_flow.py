@@ -51,6 +51,24 @@ def test_every_line_is_accounted_for(run: dict[str, Any]) -> None:
     assert summary.linked + summary.review == want["decided"] + want["linked"] + want["review"]
 
 
+def test_linked_and_review_are_each_what_their_envelopes_say(run: dict[str, Any]) -> None:
+    out: Path = run["out"]
+    summary = run["summary"]
+    proposals = read_jsonl(out / "proposals.jsonl")
+    reviews = read_jsonl(out / "reviews.jsonl")
+    assert (summary.linked, summary.review) == (len(proposals), len(reviews))
+    assert summary.linked >= 1 and summary.review >= 1
+    for proposal in proposals:  # a citation, or a confidence at the threshold or above
+        link = proposal["links"][0]
+        cited = link["link_type"] == "LinkedTo"
+        assert cited or link["confidence"] >= proposal["retrieval"]["threshold"]
+    for review in reviews:
+        if review["reason_code"] == "BELOW_THRESHOLD":
+            top = review["suggested_links"][0]["confidence"]
+            assert top < review["retrieval"]["threshold"]
+    assert sum(summary.by_reason.get("review", {}).values()) == summary.review
+
+
 def test_bad_rows_get_their_typed_reason_on_their_line(run: dict[str, Any]) -> None:
     out: Path = run["out"]
     got = {

@@ -38,7 +38,7 @@ def workdir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return tmp_path_factory.mktemp("fuzz-flow")
 
 
-@settings(max_examples=EXAMPLES, deadline=None, derandomize=EXAMPLES <= 3)
+@settings(max_examples=EXAMPLES, deadline=None)
 @given(hostile=st.lists(hostile_lines(), min_size=1, max_size=24), seed=st.randoms())
 def test_the_flow_survives_hostile_lines(
     prefect_server: None, workdir: Path, hostile: list[bytes], seed: object

@@ -130,7 +130,7 @@ def test_explain_explicit_citation() -> None:
 
 @pytest.mark.parametrize("text", ["Use [bold]strong[/bold] session tokens", "Tokens [/] rotate"])
 def test_explain_json_keeps_text_that_looks_like_markup(tmp_path: Path, text: str) -> None:
-    """Issue 13, defect 8: the JSON is the text as given, never read as rich markup."""
+    """The JSON is the text as given, never read as rich markup."""
     args = ["explain", text, "--json", "--uncalibrated", "--cache-dir", str(tmp_path)]
     result = CliRunner().invoke(app, args)
     assert result.exit_code == 0, result.output

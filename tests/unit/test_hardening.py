@@ -1,6 +1,5 @@
-"""The defects of issue 13, one test (or more) each: every one failed before its fix.
-
-Numbers in the test names are the issue's. The end-to-end halves (the queue table on
+"""Hostile and careless input at the boundary, one test (or more) each; every one failed
+before its fix (docs/reliability.md has the table). The end-to-end halves (the queue table on
 SQLite and PostgreSQL, a failed run keeping the previous outputs) are in
 tests/integration/test_hardening.py.
 """
@@ -64,14 +63,14 @@ POISON = {
 
 
 @pytest.mark.parametrize("raw", POISON.values(), ids=list(POISON))
-def test_1_a_poison_line_is_rejected_with_a_reason(raw: bytes) -> None:
+def test_a_poison_line_is_rejected_with_a_reason(raw: bytes) -> None:
     parsed = parse_line(3, raw)
     assert isinstance(parsed, Rejection), parsed
     assert parsed.line == 3 and parsed.message
     json.dumps(parsed.model_dump(mode="json")).encode("utf-8")  # and can be written out
 
 
-def test_1_poison_lines_never_stop_the_rows_around_them(tmp_path: Path) -> None:
+def test_poison_lines_never_stop_the_rows_around_them(tmp_path: Path) -> None:
     good = [line(row(chunk_id=f"g{i}", locator_path=f"g{i}.md")) for i in range(6)]
     path = tmp_path / "q.jsonl"
     path.write_bytes(b"\n".join([good[0], *POISON.values(), *good[1:]]) + b"\n")
@@ -99,7 +98,7 @@ def decided(text: str) -> dict[str, Any]:
         "See the release 200-001 notes for the change log.",
     ],
 )
-def test_5_a_bare_id_without_cre_context_is_no_citation(text: str) -> None:
+def test_a_bare_id_without_cre_context_is_no_citation(text: str) -> None:
     assert find_references(text, small_hub().ids) is None
     assert not decided(text)["retrieval"]["retriever"].startswith("explicit")
 
@@ -108,13 +107,13 @@ def test_5_a_bare_id_without_cre_context_is_no_citation(text: str) -> None:
     "text",
     ["This control does not satisfy CRE 200-001.", "Not covered by CRE 200-001 at all."],
 )
-def test_5_a_negated_citation_goes_to_review(text: str) -> None:
+def test_a_negated_citation_goes_to_review(text: str) -> None:
     envelope = decided(text)
     assert envelope["status"] == "review_required" and envelope["reason_code"] == "ADVERSARIAL_FLAG"
 
 
 @pytest.mark.parametrize("hidden", ["\u202e", "\u200b", "\u2066"])
-def test_5_hidden_characters_in_a_citation_send_it_to_review(hidden: str) -> None:
+def test_hidden_characters_in_a_citation_send_it_to_review(hidden: str) -> None:
     ref = find_references(f"See CRE 200{hidden}-001 for details.", small_hub().ids)
     assert ref is not None and ref.hidden == (f"U+{ord(hidden):04X}",)
     envelope = decided(f"Mapped to CRE 200{hidden}-001.")
@@ -124,7 +123,7 @@ def test_5_hidden_characters_in_a_citation_send_it_to_review(hidden: str) -> Non
 # 9. Timestamps without a timezone -----------------------------------------------------
 
 
-def test_9_naive_timestamps_are_read_as_utc_and_envelopes_meet_the_rfc() -> None:
+def test_naive_timestamps_are_read_as_utc_and_envelopes_meet_the_rfc() -> None:
     parsed = parse_line(
         1,
         line(row(source_committed_at="2026-11-01T00:00:00", created_at="2026-11-02 10:00:00")),
@@ -135,7 +134,7 @@ def test_9_naive_timestamps_are_read_as_utc_and_envelopes_meet_the_rfc() -> None
     assert_rfc_valid([dump_envelope(e) for e in result.envelopes])
 
 
-def test_9_locators_of_queue_rows_carry_the_rfc_id() -> None:
+def test_locators_of_queue_rows_carry_the_rfc_id() -> None:
     github = parse_line(1, line(row()))
     rss = parse_line(
         2,
@@ -157,7 +156,7 @@ def test_9_locators_of_queue_rows_carry_the_rfc_id() -> None:
 
 
 @pytest.mark.parametrize("batch_size", [1, 2, 3, 50])
-def test_12_the_first_of_two_chunks_with_one_span_and_text_wins_whatever_the_batch(
+def test_the_first_of_two_chunks_with_one_span_and_text_wins_whatever_the_batch(
     tmp_path: Path, batch_size: int
 ) -> None:
     rows = [
@@ -184,7 +183,7 @@ def test_12_the_first_of_two_chunks_with_one_span_and_text_wins_whatever_the_bat
 
 
 @pytest.mark.parametrize("text", ["\u200b\u200b\u200b", "\u2060 \ufeff", "\u202e\u202c\n"])
-def test_13_text_of_only_invisible_characters_is_empty(text: str) -> None:
+def test_text_of_only_invisible_characters_is_empty(text: str) -> None:
     parsed = parse_line(1, line(row(text=text)))
     assert isinstance(parsed, Rejection) and parsed.reason == RejectCode.EMPTY_TEXT
 
@@ -195,14 +194,14 @@ def run_cli(*args: str, env: dict[str, str] | None = None) -> Any:
     return result
 
 
-def test_13_a_utf16_file_is_refused_naming_its_encoding(tmp_path: Path) -> None:
+def test_a_utf16_file_is_refused_naming_its_encoding(tmp_path: Path) -> None:
     path = tmp_path / "q.jsonl"
     path.write_text(json.dumps(row()) + "\n", encoding="utf-16")
     result = run_cli("run", str(path))
     assert result.exit_code == 2 and "UTF-16" in result.output
 
 
-def test_13_a_directory_or_device_is_refused_for_what_it_is(tmp_path: Path) -> None:
+def test_a_directory_or_device_is_refused_for_what_it_is(tmp_path: Path) -> None:
     result = run_cli("run", str(tmp_path))
     assert result.exit_code == 2 and "is a directory" in result.output
     result = run_cli("run", "/dev/zero")
@@ -234,7 +233,7 @@ def queue_file(tmp_path: Path) -> Path:
         (["--commit", "--db", "sqlite:///:memory:"], "in-memory"),
     ],
 )
-def test_10_bad_options_are_one_line_and_exit_2(
+def test_bad_options_are_one_line_and_exit_2(
     queue_file: Path, args: list[str], message: str
 ) -> None:
     result = run_cli("run", str(queue_file), *args)
@@ -242,7 +241,7 @@ def test_10_bad_options_are_one_line_and_exit_2(
     assert len(result.output.strip().splitlines()) <= 2  # the error, and a hint
 
 
-def test_10_a_bad_database_scheme_never_prints_the_password(queue_file: Path) -> None:
+def test_a_bad_database_scheme_never_prints_the_password(queue_file: Path) -> None:
     url = "mysql://admin:hunter2-secret@db.example/x"
     for args, env in [(["--db", url], None), ([], {"LIBRARIAN_DB": url})]:
         result = run_cli("run", str(queue_file), "--commit", *args, env=env)
@@ -250,25 +249,25 @@ def test_10_a_bad_database_scheme_never_prints_the_password(queue_file: Path) ->
         assert "hunter2" not in result.output and "***" in result.output
 
 
-def test_10_out_under_a_file_is_refused_before_the_run(queue_file: Path, tmp_path: Path) -> None:
+def test_out_under_a_file_is_refused_before_the_run(queue_file: Path, tmp_path: Path) -> None:
     blocker = tmp_path / "a-file"
     blocker.write_text("x")
     result = run_cli("run", str(queue_file), "--out", str(blocker / "out"))
     assert result.exit_code == 2 and "is a file" in result.output
 
 
-def test_10_a_cron_that_is_not_one_is_a_usage_error(tmp_path: Path) -> None:
+def test_a_cron_that_is_not_one_is_a_usage_error(tmp_path: Path) -> None:
     result = run_cli("serve", "--cron", "every night")
     assert result.exit_code == 2 and "cron" in result.output.lower()
     assert len(result.output.strip().splitlines()) <= 2
 
 
-def test_10_text_that_is_not_utf8_is_a_usage_error() -> None:
+def test_text_that_is_not_utf8_is_a_usage_error() -> None:
     result = run_cli("route", "caf\udce9 au lait")  # argv bytes b"caf\xe9" as Python keeps them
     assert result.exit_code == 2 and "not UTF-8" in result.output
 
 
-def test_10_a_bad_row_for_the_queue_table_is_one_line(tmp_path: Path) -> None:
+def test_a_bad_row_for_the_queue_table_is_one_line(tmp_path: Path) -> None:
     path = tmp_path / "q.jsonl"
     path.write_bytes(line(row()) + b"\n" + DEEP.encode() + b"\n")
     db = f"sqlite:///{tmp_path / 'q.db'}"
@@ -276,7 +275,7 @@ def test_10_a_bad_row_for_the_queue_table_is_one_line(tmp_path: Path) -> None:
     assert result.exit_code == 2 and "line 2" in result.output
 
 
-def test_10_a_deeply_nested_hub_is_refused(queue_file: Path, tmp_path: Path) -> None:
+def test_a_deeply_nested_hub_is_refused(queue_file: Path, tmp_path: Path) -> None:
     hub = tmp_path / "hubs.jsonl"
     hub.write_text(DEEP + "\n")
     result = run_cli("run", str(queue_file), "--hub", str(hub))
@@ -317,7 +316,7 @@ def open_items(engine: Any) -> list[Any]:
         return review_items(session, "open")
 
 
-def test_4_a_sheet_with_text_over_128_kib_round_trips(tmp_path: Path, review_db: Any) -> None:
+def test_a_sheet_with_text_over_128_kib_round_trips(tmp_path: Path, review_db: Any) -> None:
     rows = sheet_rows(to_csv(open_items(review_db)))
     first = next(r for r in rows if r["chunk_id"] == "c0")
     first["decision"] = "reject"
@@ -331,7 +330,7 @@ def test_4_a_sheet_with_text_over_128_kib_round_trips(tmp_path: Path, review_db:
     assert read.errors == result.errors == [] and result.rejected == 1
 
 
-def test_14_no_csv_cell_reads_as_a_formula(review_db: Any) -> None:
+def test_no_csv_cell_reads_as_a_formula(review_db: Any) -> None:
     rows = sheet_rows(to_csv(open_items(review_db)))
     for record in rows:
         for cell in record.values():
@@ -339,7 +338,7 @@ def test_14_no_csv_cell_reads_as_a_formula(review_db: Any) -> None:
             assert not (cell or "").lstrip().startswith(("\uff1d", "=")), cell
 
 
-def test_15_the_html_export_allows_no_inline_script_but_its_own(review_db: Any) -> None:
+def test_the_html_export_allows_no_inline_script_but_its_own(review_db: Any) -> None:
     page = to_html(open_items(review_db))
     csp = re.search(r'Content-Security-Policy" content="([^"]+)"', page)
     assert csp is not None
@@ -352,7 +351,7 @@ def test_15_the_html_export_allows_no_inline_script_but_its_own(review_db: Any) 
 # 11. Trained-model integrity -------------------------------------------------------------
 
 
-def test_11_an_edited_card_threshold_is_refused(tmp_path: Path) -> None:
+def test_an_edited_card_threshold_is_refused(tmp_path: Path) -> None:
     models = trained(tmp_path)
     card = models / "card.json"
     data = json.loads(card.read_text())
