@@ -96,9 +96,7 @@ def run(
     writable_output(target)
     db = run_database(linker, dry_run, from_db)
     settings = linker_settings(linker, batch_size=batch_size)
-    from librarian.factory import pipeline_for
-
-    pipeline = pipeline_for(settings)  # checked and loaded once; the flow reuses it
+    pipeline = loaded(settings)
     if plan:
         show_plan(pipeline, settings, input, source, target, db, dry_run, as_json)
         return
@@ -126,6 +124,13 @@ def run(
         sys.stdout.write(summary.model_dump_json(indent=1) + "\n")
     elif not quiet:
         render.run_summary(summary, target)
+
+
+def loaded(settings: LinkerSettings) -> Pipeline:
+    """The pipeline, checked and loaded once before Prefect starts; the flow reuses it."""
+    from librarian.factory import pipeline_for
+
+    return pipeline_for(settings)
 
 
 def run_database(linker: LinkerOptions, dry_run: bool, from_db: bool) -> str | None:

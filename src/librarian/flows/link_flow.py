@@ -150,11 +150,9 @@ class _Run:
 
     def finish(self, batch: _InFlight) -> None:
         started = time.perf_counter()
-        result = batch.linked.result()
-        self.timed("wait_for_link", started)
         admitted = batch.admitted
-        result.rejections = admitted.rejections + result.rejections
-        result.skips = admitted.skips
+        result = admitted.complete(batch.linked.result())
+        self.timed("wait_for_link", started)
         if self.database is not None and batch.session is not None:
             started = time.perf_counter()
             commit_batch(as_is(self.database), as_is(batch.session), as_is(admitted), as_is(result))

@@ -26,11 +26,12 @@ import time
 from collections import defaultdict
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Protocol
 
 from librarian.catalogue.hub import Hub
+from librarian.models.seams import Vectors
 from librarian.pipeline import components as ids
 from librarian.pipeline.components import Component, describe
 from librarian.pipeline.decide import decide
@@ -87,6 +88,13 @@ class Admitted:
     skips: list[Skip]
     priors: dict[str, PriorDecision] | None
 
+    def complete(self, result: BatchResult) -> BatchResult:
+        """`result` of linking these sections, with the rows admission refused or skipped:
+        one outcome for every row of the batch."""
+        result.rejections = self.rejections + result.rejections
+        result.skips = self.skips + result.skips
+        return result
+
 
 class _Timer:
     def __init__(self) -> None:
@@ -109,8 +117,7 @@ class _Row:
     hits: list[ScoredHub]
     rerank: list[float] | None
     evidence: list[float] | None
-    vector_row: int
-    candidates: list[Candidate] = field(default_factory=list)
+    vector: Vectors
 
 
 @dataclass
@@ -186,10 +193,7 @@ class Pipeline:
     ) -> BatchResult:
         """One raw batch through every stage: one outcome per row."""
         admitted = self.admit(raw, registry, lookup)
-        result = self.link_resilient(admitted.sections, run_id, admitted.priors)
-        result.rejections = admitted.rejections + result.rejections
-        result.skips = admitted.skips
-        return result
+        return admitted.complete(self.link_resilient(admitted.sections, run_id, admitted.priors))
 
     def link(
         self,
@@ -243,14 +247,14 @@ class Pipeline:
                     evidence = [
                         float(retrieved.best[row, self.column[h.cre_id]]) for h in hits[row]
                     ]
-                scored = _Row(section, hits[row], rerank[row], evidence, row)
-                out[pos] = self._decide(scored, embedded.vectors, ctx, priors, described)
+                scored = _Row(section, hits[row], rerank[row], evidence, embedded.vectors[row])
+                out[pos] = self._decide(scored, ctx, priors, described)
         result.truncated = embedded.truncated
         result.reranked = sum(r is not None for r in rerank)
         result.routing = retrieved.routing
 
     def _decide(
-        self, row: _Row, vectors: object, ctx: RunContext, priors: Priors | None, described: str
+        self, row: _Row, ctx: RunContext, priors: Priors | None, described: str
     ) -> Envelope:
         candidates = self._candidates(row.hits, row.rerank)
         reranked: list[Candidate] = []
@@ -261,7 +265,7 @@ class Pipeline:
         confidence = (
             self.score.confidences(ToScore(row.hits, row.evidence, ranked)) if ranked else {}
         )
-        reasons = {c.cre_id: self._why(vectors, row.vector_row, c.cre_id) for c in ranked}
+        reasons = {c.cre_id: self._why(row.vector, c.cre_id) for c in ranked}
         first = ranked[0] if ranked else None
         prior = priors.get(row.section.span_key) if priors is not None else None
         verdict = self.safety.check(
@@ -302,7 +306,7 @@ class Pipeline:
         first = ref.known[0] if ref.known else None
         prior = priors.get(section.span_key) if priors is not None else None
         verdict = self.safety.check(SafetyInput(section, first, None, prior, priors is not None))
-        flags = [*ref.flags(), *verdict.flags]
+        verdict = replace(verdict, flags=(*ref.flags(), *verdict.flags))
         if plain and first is not None:
             why_ = f"the text cites CRE {first} ({self.hub.by_id[first].name})"
             links = [Link(cre_id=first, link_type="LinkedTo", confidence=1.0, rationale=why_)]
@@ -313,16 +317,16 @@ class Pipeline:
                 for c in ref.known
             ]
         decision = decide(
-            1.0 if plain else 0.0, list(ref.known), flags, ctx.threshold, verdict.update_conflict
+            1.0 if plain else 0.0,
+            list(ref.known),
+            verdict.flags,
+            ctx.threshold,
+            verdict.update_conflict,
         )
-        detection = verdict.detection().model_copy(
-            update={"adversarial_flags": list(dict.fromkeys(flags))}
-        )
-        return envelope(section, decision, Emitted(retrieval, links, detection), ctx)
+        return envelope(section, decision, Emitted(retrieval, links, verdict.detection()), ctx)
 
-    def _why(self, vectors: object, row: int, cre_id: str) -> str:
-        evidence = self.retrieve.evidence
-        return why(vectors[row], self.index, evidence, self.column[cre_id])  # type: ignore[index]
+    def _why(self, vector: Vectors, cre_id: str) -> str:
+        return why(vector, self.index, self.retrieve.evidence, self.column[cre_id])
 
     def _candidates(self, hits: list[ScoredHub], rerank: list[float] | None) -> list[Candidate]:
         return [

@@ -20,6 +20,7 @@ from librarian.schemas.records import (
     PriorDecision,
     RawBatch,
     RejectCode,
+    Rejection,
     Section,
     Skip,
     rejected,
@@ -59,13 +60,14 @@ class DatabaseSink:
         envelopes and count as rejected in `result`."""
         by_chunk = {s.chunk_id: s for s in sections}
         from_queue = bool(raw.queue_ids)
-        failed = [
-            r
-            for r in result.rejections
-            if r.reason == RejectCode.PROCESSING_ERROR and r.line in {s.line for s in sections}
-        ]
-        failures = {r.line: r.message for r in failed} if from_queue else {}
-        rejections = [r for r in result.rejections if not (from_queue and r in failed)]
+        linked_lines = {s.line for s in sections}
+
+        def left_in_queue(r: Rejection) -> bool:  # errored while processed, from the queue
+            failed = r.reason == RejectCode.PROCESSING_ERROR and r.line in linked_lines
+            return from_queue and failed
+
+        failures = {r.line: r.message for r in result.rejections if left_in_queue(r)}
+        rejections = [r for r in result.rejections if not left_in_queue(r)]
         batch = StoredBatch(
             self.run_id,
             result.envelopes,
