@@ -82,7 +82,6 @@ def run(
     linker: LinkerOptions,
 ) -> None:
     """Run the linking flow over INPUT and write envelopes (dry-run: files, nothing changed).
-
     INPUT: knowledge-queue JSONL (queue rows or KnowledgeItems), or a plain input: a CSV or
     JSONL table with id, text (optional title, url, section_path), or a Markdown document
     (one section per heading). --commit stores every decision in the database (--db,
