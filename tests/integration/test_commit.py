@@ -20,6 +20,8 @@ from sqlalchemy import Engine, func, select, text
 from sqlalchemy.orm import Session
 
 from librarian.paths import DEFAULT_LINKS, packaged_data
+from librarian.pipeline.components import UPDATE_EVALUATED
+from librarian.pipeline.sinks import read_jsonl
 from librarian.schemas.envelopes import LinkProposal, ReviewItem
 from librarian.store.db import make_engine, upgrade
 from librarian.store.queue import enqueue, pending
@@ -126,6 +128,32 @@ def test_dry_run_never_writes_the_database(tmp_path: Path) -> None:
     result = librarian(tmp_path, str(SAMPLE), "--out", str(tmp_path / "o"))
     assert result.returncode == 0
     assert not list(tmp_path.glob("*.db")) and not (ROOT / "librarian.db").exists()
+
+
+def test_a_dry_run_given_the_database_reads_priors_and_writes_nothing(tmp_path: Path) -> None:
+    db = f"sqlite:///{tmp_path / 'l.db'}"
+    (_, first), (_, second) = queue_rows(2)
+    before = [dict(first, text="Generate a new session token when the user authenticates.")]
+    after = [dict(before[0], chunk_id="q-0-v2", text="Never issue a fresh session token."), second]
+    for name, rows in (("v1", before), ("v2", after)):
+        (tmp_path / f"{name}.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    done = librarian(
+        tmp_path, str(tmp_path / "v1.jsonl"), "--commit", "--db", db, "--out", str(tmp_path / "v1")
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    stored = (tmp_path / "l.db").read_bytes()
+    dry = librarian(tmp_path, str(tmp_path / "v2.jsonl"), "--db", db, "--out", str(tmp_path / "v2"))
+    assert dry.returncode == 0, dry.stderr[-3000:]
+    assert (tmp_path / "l.db").read_bytes() == stored  # read, never written
+    reviews = {r["chunk_id"]: r for r in read_jsonl(tmp_path / "v2" / "reviews.jsonl")}
+    updated = reviews["q-0-v2"]["update_detection"]
+    assert updated["is_update"] and updated["prior_chunk_id"] == "q-0"
+    assert updated["adversarial_flags"] == ["NEGATION_MISMATCH"]
+    assert not reviews["q-1"]["update_detection"]["is_update"]  # checked: decided never
+    for review in reviews.values():
+        assert UPDATE_EVALUATED in review["retrieval"]["retriever"]
+    summary = json.loads((tmp_path / "v2" / "summary.json").read_text())
+    assert (summary["mode"] == "dry-run" and "stored" not in summary) or not summary["stored"]
 
 
 def test_two_consumers_drain_one_postgres_queue_without_doubles(
