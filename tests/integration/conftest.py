@@ -3,6 +3,7 @@ from __future__ import annotations
 import os
 import re
 import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -84,3 +85,15 @@ def wait_for_batches(proc: subprocess.Popen[str], batches: int) -> list[str]:
         if wanted.search(line):
             return seen
     raise AssertionError("the run ended before it could be killed:\n" + "".join(seen[-40:]))
+
+
+LIBRARIAN = str(Path(sys.executable).with_name("librarian"))
+
+
+def run_librarian(
+    *args: str, env: dict[str, str] | None = None, timeout: float = 600
+) -> subprocess.CompletedProcess[str]:
+    """The installed `librarian` command, its output captured, its exit code returned."""
+    return subprocess.run(
+        [LIBRARIAN, *args], capture_output=True, text=True, timeout=timeout, check=False, env=env
+    )

@@ -6,18 +6,16 @@ import json
 import os
 import signal
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from librarian.paths import packaged_data
-from tests.integration.conftest import wait_for_batches
+from tests.integration.conftest import LIBRARIAN, run_librarian, wait_for_batches
 
 pytestmark = pytest.mark.integration
 
 ROOT = Path(__file__).resolve().parents[2]
-LIBRARIAN = str(Path(sys.executable).with_name("librarian"))
 
 
 def big_queue(path: Path, rows: int) -> Path:
@@ -77,21 +75,8 @@ def test_a_run_that_fails_exits_1_and_says_why(tmp_path: Path) -> None:
     (broken / "config.json").write_text("{}")
     queue = big_queue(tmp_path / "q.jsonl", 3)
     out = tmp_path / "out"
-    proc = subprocess.run(
-        [
-            LIBRARIAN,
-            "run",
-            str(queue),
-            "--out",
-            str(out),
-            "--embedding-model",
-            str(broken),
-            "--uncalibrated",
-        ],
-        capture_output=True,
-        text=True,
-        timeout=600,
-        check=False,
+    proc = run_librarian(
+        "run", str(queue), "--out", str(out), "--embedding-model", str(broken), "--uncalibrated"
     )
     assert proc.returncode == 1, proc.stderr[-2000:]
     assert "failed:" in proc.stderr

@@ -11,7 +11,6 @@ import os
 import re
 import signal
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -26,13 +25,12 @@ from librarian.schemas.envelopes import LinkProposal, ReviewItem
 from librarian.store.db import make_engine, upgrade
 from librarian.store.queue import enqueue, pending
 from librarian.store.tables import DecisionRow, KnowledgeQueueRow, RejectedRow
-from tests.integration.conftest import wait_for_batches
+from tests.integration.conftest import LIBRARIAN, wait_for_batches
 from tests.rfc import assert_rfc_valid, assert_rfc_valid_decisions
 
 pytestmark = pytest.mark.integration
 
 ROOT = Path(__file__).resolve().parents[2]
-LIBRARIAN = str(Path(sys.executable).with_name("librarian"))
 SAMPLE = packaged_data("samples", "queue_sample.jsonl")
 BAD_ROWS = packaged_data("samples", "queue_with_bad_rows.jsonl")
 

@@ -12,18 +12,17 @@ import json
 import os
 import re
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from librarian.paths import packaged_data
+from tests.integration.conftest import run_librarian
 
 pytestmark = pytest.mark.integration
 
 ROOT = Path(__file__).resolve().parents[2]
-LIBRARIAN = str(Path(sys.executable).with_name("librarian"))
 MIXED = packaged_data("samples", "queue_with_bad_rows.jsonl")
 OUTPUTS = ("proposals", "reviews", "rejected", "skipped")
 SCORE_TOLERANCE = 1e-5
@@ -33,27 +32,21 @@ _NUMBER = re.compile(r"-?\d+\.(\d+)")
 def run(tmp_path: Path, out: str, *extra: str) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if k != "PREFECT_API_URL"}
     env["PREFECT_HOME"] = str(tmp_path / f"prefect-{out}")
-    return subprocess.run(
-        [
-            LIBRARIAN,
-            "run",
-            str(MIXED),
-            "--batch-size",
-            "7",
-            "--run-id",
-            "same",
-            "--out",
-            str(tmp_path / out),
-            "--uncalibrated",
-            "--cache-dir",
-            str(tmp_path / "cache"),
-            *extra,
-        ],
-        capture_output=True,
-        text=True,
-        timeout=900,
-        check=False,
+    return run_librarian(
+        "run",
+        str(MIXED),
+        "--batch-size",
+        "7",
+        "--run-id",
+        "same",
+        "--out",
+        str(tmp_path / out),
+        "--uncalibrated",
+        "--cache-dir",
+        str(tmp_path / "cache"),
+        *extra,
         env=env,
+        timeout=900,
     )
 
 

@@ -5,18 +5,16 @@ RFC-valid envelopes. The files are the README's examples."""
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from librarian.pipeline.sinks import read_jsonl
+from tests.integration.conftest import run_librarian
 from tests.rfc import assert_rfc_valid
 
 pytestmark = pytest.mark.integration
 
-LIBRARIAN = str(Path(sys.executable).with_name("librarian"))
 EXAMPLES = {
     "reqs.csv": (
         "id,text,title\n"
@@ -40,23 +38,16 @@ def test_a_plain_input_runs_end_to_end(tmp_path: Path, name: str) -> None:
     path = tmp_path / name
     path.write_text(EXAMPLES[name])
     out = tmp_path / "out"
-    done = subprocess.run(
-        [
-            LIBRARIAN,
-            "run",
-            str(path),
-            "--source",
-            "Our Standard 2.0",
-            "--out",
-            str(out),
-            "--uncalibrated",
-            "--cache-dir",
-            str(tmp_path / "cache"),
-        ],
-        capture_output=True,
-        text=True,
-        timeout=600,
-        check=False,
+    done = run_librarian(
+        "run",
+        str(path),
+        "--source",
+        "Our Standard 2.0",
+        "--out",
+        str(out),
+        "--uncalibrated",
+        "--cache-dir",
+        str(tmp_path / "cache"),
     )
     assert done.returncode == 0, done.stderr[-3000:]
     summary = json.loads((out / "summary.json").read_text())

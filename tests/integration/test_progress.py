@@ -9,16 +9,15 @@ import os
 import re
 import shlex
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from librarian.paths import packaged_data
+from tests.integration.conftest import LIBRARIAN, run_librarian
 
 pytestmark = pytest.mark.integration
 
-LIBRARIAN = str(Path(sys.executable).with_name("librarian"))
 SAMPLE = str(packaged_data("samples", "queue_sample.jsonl"))
 ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|\x1b\][^\x07]*\x07|\r")
 
@@ -67,40 +66,26 @@ def test_the_terminal_shows_phases_and_no_prefect_noise(tmp_path: Path) -> None:
 
 
 def test_quiet_and_json_are_for_scripts(tmp_path: Path) -> None:
-    quiet = subprocess.run(
-        [
-            LIBRARIAN,
-            "run",
-            SAMPLE,
-            "--out",
-            str(tmp_path / "q"),
-            "--uncalibrated",
-            "--quiet",
-            "--cache-dir",
-            str(tmp_path / "cache"),
-        ],
-        capture_output=True,
-        text=True,
-        timeout=600,
-        check=False,
+    quiet = run_librarian(
+        "run",
+        SAMPLE,
+        "--out",
+        str(tmp_path / "q"),
+        "--uncalibrated",
+        "--quiet",
+        "--cache-dir",
+        str(tmp_path / "cache"),
     )
     assert quiet.returncode == 0 and quiet.stdout == "", quiet.stdout
-    as_json = subprocess.run(
-        [
-            LIBRARIAN,
-            "run",
-            SAMPLE,
-            "--out",
-            str(tmp_path / "j"),
-            "--uncalibrated",
-            "--json",
-            "--cache-dir",
-            str(tmp_path / "cache"),
-        ],
-        capture_output=True,
-        text=True,
-        timeout=600,
-        check=False,
+    as_json = run_librarian(
+        "run",
+        SAMPLE,
+        "--out",
+        str(tmp_path / "j"),
+        "--uncalibrated",
+        "--json",
+        "--cache-dir",
+        str(tmp_path / "cache"),
     )
     assert as_json.returncode == 0, as_json.stderr[-2000:]
     summary = json.loads(as_json.stdout)
