@@ -8,7 +8,7 @@ import os
 import re
 import secrets
 import sys
-from contextlib import ExitStack
+from contextlib import ExitStack, nullcontext
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -40,7 +40,7 @@ from librarian.cli.options import (
     TaskRunnerOpt,
     with_linker_options,
 )
-from librarian.errors import RunError, UsageError
+from librarian.errors import LibrarianError, RunError, UsageError
 from librarian.schemas.records import RunSummary
 from librarian.settings import LinkerSettings, default_of
 
@@ -95,7 +95,7 @@ def run(
     writable_output(target)
     db = run_database(linker, dry_run, from_db)
     settings = linker_settings(linker, batch_size=batch_size)
-    pipeline = loaded(settings)
+    pipeline = loaded(settings, run_id, quiet or as_json)
     if plan:
         show_plan(pipeline, settings, input, source, target, db, dry_run, as_json)
         return
@@ -125,11 +125,20 @@ def run(
         render.run_summary(summary, target)
 
 
-def loaded(settings: LinkerSettings) -> Pipeline:
-    """The pipeline, checked and loaded once before Prefect starts; the flow reuses it."""
+def loaded(settings: LinkerSettings, run_id: str, quiet: bool) -> Pipeline:
+    """The pipeline, checked and loaded once before Prefect starts (the flow reuses it):
+    what cannot serve a run is refused (exit 2) before anything else; a model that fails
+    to load fails the run (exit 1)."""
     from librarian.factory import pipeline_for
 
-    return pipeline_for(settings)
+    shown = err.status("loading models") if err.is_terminal and not quiet else nullcontext()
+    try:
+        with shown:
+            return pipeline_for(settings)
+    except LibrarianError:
+        raise
+    except Exception as exc:
+        raise RunError(f"run {run_id} failed: {type(exc).__name__}: {exc}") from exc
 
 
 def run_database(linker: LinkerOptions, dry_run: bool, from_db: bool) -> str | None:
