@@ -41,7 +41,6 @@ _HELP = {
     "hubs": "hub catalogue (default: the packaged OpenCRE hub); repeat to add a team's own "
     "catalogue as another collection",
     "hub": "hub catalogue (default: the packaged OpenCRE hub)",
-    "batch_size": "lines per Prefect task",
     "input": "knowledge-queue JSONL read at every run (or --from-db)",
     "cron": "cron schedule, e.g. '0 2 * * *' (UTC)",
     "name": "deployment name",
@@ -65,7 +64,6 @@ HomeOpt = Annotated[Path | None, opt("--home", _HELP["home"], show_default=False
 DbOpt = Annotated[str | None, opt("--db", _HELP["db"])]
 HubsOpt = Annotated[list[Path] | None, opt("--hub", _HELP["hubs"], show_default=False)]
 HubOpt = Annotated[Path | None, opt("--hub", _HELP["hub"])]
-BatchOpt = Annotated[int, opt("--batch-size", _HELP["batch_size"], "batch_size")]
 ScheduleInputArg = Annotated[Path | None, typer.Argument(help=_HELP["input"])]
 CronOpt = Annotated[str, opt("--cron", _HELP["cron"])]
 NameOpt = Annotated[str, opt("--name", _HELP["name"])]
@@ -117,12 +115,12 @@ SeedOpt = Annotated[int, opt("--seed", _HELP["seed"])]
 ForceOpt = Annotated[bool, opt("--force", _HELP["force"])]
 
 
-def setting_option(field: str) -> Any:
-    """The option of a LinkerSettings field: its name, help and range are the field's."""
+def setting_option(field: str, name: str | None = None) -> Any:
+    """The option of a LinkerSettings field: its name (unless `name` gives one the field
+    does not), help and range are the field's."""
     bounds = bounds_of(field)
-    return typer.Option(
-        option_fields()[field], help=help_of(field), min=bounds.get("min"), max=bounds.get("max")
-    )
+    flag = name or option_fields()[field]
+    return typer.Option(flag, help=help_of(field), min=bounds.get("min"), max=bounds.get("max"))
 
 
 def _setting_parameter(field: str) -> inspect.Parameter:
@@ -141,6 +139,8 @@ def _setting_parameter(field: str) -> inspect.Parameter:
 
 EmbeddingOpt = Annotated[Path | None, setting_option("embedding_model")]
 CacheOpt = Annotated[Path | None, setting_option("cache_dir")]
+# Not an option of every linking command (explain reads one text): `run`, `serve`, `deploy`.
+BatchOpt = Annotated[int, setting_option("batch_size", "--batch-size")]
 
 
 @dataclass(frozen=True)
