@@ -14,6 +14,7 @@ from pathlib import Path
 from librarian.artifacts.card import (
     ModelDirError,
     TrainedModels,
+    check_embedder,
     load_evidence,
     load_trained,
     recorded_embedder,
@@ -114,7 +115,15 @@ def build_pipeline(settings: LinkerSettings) -> Pipeline:
     """Check and load everything `settings` names, refusing what cannot serve a run."""
     checked = check_options(settings)
     hub = checked.hub
+    trained = None
+    if not settings.uncalibrated:  # every file whole before any model loads
+        if settings.models_dir is None:
+            raise ModelDirError("no trained model directory configured: run `librarian train`")
+        trained = load_trained(settings.models_dir, hub.content_hash)
     embedder = load_embedder(embedding_model_of(settings))
+    if trained is not None:
+        check_embedder(trained.directory, trained.card, embedder.fingerprint)
+        trained = load_evidence(trained, hub.ids, embedder.dimension)
     index = build_index(hub, embedder, settings.cache_dir)
     if settings.cache_dir is not None:
         # Section vectors by content hash: a re-run of unchanged text does no model work.
@@ -122,11 +131,6 @@ def build_pipeline(settings: LinkerSettings) -> Pipeline:
         embedder = CachingEmbedder(
             embedder, SqliteVectorCache(settings.cache_dir / name, embedder.dimension)
         )
-    trained = None
-    if not settings.uncalibrated:
-        assert settings.models_dir is not None  # embedding_model_of refused otherwise
-        trained = load_trained(settings.models_dir, hub.content_hash, embedder.fingerprint)
-        trained = load_evidence(trained, hub.ids, embedder.dimension)
     scorer = CrossEncoderScorer(settings.reranker_model) if settings.reranker_model else None
     return assemble(
         settings,
@@ -223,7 +227,7 @@ def embedding_model_of(settings: LinkerSettings) -> Path | None:
 
 
 def build_retriever(settings: LinkerSettings, index: HubIndex, hub: Hub) -> Retriever | None:
-    """None = the in-memory flat search the Linker makes itself."""
+    """None = the in-memory flat search (`assemble` makes it)."""
     if settings.vector_backend == "pgvector":
         if settings.search == "beam":
             raise UsageError("beam search runs in memory, not in pgvector")

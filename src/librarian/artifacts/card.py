@@ -166,14 +166,8 @@ def load_trained(
             f"{directory} was calibrated for retriever {card.models.retriever!r}, this build "
             f"scores with {RETRIEVER_ID!r}: run `librarian train` again"
         )
-    if embedder_fingerprint is not None and card.models.embedding_fingerprint != (
-        embedder_fingerprint
-    ):
-        raise ModelDirError(
-            f"{directory} was calibrated on the scores of embedder {card.models.embedding!r} "
-            f"({card.models.embedding_fingerprint[:12]}), not the one configured "
-            f"({embedder_fingerprint[:12]}): train with that embedder, or use the recorded one"
-        )
+    if embedder_fingerprint is not None:
+        check_embedder(directory, card, embedder_fingerprint)
     try:
         calibrator = Calibrator.load(directory / CALIBRATOR_NAME)
     except CalibrationError as exc:
@@ -185,6 +179,16 @@ def load_trained(
         )
     same_hub = hub_hash is None or card.data.hub_sha256 == hub_hash
     return TrainedModels(directory, card, calibrator, card.threshold, same_hub)
+
+
+def check_embedder(directory: Path, card: ModelCard, fingerprint: str) -> None:
+    """The calibrator reads the scores of one embedder: refuse any other."""
+    if card.models.embedding_fingerprint != fingerprint:
+        raise ModelDirError(
+            f"{directory} was calibrated on the scores of embedder {card.models.embedding!r} "
+            f"({card.models.embedding_fingerprint[:12]}), not the one configured "
+            f"({fingerprint[:12]}): train with that embedder, or use the recorded one"
+        )
 
 
 def load_evidence(models: TrainedModels, hub_ids: Sequence[str], dimension: int) -> TrainedModels:
