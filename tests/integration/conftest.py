@@ -31,7 +31,10 @@ def dev_models(tmp_path_factory: pytest.TempPathFactory) -> Path:
     from librarian.cli import app
 
     out = tmp_path_factory.mktemp("models-dev")
-    result = CliRunner().invoke(app, ["train", "--out", str(out), "--holdout-dev"])
+    # Its own home: a session fixture is set up before the per-test LIBRARIAN_HOME is.
+    home = tmp_path_factory.mktemp("dev-home")
+    args = ["train", "--out", str(out), "--holdout-dev", "--home", str(home)]
+    result = CliRunner().invoke(app, args)
     assert result.exit_code == 0, result.output
     return out
 
