@@ -102,7 +102,7 @@ class RetrieveStage:
             ids.RETRIEVE,
             uses=self.retriever.name,
             settings={"top_k": self.top_k, "min_score": self.min_score},
-            note=f"top{self.top_k} ({self.retriever.name}); {evidence}",
+            note=f"top{self.top_k}; {evidence}",
         )
         return route, retrieve
 
