@@ -70,6 +70,8 @@ def explanation(envelope: Envelope, description: str, threshold: float) -> None:
         )
     out.print(table)
     flags = ", ".join(envelope.update_detection.adversarial_flags) or "none"
+    if (update := _update_line(envelope)) is not None:
+        out.print(plain(update))
     if isinstance(envelope, LinkProposal):
         link = envelope.links[0]
         said = (
@@ -85,6 +87,15 @@ def explanation(envelope: Envelope, description: str, threshold: float) -> None:
     )
     for link in envelope.suggested_links or []:
         out.print(plain(f"  suggest {link.cre_id} confidence {link.confidence:.3f}"))
+
+
+def _update_line(envelope: Envelope) -> str | None:
+    """What update detection found, when it found an update."""
+    update = envelope.update_detection
+    if not update.is_update:
+        return None
+    before = f", linked before to {update.prior_document_ref}" if update.prior_document_ref else ""
+    return f"update of {update.prior_chunk_id}{before}"
 
 
 def _score(value: float | None) -> str:
@@ -215,20 +226,23 @@ def _groups(title: str, groups: dict[str, GroupReport], k: int) -> Table:
     return table
 
 
+def _setting(value: object) -> str:
+    return f"{value:.3f}" if isinstance(value, float) else str(value)
+
+
 def plan(plan: dict[str, Any]) -> None:
-    """`run --plan`: the stages in order, then where rows come from and go."""
-    table = Table(title=plain(f"plan ({plan['mode']}, batches of {plan['batch_size']})"))
-    for column in ("stage", "component", "uses", "settings", "note"):
-        table.add_column(column)
+    """`run --plan`: the stages in order, one a line (ids are never cut short), then where
+    rows come from and go."""
+    out.print(plain(f"plan ({plan['mode']}, batches of {plan['batch_size']}):"))
     for stage in plan["stages"]:
-        settings = ", ".join(f"{k}={v}" for k, v in stage["settings"].items())
-        table.add_row(
-            *(
-                plain(str(x or ""))
-                for x in (stage["name"], stage["component"], stage["uses"], settings, stage["note"])
-            )
-        )
-    out.print(table)
+        parts = [f"  {stage['name']:<13} {stage['component']}"]
+        if stage["uses"]:
+            parts.append(f"uses {stage['uses']}")
+        if stage["settings"]:
+            parts.append(", ".join(f"{k}={_setting(v)}" for k, v in stage["settings"].items()))
+        if stage["note"]:
+            parts.append(f"({stage['note']})")
+        out.print(plain("  ".join(parts)))
     out.print(plain(f"source: {plan['source']['kind']} {plan['source']['name']}"))
     for sink in plan["sinks"]:
         out.print(plain(f"sink: {sink['kind']} {sink['name']}"))
