@@ -10,7 +10,7 @@ the working directory. `factory.py` is the only place settings are checked and l
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -27,8 +27,9 @@ SearchKind = Literal["flat", "beam"]
 VectorBackend = Literal["memory", "pgvector"]
 
 
-def _option(name: str) -> dict[str, Any]:
-    return {"option": name}
+def _opt(flag: str, help: str, ge: float | None = None, le: float | None = None) -> Any:
+    """A field that is the command-line option `flag` with this help (and range)."""
+    return Field(description=help, json_schema_extra={"option": flag}, ge=ge, le=le)
 
 
 class LinkerSettings(BaseModel):
@@ -38,97 +39,84 @@ class LinkerSettings(BaseModel):
     extra_hubs: tuple[Path, ...] = Field(
         default=(), description="a team's own catalogues, one more collection each"
     )
-    embedding_model: Path | None = Field(
-        default=None,
-        description="embedder directory: sentence-transformers, or an int8 ONNX build "
-        "(default: the one the trained models record)",
-        json_schema_extra=_option("--embedding-model"),
-    )
-    reranker_model: Path | None = Field(
-        default=None,
-        description="local CrossEncoder directory (default: none)",
-        json_schema_extra=_option("--reranker"),
-    )
-    models_dir: Path | None = Field(
-        default=None,
-        description="trained model directory (default: models/ in the home)",
-        json_schema_extra=_option("--models"),
-    )
-    uncalibrated: bool = Field(
-        default=False,
-        description="run without trained models: raw cosine as confidence, τ 0.80 (declared "
-        "in every envelope)",
-        json_schema_extra=_option("--uncalibrated"),
-    )
-    cache_dir: Path | None = Field(
-        default=None,
-        description="vector caches (default: cache/ in the home)",
-        json_schema_extra=_option("--cache-dir"),
-    )
-    threshold: float | None = Field(
-        default=None,
-        ge=0.0,
-        le=1.0,
-        description="auto-link threshold τ (default: the trained models' own)",
-        json_schema_extra=_option("--threshold"),
-    )
-    rerank_gap: float | None = Field(
-        default=None,
-        ge=0.0,
-        le=2.0,
-        description="with --reranker: rerank only sections whose first two retrieval scores "
-        "are within this gap",
-        json_schema_extra=_option("--rerank-gap"),
-    )
-    top_k: int = Field(
-        default=20,
-        ge=1,
-        le=1000,
-        description="candidates retrieved",
-        json_schema_extra=_option("--top-k"),
-    )
-    top_n: int = Field(
-        default=5,
-        ge=1,
-        le=100,
-        description="suggestions kept (and reranked)",
-        json_schema_extra=_option("--top-n"),
-    )
+    embedding_model: Annotated[
+        Path | None,
+        _opt(
+            "--embedding-model",
+            "embedder directory: sentence-transformers, or an int8 ONNX build (default: the one "
+            "the trained models record)",
+        ),
+    ] = None
+    reranker_model: Annotated[
+        Path | None, _opt("--reranker", "local CrossEncoder directory (default: none)")
+    ] = None
+    models_dir: Annotated[
+        Path | None, _opt("--models", "trained model directory (default: models/ in the home)")
+    ] = None
+    uncalibrated: Annotated[
+        bool,
+        _opt(
+            "--uncalibrated",
+            "run without trained models: raw cosine as confidence, τ 0.80 (declared in every "
+            "envelope)",
+        ),
+    ] = False
+    cache_dir: Annotated[
+        Path | None, _opt("--cache-dir", "vector caches (default: cache/ in the home)")
+    ] = None
+    threshold: Annotated[
+        float | None,
+        _opt(
+            "--threshold",
+            "auto-link threshold τ (default: the trained models' own)",
+            ge=0.0,
+            le=1.0,
+        ),
+    ] = None
+    rerank_gap: Annotated[
+        float | None,
+        _opt(
+            "--rerank-gap",
+            "with --reranker: rerank only sections whose first two retrieval scores are within "
+            "this gap",
+            ge=0.0,
+            le=2.0,
+        ),
+    ] = None
+    top_k: Annotated[int, _opt("--top-k", "candidates retrieved", ge=1, le=1000)] = 20
+    top_n: Annotated[int, _opt("--top-n", "suggestions kept (and reranked)", ge=1, le=100)] = 5
     min_score: float = Field(default=0.0, ge=-1.0, le=1.0)
     batch_size: int = Field(default=256, ge=1, le=100_000, description="lines per Prefect task")
-    routing: RoutingMode = Field(
-        default="pins",
-        description="off: every collection; pins: an input/--collections pin or a rule may "
-        "narrow; auto: also the trained branch classifier (docs/routing.md)",
-        json_schema_extra=_option("--routing"),
-    )
-    collections: tuple[str, ...] = Field(
-        default=(),
-        description="pin every section to these hub collections (repeatable, or comma-separated)",
-        json_schema_extra=_option("--collections"),
-    )
-    routing_rules: Path | None = Field(
-        default=None,
-        description="YAML routing rules (docs/routing.md)",
-        json_schema_extra=_option("--routing-rules"),
-    )
-    search: SearchKind = Field(
-        default="flat",
-        description="flat: score every hub; beam: walk down the hub tree",
-        json_schema_extra=_option("--search"),
-    )
-    beam_width: int = Field(
-        default=4,
-        ge=1,
-        le=100,
-        description="beam search: nodes kept a level",
-        json_schema_extra=_option("--beam-width"),
-    )
-    vector_backend: VectorBackend = Field(
-        default="memory",
-        description="where hub vectors are searched (pgvector: in the PostgreSQL --db)",
-        json_schema_extra=_option("--vector-backend"),
-    )
+    routing: Annotated[
+        RoutingMode,
+        _opt(
+            "--routing",
+            "off: every collection; pins: an input/--collections pin or a rule may narrow; auto: "
+            "also the trained branch classifier (docs/routing.md)",
+        ),
+    ] = "pins"
+    collections: Annotated[
+        tuple[str, ...],
+        _opt(
+            "--collections",
+            "pin every section to these hub collections (repeatable, or comma-separated)",
+        ),
+    ] = ()
+    routing_rules: Annotated[
+        Path | None, _opt("--routing-rules", "YAML routing rules (docs/routing.md)")
+    ] = None
+    search: Annotated[
+        SearchKind, _opt("--search", "flat: score every hub; beam: walk down the hub tree")
+    ] = "flat"
+    beam_width: Annotated[
+        int, _opt("--beam-width", "beam search: nodes kept a level", ge=1, le=100)
+    ] = 4
+    vector_backend: Annotated[
+        VectorBackend,
+        _opt(
+            "--vector-backend", "where hub vectors are searched (pgvector: in the PostgreSQL --db)"
+        ),
+    ] = "memory"
     vector_db: str | None = Field(default=None, description="PostgreSQL URL for pgvector")
 
 
