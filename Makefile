@@ -32,11 +32,15 @@ demo: setup
 train: setup
 	$(BIN)/librarian train --force
 
-# Leave-one-framework-out dev: models trained without the dev frameworks score them.
+# Leave-one-framework-out dev: models trained without the dev frameworks score them,
+# cold (each source linked as a whole, nothing reviewed) and warm (the first 50 linked rows
+# of each source stand for its reviewers' decisions; only the rest are scored).
 dev-eval: setup
 	$(BIN)/librarian train --out models-dev --holdout-dev
 	$(BIN)/librarian eval data/golden/dev.json --models models-dev \
 		--json docs/dev-eval.json --plot docs/reliability-dev.png
+	$(BIN)/librarian eval data/golden/dev.json --models models-dev --reviewed-first 50 \
+		--json docs/dev-eval-warm.json
 
 golden: setup
 	$(BIN)/python scripts/make_golden.py

@@ -28,6 +28,7 @@ from librarian.models.seams import Embedder, PairScorer
 from librarian.models.transformer import CrossEncoderScorer
 from librarian.pipeline.pipeline import Pipeline
 from librarian.pipeline.safety import NegationAndUpdateGuard
+from librarian.pipeline.source_level import SourceLevelSlot
 from librarian.pipeline.stages import (
     CalibratedScaler,
     EmbedStage,
@@ -36,7 +37,6 @@ from librarian.pipeline.stages import (
     RerankStage,
     RetrieveStage,
     Scaler,
-    SourceLevelSlot,
 )
 from librarian.retrieval.beam import BeamRetriever
 from librarian.retrieval.evidence import EvidenceIndex
@@ -158,6 +158,7 @@ def assemble(
     evidence = trained.evidence if trained is not None else None
     retrieve = retrieve_stage(settings, hub, index, evidence, retriever, router)
     scaler, threshold = scaler_of(settings, trained, scorer)
+    joint = scaler.joint if isinstance(scaler, CalibratedScaler) else None
     models = {
         "embedding": embedder.name,
         "embedding_fingerprint": embedder.fingerprint[:16],
@@ -172,7 +173,7 @@ def assemble(
         ExplicitStage(hub),
         EmbedStage(embedder),
         retrieve,
-        SourceLevelSlot(),
+        SourceLevelSlot(joint, hub, threshold, fixed=settings.threshold is not None),
         RerankStage(scorer, hub, settings.rerank_gap),
         scaler,
         NegationAndUpdateGuard(),
@@ -202,7 +203,9 @@ def scaler_of(
     """C.7 and the threshold it was chosen with. The calibrator was fitted on retrieval
     scores; a reranker's scores are another scale, so with one it stands aside."""
     if trained is not None and scorer is None:
-        scaler: Scaler = CalibratedScaler(trained.calibrator, trained.description)
+        scaler: Scaler = CalibratedScaler(
+            trained.calibrator, trained.description, trained.source_model
+        )
         threshold = trained.threshold
     elif trained is not None:
         why = "uncalibrated reranker score (the calibrator fits retrieval scores only)"

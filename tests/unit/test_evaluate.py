@@ -20,6 +20,8 @@ SPEC_KEYS = {
     "update_detection": None,  # null: no row says whether it is an update
     "per_style": None,
     "per_framework": None,
+    "reviewed": None,  # null: cold (no --reviewed-first)
+    "sources": None,
 }
 
 
@@ -48,7 +50,7 @@ ROWS = [
 
 
 def test_counts_are_exact() -> None:
-    outcomes = run_golden(stub_pipeline(threshold=0.5, top_k=3), ROWS, batch_size=4)
+    outcomes = run_golden(stub_pipeline(threshold=0.5, top_k=3), ROWS).outcomes
     report = score(outcomes, threshold=0.5, k=3)
     assert report.rows == 6
     assert report.slices == {"positive": 3, "explicit": 2, "ambiguous": 1}
@@ -78,7 +80,7 @@ def test_upstream_ids_name_the_framework_and_the_style() -> None:
 
 
 def test_report_has_exactly_the_specified_keys() -> None:
-    outcomes = run_golden(stub_pipeline(threshold=0.5), ROWS)
+    outcomes = run_golden(stub_pipeline(threshold=0.5), ROWS).outcomes
     dumped = score(outcomes, 0.5, 20).model_dump(mode="json")
     assert set(dumped) == set(SPEC_KEYS)
     for key, inner in SPEC_KEYS.items():
@@ -96,10 +98,10 @@ def test_report_has_exactly_the_specified_keys() -> None:
 
 
 def test_gates() -> None:
-    outcomes = run_golden(stub_pipeline(threshold=0.5), ROWS)
+    outcomes = run_golden(stub_pipeline(threshold=0.5), ROWS).outcomes
     report = score(outcomes, 0.5, 20)
     wrong_explicit = [*ROWS[:3], golden("e9", "explicit", "see CRE 200-001", "review")]
-    bad = score(run_golden(stub_pipeline(threshold=0.5), wrong_explicit), 0.5, 20)
+    bad = score(run_golden(stub_pipeline(threshold=0.5), wrong_explicit).outcomes, 0.5, 20)
     assert any("explicit" in f for f in gate_failures(bad))
     assert all("explicit" not in f for f in gate_failures(report))
     assert any("ECE" in f for f in gate_failures(report, max_ece=0.0))
@@ -117,7 +119,7 @@ def test_a_review_for_the_wrong_reason_is_not_right() -> None:
         )
         for rid, reason in (("right", "ADVERSARIAL_FLAG"), ("wrong", "BELOW_THRESHOLD"))
     ]
-    report = score(run_golden(stub_pipeline(), rows), 0.8, 20)
+    report = score(run_golden(stub_pipeline(), rows).outcomes, 0.8, 20)
     assert (report.explicit.correct, report.explicit.total) == (1, 2)
 
 
@@ -137,9 +139,28 @@ def test_golden_prior_texts_run_update_detection_and_are_scored() -> None:
             ("u3", "Use parameterized queries", None, False),
         )
     ]
-    outcomes = run_golden(stub_pipeline(threshold=0.5), rows)
+    outcomes = run_golden(stub_pipeline(threshold=0.5), rows).outcomes
     assert [o.is_update for o in outcomes] == [True, True, False]
     assert [o.reason_code for o in outcomes][1] == "ADVERSARIAL_FLAG"  # must -> never
     report = score(outcomes, 0.5, 20)
     assert report.update_detection is not None
     assert (report.update_detection.correct, report.update_detection.total) == (3, 3)
+
+
+def test_reviewed_first_takes_the_first_linked_rows_of_each_source_and_scores_the_rest() -> None:
+    from librarian.training.golden import reviewed_first, source_of
+
+    other = golden("q1", "positive", "Encrypt data at rest", "linked", "300-001")
+    other = other.model_copy(
+        update={"input": other.input.model_copy(update={"source_standard": "OTHER"})}
+    )
+    rows = [*ROWS, other]
+    reviewed, rest = reviewed_first(rows, 2)
+    assert [r.id for r in reviewed] == ["p1", "p2", "q1"]
+    assert [r.id for r in rest] == ["p3", "e1", "e2", "a1"]
+    assert source_of(other) != source_of(ROWS[0])
+    golden_run = run_golden(stub_pipeline(threshold=0.5), rest, reviewed)
+    assert golden_run.reviewed == {source_of(ROWS[0]): 2, source_of(other): 1}
+    report = score(golden_run.outcomes, 0.5, 20, golden_run.reviewed, golden_run.sources)
+    assert report.rows == 4  # only the rest is scored
+    assert report.reviewed == golden_run.reviewed

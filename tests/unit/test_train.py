@@ -86,7 +86,7 @@ def test_card_says_what_data_was_seen(tmp_path: Path) -> None:
     assert 0.0 <= card["threshold"] <= 1.0
     assert card["out_of_fold"]["rows"] == 24
     assert card["out_of_fold_by_style"]["prose"]["rows"] == 3
-    assert card["files"].keys() == {"calibrator.json", "evidence.npz"}
+    assert card["files"].keys() == {"calibrator.json", "evidence.npz", "source.json"}
     # Every linked section describes its hubs, gamma's excluded: 6 titles and 1 prose each.
     from librarian.retrieval.evidence import EvidenceIndex
 
@@ -183,7 +183,8 @@ def test_linker_uses_the_calibrator_and_its_threshold(tmp_path: Path) -> None:
         trained=models,
     )
     assert linker.threshold == models.threshold
-    assert stage_ids(linker.description())["score"] == ids.SCORE_CALIBRATED
+    assert stage_ids(linker.description())["score"] == ids.SCORE_JOINT
+    assert stage_ids(linker.description())["source-level"] == ids.SOURCE_LEVEL_JOINT
     env = linker.link([section("rotate session token after login")], "r").envelopes[0]
     confidence = (
         env.links[0].confidence

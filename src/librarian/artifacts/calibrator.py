@@ -59,8 +59,8 @@ class Calibrator:
         """Calibrated confidence for each candidate of one ranked list, in the same order."""
         return [self.probability(row) for row in candidate_features(scores, evidence)]
 
-    def save(self, path: Path) -> None:
-        payload = {
+    def as_json(self) -> dict[str, object]:
+        return {
             "kind": "logistic",
             "features": list(self.features),
             "weights": list(self.weights),
@@ -68,25 +68,36 @@ class Calibrator:
             "fitted_on": self.fitted_on,
             "threshold": self.threshold,
         }
-        path.write_text(json.dumps(payload, indent=2) + "\n")
+
+    def save(self, path: Path) -> None:
+        path.write_text(json.dumps(self.as_json(), indent=2) + "\n")
 
     @classmethod
-    def load(cls, path: Path) -> Calibrator:
+    def from_json(cls, data: object, expected: tuple[str, ...], where: str) -> Calibrator:
+        """`expected`: the features this build computes; any other list is refused."""
         try:
-            data = json.loads(path.read_text())
+            assert isinstance(data, dict)
             features = tuple(str(f) for f in data["features"])
             weights = tuple(float(w) for w in data["weights"])
             threshold = None if data.get("threshold") is None else float(data["threshold"])
             intercept, fitted_on = float(data["intercept"]), int(data["fitted_on"])
             calibrator = cls(weights, intercept, fitted_on, features, threshold)
-        except (OSError, ValueError, KeyError, TypeError) as exc:
-            raise CalibrationError(f"calibrator {path} cannot be read: {exc}") from exc
-        if features != FEATURES or len(weights) != len(FEATURES):
+        except (AssertionError, ValueError, KeyError, TypeError) as exc:
+            raise CalibrationError(f"calibrator {where} cannot be read: {exc!r}") from exc
+        if features != expected or len(weights) != len(expected):
             raise CalibrationError(
-                f"calibrator {path} reads features {list(features)}; this build computes "
-                f"{list(FEATURES)}: run `librarian train` again"
+                f"calibrator {where} reads features {list(features)}; this build computes "
+                f"{list(expected)}: run `librarian train` again"
             )
         return calibrator
+
+    @classmethod
+    def load(cls, path: Path) -> Calibrator:
+        try:
+            data = json.loads(path.read_text())
+        except (OSError, ValueError) as exc:
+            raise CalibrationError(f"calibrator {path} cannot be read: {exc}") from exc
+        return cls.from_json(data, FEATURES, str(path))
 
 
 def top_features(

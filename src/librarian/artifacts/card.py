@@ -17,6 +17,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from librarian.artifacts.calibrator import CalibrationError, Calibrator
+from librarian.artifacts.source_model import SOURCE_MODEL_NAME, SourceModel
 from librarian.errors import UsageError
 from librarian.integrity import files_problem
 from librarian.retrieval.evidence import EVIDENCE_NAME, RETRIEVER_ID, EvidenceIndex
@@ -75,6 +76,10 @@ class ModelCard(_Card):
     threshold: float
     out_of_fold: OutOfFold
     out_of_fold_by_style: dict[str, OutOfFold] = {}
+    # Each source linked as a whole (source.json): the rule, its threshold, the joint
+    # calibrator out of fold, and each framework's top-1 before / with the rule fitted
+    # without it.
+    source_level: dict[str, Any] = {}
     router: dict[str, Any]
     environment: dict[str, str]
     # sha256 of what the directory was built from (`train.recipe_of`): `train` skips a
@@ -103,6 +108,7 @@ class TrainedModels:
     threshold: float
     same_hub: bool = True
     evidence: EvidenceIndex | None = None
+    source_model: SourceModel | None = None
 
     @property
     def description(self) -> str:
@@ -177,8 +183,19 @@ def load_trained(
             f"{directory}: the card's threshold {card.threshold} is not the one trained "
             f"({calibrator.threshold}); run `librarian train`"
         )
+    if SOURCE_MODEL_NAME not in card.files:
+        raise ModelDirError(
+            f"{directory} holds no source-level model ({SOURCE_MODEL_NAME}): it was trained "
+            "by an older build; run `librarian train` again"
+        )
+    try:
+        source_model = SourceModel.load(directory / SOURCE_MODEL_NAME)
+    except CalibrationError as exc:
+        raise ModelDirError(str(exc)) from exc
     same_hub = hub_hash is None or card.data.hub_sha256 == hub_hash
-    return TrainedModels(directory, card, calibrator, card.threshold, same_hub)
+    return TrainedModels(
+        directory, card, calibrator, card.threshold, same_hub, source_model=source_model
+    )
 
 
 def check_embedder(directory: Path, card: ModelCard, fingerprint: str) -> None:

@@ -32,6 +32,7 @@ from librarian.cli.options import (
 )
 from librarian.errors import RunError, UsageError
 from librarian.paths import DEFAULT_HUB, DEFAULT_LINKS, DEFAULT_SECTION_TEXTS
+from librarian.schemas.evaluation import GoldenRow
 from librarian.settings import DEFAULT_SEED
 from librarian.training.links import DEV_FRAMEWORKS, TrainingLink
 
@@ -178,6 +179,11 @@ def load_links(sources: list[str]) -> list[TrainingLink]:
     return found
 
 
+def write_json(path: Path, data: object) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(data, indent=2) + "\n")
+
+
 @with_linker_options
 def eval_golden(
     dataset: Annotated[Path, typer.Argument(help="golden set (JSON list of rows)")],
@@ -185,18 +191,32 @@ def eval_golden(
     plot: Annotated[
         Path | None, typer.Option(help="draw the reliability diagram into this PNG")
     ] = None,
+    reviewed_first: Annotated[
+        int | None,
+        typer.Option(
+            "--reviewed-first",
+            min=1,
+            help="warm: the first K linked rows of each source stand for its reviewers' "
+            "decisions; only the rest are scored",
+        ),
+    ] = None,
     *,
     linker: LinkerOptions,
 ) -> None:
-    """Score the pipeline on a golden set with the trained models as they are (fits nothing).
+    """Score the pipeline on a golden set with the trained models as they are (fits nothing
+    on the rows it scores). Each source is linked as a whole.
 
     Exits 1 when a gate fails: the explicit fast path below 100%, or ECE >= 0.10.
     """
     from librarian.factory import build_pipeline
     from librarian.training.evaluate import gate_failures, reliability_by_style, run_golden, score
     from librarian.training.golden import load_golden
+    from librarian.training.golden import reviewed_first as split_reviewed
 
     rows = load_golden(dataset)
+    reviewed: list[GoldenRow] = []
+    if reviewed_first is not None:
+        reviewed, rows = split_reviewed(rows, reviewed_first)
     settings = linker_settings(linker)
     built = build_pipeline(settings)
     with progress_bar() as progress:
@@ -205,11 +225,12 @@ def eval_golden(
             if progress is not None:
                 progress("eval rows", n, -1)
 
-        outcomes = run_golden(built, rows, progress=step)
-    report = score(outcomes, built.threshold, settings.top_k)
+        golden = run_golden(built, rows, reviewed, progress=step)
+    outcomes = golden.outcomes
+    warm = golden.reviewed if reviewed_first is not None else None
+    report = score(outcomes, built.threshold, settings.top_k, warm, golden.sources)
     if json_out is not None:
-        json_out.parent.mkdir(parents=True, exist_ok=True)
-        json_out.write_text(json.dumps(report.model_dump(mode="json"), indent=2) + "\n")
+        write_json(json_out, report.model_dump(mode="json"))
     render.eval_report(report, built.description(priors_read=True))
     if plot is not None:
         from librarian.training.plot import reliability_diagram

@@ -161,11 +161,25 @@ def _share(part: int, whole: int) -> str:
 
 
 def eval_report(report: EvalReport, description: str) -> None:
+    if report.reviewed is not None:
+        reviewed = ", ".join(f"{k} {v}" for k, v in sorted(report.reviewed.items()))
+        out.print(plain(f"warm: reviewed first (not scored): {reviewed or 'none'}"))
+    else:
+        out.print(plain("cold: nothing reviewed"))
     out.print(_overall(report))
     out.print(_per_slice(report))
     out.print(_groups("per text style (linkable rows)", report.per_style, report.recall_at_k.k))
     title = "per text style and framework (linkable rows)"
     out.print(_groups(title, report.per_framework, report.recall_at_k.k))
+    for name, st in sorted(report.sources.items()):
+        out.print(
+            plain(
+                f"source {name}: {st['items']} items, lambda {st.get('reuse_penalty') or 0:g}, "
+                f"inner {st.get('inner_penalty') or 0:g}, {st['decisions']} decisions, "
+                f"threshold {st['threshold']:.3f}"
+                + (" (its own)" if st.get("own_threshold") else "")
+            )
+        )
     out.print(plain(f"pipeline: {description}"))
 
 

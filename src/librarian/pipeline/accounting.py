@@ -82,6 +82,9 @@ def record_batch(
             counts["narrowed"] = counts.get("narrowed", 0) + 1
         if decision.widened:
             counts["widened"] = counts.get("widened", 0) + 1
+    for source, status in result.sources.items():
+        items = summary.sources.get(source, {}).get("items", 0) + status["items"]
+        summary.sources[source] = {**status, "items": items}
     count_envelopes(summary, result.envelopes)
     count_rejections(summary, rejections)
     count_skips(summary, skips)
@@ -118,6 +121,19 @@ def summary_markdown(summary: RunSummary) -> str:
         "",
         "Routing: " + (", ".join(f"{k} {v}" for k, v in summary.routing.items()) or "none"),
     ]
+    if summary.sources:
+        lines += [
+            "",
+            "| source | items | λ | inner | decisions | threshold | needs |",
+            "|---|---:|---:|---:|---:|---:|---:|",
+        ]
+        for name, st in sorted(summary.sources.items()):
+            own = " (own)" if st.get("own_threshold") else ""
+            lines.append(
+                f"| `{name}` | {st['items']} | {st.get('reuse_penalty') or 0:g} | "
+                f"{st.get('inner_penalty') or 0:g} | {st['decisions']} | "
+                f"{st['threshold']:.3f}{own} | {st['decisions_needed']} |"
+            )
     if summary.stored:
         stored = ", ".join(f"{k} {v}" for k, v in summary.stored.items())
         lines += ["", f"Stored: {stored}"]

@@ -8,7 +8,8 @@
     C.3 embed       the section's query text -> a vector                (stages.py)
     C.4 route +     which collections it may search; top-k candidates   (stages.py)
         retrieve
-    C.5 source      stages that see all of one source's candidates      (stages.py)
+    C.5 source      one source's items choose their CREs jointly; its   (source_level.py)
+                    reviewers' decisions set its calibration
     C.6 rerank      the cross-encoder, when one is configured           (stages.py)
     C.7 score       a calibrated confidence per candidate (`Scaler`)    (stages.py)
     C.8 safety      negation and update detection (`SafetyGuard`)       (safety.py)
@@ -40,13 +41,20 @@ from librarian.pipeline.envelopes import Emitted, RunContext, envelope, suggesti
 from librarian.pipeline.explicit import ExplicitReference
 from librarian.pipeline.ingest import parse_line, section_from_text
 from librarian.pipeline.safety import SafetyGuard, SafetyInput
+from librarian.pipeline.source_level import (
+    History,
+    Linked,
+    Reviewed,
+    SlotRow,
+    SourceLevelSlot,
+)
 from librarian.pipeline.stages import (
     EmbedStage,
     ExplicitStage,
     RerankStage,
+    Retrieved,
     RetrieveStage,
     Scaler,
-    SourceLevelSlot,
     ToScore,
 )
 from librarian.retrieval.flat import ScoredHub
@@ -114,9 +122,8 @@ class _Row:
     """What the model stages found for one section."""
 
     section: Section
-    hits: list[ScoredHub]
+    linked: Linked
     rerank: list[float] | None
-    evidence: list[float] | None
     vector: Vectors
 
 
@@ -201,8 +208,11 @@ class Pipeline:
         run_id: str,
         now: datetime | None = None,
         priors: Priors | None = None,
+        history: History | None = None,
     ) -> BatchResult:
-        """C.2-C.10 over validated sections. `priors` None: update detection not evaluated."""
+        """C.2-C.10 over validated sections, each source's linked as a whole. `priors`
+        None: update detection not evaluated. `history`: what each source already links
+        and its reviewers decided (None: nothing known)."""
         ctx = RunContext(run_id=run_id, threshold=self.threshold, now=now or datetime.now(UTC))
         timer = _Timer()
         out: dict[int, Envelope] = {}
@@ -216,7 +226,7 @@ class Pipeline:
                     out[pos] = self._explicit(section, ref, ctx, priors)
         result = BatchResult(envelopes=[], explicit=len(sections) - len(to_model), truncated=0)
         if to_model:
-            self._model(to_model, ctx, priors, timer, out, result)
+            self._model(to_model, ctx, priors, history, timer, out, result)
         result.envelopes = [out[i] for i in range(len(sections))]
         result.timings_s = dict(timer.seconds)
         return result
@@ -226,6 +236,7 @@ class Pipeline:
         to_model: list[tuple[int, Section]],
         ctx: RunContext,
         priors: Priors | None,
+        history: History | None,
         timer: _Timer,
         out: dict[int, Envelope],
         result: BatchResult,
@@ -235,36 +246,76 @@ class Pipeline:
             embedded = self.embed.run(sections)
         with timer.stage("retrieve"):
             retrieved = self.retrieve.run(sections, embedded.vectors)
-            hits = retrieved.hits
-            self.source_level.run(sections, hits)
+        with timer.stage("source"):
+            rows = [
+                SlotRow(
+                    s.source_key,
+                    s.span_key,
+                    s.text,
+                    retrieved.hits[i],
+                    self._evidence(retrieved, i),
+                )
+                for i, s in enumerate(sections)
+            ]
+            linked = self.source_level.run(rows, self._reviewed(sections, history), history)
         with timer.stage("rerank"):
-            rerank = self.rerank.run(embedded.queries, hits)
+            rerank = self.rerank.run(embedded.queries, [r.hits for r in linked])
         with timer.stage("decide"):
             described = self.description(priors is not None)
             for row, (pos, section) in enumerate(to_model):
-                evidence = None
-                if retrieved.best is not None:
-                    evidence = [
-                        float(retrieved.best[row, self.column[h.cre_id]]) for h in hits[row]
-                    ]
-                scored = _Row(section, hits[row], rerank[row], evidence, embedded.vectors[row])
+                scored = _Row(section, linked[row], rerank[row], embedded.vectors[row])
                 out[pos] = self._decide(scored, ctx, priors, described)
         result.truncated = embedded.truncated
         result.reranked = sum(r is not None for r in rerank)
         result.routing = retrieved.routing
+        result.sources = {r.status.source: r.status.as_json() for r in linked}
+
+    def _evidence(self, retrieved: Retrieved, row: int) -> list[float] | None:
+        if retrieved.best is None:
+            return None
+        return [float(retrieved.best[row, self.column[h.cre_id]]) for h in retrieved.hits[row]]
+
+    def _reviewed(
+        self, sections: Sequence[Section], history: History | None
+    ) -> list[tuple[SlotRow, tuple[str, ...]]]:
+        """The decided items of the sources in `sections`, retrieved as they are now."""
+        if history is None or self.source_level.model is None:
+            return []
+        present = {s.source_key for s in sections}
+        decided: list[tuple[str, Reviewed]] = [
+            (source, r)
+            for source in sorted(present)
+            if source in history
+            for r in history[source].reviewed
+        ]
+        if not decided:
+            return []
+        as_sections = [section_from_text(r.text, r.title) for _, r in decided]
+        embedded = self.embed.run(as_sections)
+        retrieved = self.retrieve.run(as_sections, embedded.vectors)
+        return [
+            (
+                SlotRow(source, r.key, r.text, retrieved.hits[j], self._evidence(retrieved, j)),
+                r.cre_ids,
+            )
+            for j, (source, r) in enumerate(decided)
+        ]
 
     def _decide(
         self, row: _Row, ctx: RunContext, priors: Priors | None, described: str
     ) -> Envelope:
-        candidates = self._candidates(row.hits, row.rerank)
+        hits, status = row.linked.hits, row.linked.status
+        threshold = status.threshold
+        candidates = self._candidates(hits, row.rerank)
         reranked: list[Candidate] = []
         if row.rerank is not None:
             reranked = sorted(candidates, key=lambda c: (-(c.score_rerank or 0.0), c.cre_id))
             reranked = reranked[: self.top_n]
         ranked = (reranked or candidates)[: self.top_n]
-        confidence = (
-            self.score.confidences(ToScore(row.hits, row.evidence, ranked)) if ranked else {}
+        to_score = ToScore(
+            hits, row.linked.evidence, ranked, row.linked.collective, row.linked.adaptation
         )
+        confidence = self.score.confidences(to_score) if ranked else {}
         reasons = {c.cre_id: self._why(row.vector, c.cre_id) for c in ranked}
         first = ranked[0] if ranked else None
         prior = priors.get(row.section.span_key) if priors is not None else None
@@ -279,19 +330,22 @@ class Pipeline:
         )
         top = confidence[first.cre_id] if first else 0.0
         decision = decide(
-            top, [c.cre_id for c in ranked], verdict.flags, ctx.threshold, verdict.update_conflict
+            top, [c.cre_id for c in ranked], verdict.flags, threshold, verdict.update_conflict
         )
         rationale = None
         if decision.linked and first is not None:
-            rationale = f"top candidate '{first.cre_name}' at {top:.3f} >= {ctx.threshold:.3f}"
+            rationale = f"top candidate '{first.cre_name}' at {top:.3f} >= {threshold:.3f}"
             if first.cre_id in reasons:
                 rationale += f"; {reasons[first.cre_id]}"
         retrieval = Retrieval(
-            retriever=described, candidates=candidates, reranked=reranked, threshold=ctx.threshold
+            retriever=f"{described}; source={status.describe()}",
+            candidates=candidates,
+            reranked=reranked,
+            threshold=threshold,
         )
         links = [suggestion(c.cre_id, confidence[c.cre_id], reasons) for c in ranked]
         emitted = Emitted(retrieval, links, verdict.detection(), rationale)
-        return envelope(row.section, decision, emitted, ctx)
+        return envelope(row.section, decision, emitted, replace(ctx, threshold=threshold))
 
     def _explicit(
         self, section: Section, ref: ExplicitReference, ctx: RunContext, priors: Priors | None

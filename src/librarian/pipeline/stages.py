@@ -1,5 +1,5 @@
 """The model stages, each one object with its component: C.2 explicit, C.3 embed,
-C.4 route + retrieve, C.5 the source-level slot, C.6 rerank, C.7 score.
+C.4 route + retrieve, C.6 rerank, C.7 score (C.5 is source_level.py).
 
 Each takes the batch's records and returns new ones; none reads a row from anywhere.
 """
@@ -14,12 +14,14 @@ import numpy as np
 from numpy.typing import NDArray
 
 from librarian.artifacts.calibrator import Calibrator
+from librarian.artifacts.source_model import Adaptation, SourceModel, joint_probabilities
 from librarian.catalogue.hub import Hub
 from librarian.models.seams import Embedder, PairScorer, Vectors
 from librarian.pipeline import components as ids
 from librarian.pipeline.components import Component
 from librarian.pipeline.explicit import ExplicitReference, find_references
 from librarian.pipeline.ingest import query_text
+from librarian.retrieval.collective import Collective
 from librarian.retrieval.evidence import EVIDENCE_WEIGHT, EvidenceIndex, evidence_bonus
 from librarian.retrieval.flat import Retriever, ScoredHub, Search
 from librarian.retrieval.rerank import needs_rerank, rerank_scores
@@ -124,47 +126,6 @@ class RetrieveStage:
         return Retrieved(routing, hits, best)
 
 
-@dataclass(frozen=True)
-class SourceItem:
-    """One section of a source with its candidates, as the source-level stages see it."""
-
-    section: Section
-    hits: list[ScoredHub]
-
-
-class SourceStage(Protocol):
-    """A stage that sees all of one source's candidates before anything is decided, and
-    may re-rank them (linking a source as a whole)."""
-
-    component: Component
-
-    def run(self, items: Sequence[SourceItem]) -> list[list[ScoredHub]]: ...
-
-
-class SourceLevelSlot:
-    """C.5: the source-level stages, in order, each over one source's items at a time."""
-
-    def __init__(self, stages: Sequence[SourceStage] = ()) -> None:
-        self.stages = tuple(stages)
-
-    @property
-    def component(self) -> Component:
-        if not self.stages:
-            return Component("source-level", ids.SOURCE_LEVEL_NONE, note="none configured")
-        return Component("source-level", "+".join(s.component.id for s in self.stages))
-
-    def run(self, sections: Sequence[Section], hits: list[list[ScoredHub]]) -> None:
-        """Re-ranks `hits` in place, one source (`section.source_key`) at a time."""
-        for stage in self.stages:
-            by_source: dict[str, list[int]] = {}
-            for i, section in enumerate(sections):
-                by_source.setdefault(section.source_key, []).append(i)
-            for rows in by_source.values():
-                new = stage.run([SourceItem(sections[i], hits[i]) for i in rows])
-                for i, ranked in zip(rows, new, strict=True):
-                    hits[i] = ranked
-
-
 class RerankStage:
     def __init__(self, scorer: PairScorer | None, hub: Hub, gap: float | None) -> None:
         self.scorer, self.hub, self.gap = scorer, hub, gap
@@ -203,6 +164,8 @@ class ToScore:
     hits: Sequence[ScoredHub]
     evidence: Sequence[float] | None
     ranked: Sequence[Candidate]
+    collective: Collective | None = None  # C.5 linked its source as a whole
+    adaptation: Adaptation | None = None  # its source's own recalibration
 
 
 class Scaler(Protocol):
@@ -214,16 +177,27 @@ class Scaler(Protocol):
 
 
 class CalibratedScaler:
-    def __init__(self, calibrator: Calibrator, fitted: str) -> None:
-        self.calibrator = calibrator
-        self.component = Component(
-            "score", ids.SCORE_CALIBRATED, note=f"logistic(score, margin, evidence) from {fitted}"
-        )
+    """The calibrator; a row its source linked as a whole is scored by the source model's
+    calibrator over the collective evidence too, then by its source's adaptation."""
+
+    def __init__(self, calibrator: Calibrator, fitted: str, joint: SourceModel | None) -> None:
+        self.calibrator, self.joint = calibrator, joint
+        kind = ids.SCORE_JOINT if joint is not None else ids.SCORE_CALIBRATED
+        what = "score, margin, evidence" + (" [+ collective evidence]" if joint else "")
+        self.component = Component("score", kind, note=f"logistic({what}) from {fitted}")
 
     def confidences(self, row: ToScore) -> Mapping[str, float]:
+        cres = [h.cre_id for h in row.hits]
         scores = [h.score for h in row.hits]
-        probabilities = self.calibrator.probabilities(scores, row.evidence)
-        by_id = dict(zip((h.cre_id for h in row.hits), probabilities, strict=True))
+        if self.joint is not None and row.collective is not None:
+            probabilities = joint_probabilities(
+                self.joint, cres, scores, row.evidence, row.collective
+            )
+            if row.adaptation is not None:
+                probabilities = [row.adaptation.apply(p) for p in probabilities]
+        else:
+            probabilities = self.calibrator.probabilities(scores, row.evidence)
+        by_id = dict(zip(cres, probabilities, strict=True))
         return {c.cre_id: _unit(by_id[c.cre_id]) for c in row.ranked}
 
 

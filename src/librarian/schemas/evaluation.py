@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -146,4 +146,13 @@ class EvalReport(BaseModel):
     per_style: dict[str, GroupReport] = {}
     per_framework: dict[str, GroupReport] = Field(
         default_factory=dict, description='keyed "style framework"'
+    )
+    reviewed: dict[str, int] | None = Field(
+        default=None,
+        description="--reviewed-first K: by source, the rows that stood for its reviewers' "
+        "decisions (not scored); None: cold",
+    )
+    sources: dict[str, dict[str, Any]] = Field(
+        default_factory=dict,
+        description="by source: how it was linked (items, priors, decisions, threshold)",
     )

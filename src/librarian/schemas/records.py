@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Literal, Protocol
+from typing import Any, Literal, Protocol
 from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -156,6 +156,11 @@ class RunSummary(BaseModel):
         description="sections routed, by effective strategy; narrowed and widened counts",
     )
     timings_s: dict[str, float] = Field(default_factory=dict)
+    sources: dict[str, dict[str, Any]] = Field(
+        default_factory=dict,
+        description="by source key: how it was linked as a whole (items, priors, decisions "
+        "seen, its threshold, decisions needed before its own), as of its last batch",
+    )
     models: dict[str, str | None] = Field(default_factory=dict)
     retriever: str = ""
     hub: dict[str, str | int] = Field(default_factory=dict)
@@ -199,8 +204,11 @@ class BatchResult:
     routing: list[RoutingDecision] = field(default_factory=list)
     rejections: list[Rejection] = field(default_factory=list)
     skips: list[Skip] = field(default_factory=list)
+    # Where each source linked stands (C.5), by source key: what the summary shows.
+    sources: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     def merge(self, one: BatchResult) -> None:
+        self.sources.update(one.sources)
         self.envelopes.extend(one.envelopes)
         self.explicit += one.explicit
         self.truncated += one.truncated

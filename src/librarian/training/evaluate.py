@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from librarian.pipeline.pipeline import Pipeline, Priors
+from librarian.pipeline.source_level import History, Reviewed, SourceHistory
 from librarian.schemas.envelopes import Candidate, Envelope, LinkProposal, ReviewItem
 from librarian.schemas.evaluation import (
     SLICES,
@@ -23,9 +24,8 @@ from librarian.schemas.evaluation import (
     Top1,
 )
 from librarian.schemas.records import PriorDecision, Section
-from librarian.settings import default_of
 from librarian.training.calibrate import ReliabilityBin, reliability
-from librarian.training.golden import framework_of, sections_of, style_of
+from librarian.training.golden import framework_of, sections_of, source_of, style_of
 
 CALIBRATION_BINS = 10
 EVAL_RUN_ID = "eval"
@@ -100,7 +100,15 @@ def outcome_of(row: GoldenRow, envelope: Envelope) -> RowOutcome:
     )
 
 
-def score(outcomes: Sequence[RowOutcome], threshold: float, k: int) -> EvalReport:
+def score(
+    outcomes: Sequence[RowOutcome],
+    threshold: float,
+    k: int,
+    reviewed: Mapping[str, int] | None = None,
+    sources: Mapping[str, Mapping[str, object]] | None = None,
+) -> EvalReport:
+    """`reviewed` (warm): rows per source that stood for its reviewers' decisions; the
+    other fields are over `outcomes`, the rows scored."""
     explicit = [o for o in outcomes if o.row.slice == "explicit"]
     ranked = [o for o in outcomes if o.scored_for_ranking]
     ece, _ = calibration_bins(outcomes)
@@ -128,6 +136,8 @@ def score(outcomes: Sequence[RowOutcome], threshold: float, k: int) -> EvalRepor
         per_framework=group_reports(
             ranked, k, lambda o: f"{style_of(o.row)} {framework_of(o.row)}"
         ),
+        reviewed=dict(reviewed) if reviewed is not None else None,
+        sources={k: dict(v) for k, v in (sources or {}).items()},
     )
 
 
@@ -244,23 +254,50 @@ def gate_failures(report: EvalReport, max_ece: float = 0.10) -> list[str]:
 def run_golden(
     pipeline: Pipeline,
     rows: Sequence[GoldenRow],
-    batch_size: int = default_of("batch_size"),
+    reviewed: Sequence[GoldenRow] = (),
     progress: Callable[[int], None] | None = None,
-) -> list[RowOutcome]:
-    """Every golden row through validation and the same pipeline a run uses, with the
-    rows' prior texts as prior decisions (update detection evaluated)."""
+) -> GoldenRun:
+    """Every golden row through validation and the same pipeline a run uses, each source
+    linked as a whole, with the rows' prior texts as prior decisions (update detection
+    evaluated). `reviewed`: rows whose expected links stand for their source's reviewers'
+    decisions (never scored)."""
     sections = sections_of(rows)
     priors = golden_priors(rows, sections)
-    outcomes: list[RowOutcome] = []
-    for start in range(0, len(rows), batch_size):
-        batch = sections[start : start + batch_size]
-        result = pipeline.link(batch, EVAL_RUN_ID, priors=priors)
-        outcomes.extend(
-            outcome_of(row, envelope)
-            for row, envelope in zip(
-                rows[start : start + batch_size], result.envelopes, strict=True
-            )
-        )
+    history = golden_history(reviewed)
+    by_source: dict[str, list[int]] = {}
+    for i, row in enumerate(rows):
+        by_source.setdefault(source_of(row), []).append(i)
+    found: dict[int, RowOutcome] = {}
+    sources: dict[str, dict[str, object]] = {}
+    for indices in by_source.values():
+        batch = [sections[i] for i in indices]
+        result = pipeline.link(batch, EVAL_RUN_ID, priors=priors, history=history)
+        sources.update(result.sources)
+        for i, envelope in zip(indices, result.envelopes, strict=True):
+            found[i] = outcome_of(rows[i], envelope)
         if progress:
             progress(len(batch))
-    return outcomes
+    return GoldenRun(
+        [found[i] for i in range(len(rows))], dict(Counter(source_of(r) for r in reviewed)), sources
+    )
+
+
+@dataclass(frozen=True)
+class GoldenRun:
+    outcomes: list[RowOutcome]
+    reviewed: dict[str, int]  # by source: rows standing for its reviewers' decisions
+    sources: dict[str, dict[str, object]]  # where each source stood (C.5)
+
+
+def golden_history(reviewed: Sequence[GoldenRow]) -> History:
+    """Reviewed golden rows as their sources' history: the CREs linked, the decisions."""
+    sections = sections_of(reviewed)
+    out: dict[str, SourceHistory] = {}
+    for row, section in zip(reviewed, sections, strict=True):
+        known = out.get(section.source_key, SourceHistory())
+        cres = tuple(row.expected.cre_ids or ())
+        decided = Reviewed(section.span_key, section.text, section.title_hint, cres)
+        out[section.source_key] = SourceHistory(
+            known.linked | set(cres), (*known.reviewed, decided)
+        )
+    return out

@@ -111,22 +111,47 @@ def style_of(row: GoldenRow) -> TextStyle:
     return "title" if len(text.split()) <= 12 and not text.endswith((".", "!", "?")) else "prose"
 
 
+def source_of(row: GoldenRow) -> str:
+    """The source a golden row belongs to: its `source_standard`, refined by the framework
+    its id names (the upstream `gold:<standard>:...` convention), since the upstream enum
+    calls every standard it does not list OTHER."""
+    return f"{row.input.source_standard or 'none'}/{framework_of(row)}"
+
+
+def reviewed_first(rows: Sequence[GoldenRow], k: int) -> tuple[list[GoldenRow], list[GoldenRow]]:
+    """The first `k` rows of each source, in file order, whose expected decision is
+    `linked` (a team reviews those first), and the rest."""
+    taken: dict[str, int] = {}
+    reviewed: list[GoldenRow] = []
+    rest: list[GoldenRow] = []
+    for row in rows:
+        source = source_of(row)
+        if row.expected.decision == "linked" and row.expected.cre_ids and taken.get(source, 0) < k:
+            taken[source] = taken.get(source, 0) + 1
+            reviewed.append(row)
+        else:
+            rest.append(row)
+    return reviewed, rest
+
+
 def queue_row_of(row: GoldenRow) -> dict[str, object]:
-    """The queue row a golden row stands for; a cited CRE is written into the text."""
+    """The queue row a golden row stands for; a cited CRE is written into the text. Rows
+    of one section (`provenance.section_path`) share a locator: one item of their source."""
     text = row.input.text
     ref = row.input.explicit_cre_ref
     if ref and ref not in text:
         text = f"{text}\nSee CRE {ref}."
     headings = [row.input.title_hint] if row.input.title_hint else []
+    source = source_of(row)
     return {
         "chunk_id": f"golden:{row.id}",
-        "artifact_id": f"golden:{row.input.source_standard or 'handwritten'}",
+        "artifact_id": f"golden:{source}",
         "source_type": "github",
-        "source_repo": f"golden/{row.input.source_standard or 'handwritten'}",
+        "source_repo": f"golden/{source}",
         "source_commit_sha": GOLDEN_COMMIT,
         "source_committed_at": GOLDEN_TIME,
         "locator_kind": "repo_path",
-        "locator_path": row.id,
+        "locator_path": (row.provenance.section_path if row.provenance else None) or row.id,
         "span_heading_path": json.dumps(headings),
         "text": text,
         "llm_label": "KNOWLEDGE",

@@ -16,6 +16,7 @@ from librarian.models.seams import Vectors
 from librarian.pipeline.ingest import section_from_text
 from librarian.pipeline.stages import RetrieveStage
 from librarian.retrieval.evidence import EvidenceIndex
+from librarian.retrieval.flat import ScoredHub
 from librarian.training.calibrate import fit_calibrator
 from librarian.training.links import LinkedSection
 
@@ -28,6 +29,7 @@ class ScoredSection:
     ids: tuple[str, ...]  # retrieved CREs, best first
     scores: tuple[float, ...]  # their retrieval scores
     evidence: tuple[float, ...]  # their best linked-section cosines (NO_EVIDENCE: none)
+    hits: tuple[ScoredHub, ...] = ()  # as the retrieve stage returned them
 
     @property
     def top_correct(self) -> bool:
@@ -61,6 +63,7 @@ def score_sections(
                 ids,
                 tuple(h.score for h in hits[k]),
                 tuple(float(best[k, column[c]]) for c in ids),
+                tuple(hits[k]),
             )
     return [s for s in out if s is not None]
 

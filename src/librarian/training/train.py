@@ -22,6 +22,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 from librarian.artifacts.calibrator import CalibrationError, Calibrator
 from librarian.artifacts.card import (
@@ -34,6 +35,7 @@ from librarian.artifacts.card import (
     OutOfFold,
     read_card,
 )
+from librarian.artifacts.source_model import JOINT_FEATURES, SOURCE_MODEL_NAME, SourceModel
 from librarian.catalogue.hub import Hub, load_hub
 from librarian.errors import RunError
 from librarian.factory import retrieve_stage
@@ -41,6 +43,7 @@ from librarian.integrity import files_problem, sha256_of
 from librarian.models.cache import CachingEmbedder, SqliteVectorCache
 from librarian.models.load import load_embedder
 from librarian.models.seams import Embedder
+from librarian.retrieval.collective import NO_RULE
 from librarian.retrieval.evidence import (
     EVIDENCE_NAME,
     EVIDENCE_WEIGHT,
@@ -67,10 +70,11 @@ from librarian.training.scoring import (
     out_of_fold_confidence,
     score_sections,
 )
+from librarian.training.sources import fit_sources
 
 # Bumped whenever what training computes changes: a model directory built by an older
 # version is rebuilt, never reused.
-TRAINING_VERSION = "3"
+TRAINING_VERSION = "4"
 
 # At most this share of auto-links may be wrong at the shipped threshold.
 MAX_WRONG_RATE = 0.03
@@ -102,6 +106,7 @@ class TrainResult:
     threshold: float
     evidence: EvidenceIndex
     card: ModelCard
+    source_model: SourceModel
     router: BranchClassifier | None = None
 
 
@@ -169,7 +174,13 @@ def train(
         calibrator = calibrate(scored)
     except CalibrationError as exc:
         raise TrainingError(f"cannot calibrate on these links: {exc}") from exc
-    threshold, threshold_rule = pick_threshold(scored, oof, options.max_wrong_rate)
+    styles = [s.section.style for s in scored]
+    threshold, threshold_rule = pick_threshold(
+        styles, [s.top_correct for s in scored], oof, options.max_wrong_rate
+    )
+    source_model, source_card = fit_source_model(
+        scored, hub, options.max_wrong_rate, progress, calibrator, threshold
+    )
     router, router_card = fit_router([x.section for x in labelled], vectors, hub)
     card = ModelCard(
         trained_at=datetime.now(UTC).isoformat(timespec="seconds"),
@@ -193,25 +204,70 @@ def train(
             )
             for style in sorted({s.section.style for s in scored})
         },
+        source_level=source_card,
         router=router_card,
         environment={"python": platform.python_version()},
     )
-    return TrainResult(calibrator, threshold, evidence, card, router)
+    return TrainResult(calibrator, threshold, evidence, card, source_model, router)
+
+
+def solo_source_model(calibrator: Calibrator, threshold: float) -> SourceModel:
+    extra = len(JOINT_FEATURES) - len(calibrator.weights)
+    weights = (*calibrator.weights, *([0.0] * extra))
+    joint = Calibrator(weights, calibrator.intercept, calibrator.fitted_on, JOINT_FEATURES)
+    return SourceModel(NO_RULE, joint, threshold)
+
+
+def fit_source_model(
+    scored: Sequence[ScoredSection],
+    hub: Hub,
+    max_wrong: float,
+    progress: Progress | None,
+    calibrator: Calibrator,
+    threshold: float,
+) -> tuple[SourceModel, dict[str, Any]]:
+    """The source-level model, its threshold chosen out of fold as the global one is."""
+    try:
+        fit = fit_sources(scored, hub, progress)
+    except CalibrationError as exc:
+        # Too few frameworks large enough to link as a whole: sources keep their
+        # retrieval order and the global calibrator (collective features weigh nothing).
+        return solo_source_model(calibrator, threshold), {"not_fitted": str(exc)}
+    styles = [r.scored.section.style for r in fit.rows]
+    correct = [r.correct for r in fit.rows]
+    threshold, rule = pick_threshold(styles, correct, fit.oof, max_wrong)
+    ece, _ = reliability(fit.oof, correct)
+    auto = [ok for ok, c in zip(correct, fit.oof, strict=True) if c >= threshold]
+    card = {
+        "rule": fit.rule.as_json(),
+        "threshold": threshold,
+        "threshold_rule": rule,
+        "out_of_fold": {
+            "rows": len(correct),
+            "top1": round(sum(correct) / max(1, len(correct)), 4),
+            "ece": round(ece, 4),
+            "auto_linked": len(auto),
+            "auto_link_wrong": len(auto) - sum(auto),
+        },
+        "top1_by_framework": {
+            f: {"rows": n, "alone": before, "as_a_whole": after}
+            for f, (n, before, after) in sorted(fit.lofo.items())
+        },
+    }
+    return SourceModel(fit.rule, fit.calibrator, threshold), card
 
 
 def pick_threshold(
-    scored: Sequence[ScoredSection], oof: Sequence[float], max_wrong: float
+    styles: Sequence[str], correct: Sequence[bool], oof: Sequence[float], max_wrong: float
 ) -> tuple[float, str]:
     """The lowest out-of-fold confidence at which at most `max_wrong` of auto-links were
     wrong: on prose rows when they support it, else on prose and titles together."""
-    prose = [
-        (c, s.top_correct) for s, c in zip(scored, oof, strict=True) if s.section.style == "prose"
-    ]
+    prose = [(c, ok) for style, ok, c in zip(styles, correct, oof, strict=True) if style == "prose"]
     if prose:
         threshold = choose_threshold([c for c, _ in prose], [ok for _, ok in prose], max_wrong)
         if sum(c >= threshold for c, _ in prose) >= MIN_THRESHOLD_SUPPORT:
             return threshold, f"prose rows out of fold, <= {max_wrong:.0%} wrong"
-    threshold = choose_threshold(oof, [s.top_correct for s in scored], max_wrong)
+    threshold = choose_threshold(oof, list(correct), max_wrong)
     return threshold, f"prose and title rows out of fold, <= {max_wrong:.0%} wrong"
 
 
@@ -270,8 +326,9 @@ def save(result: TrainResult, out_dir: Path, embedding_model: Path | None = None
     (out_dir / CARD_NAME).unlink(missing_ok=True)
     replace(result.calibrator, threshold=result.threshold).save(out_dir / CALIBRATOR_NAME)
     result.evidence.save(out_dir / EVIDENCE_NAME)
+    result.source_model.save(out_dir / SOURCE_MODEL_NAME)
     (out_dir / ROUTER_NAME).unlink(missing_ok=True)
-    names = [CALIBRATOR_NAME, EVIDENCE_NAME]
+    names = [CALIBRATOR_NAME, EVIDENCE_NAME, SOURCE_MODEL_NAME]
     if result.router is not None:
         result.router.save(out_dir / ROUTER_NAME)
         names.append(ROUTER_NAME)

@@ -1,0 +1,330 @@
+"""C.5, the source-level slot: the rows of one source are linked as a whole.
+
+Rows that are the same section (the same span, or the same normalised text) are one item.
+Each source's items choose their CREs jointly (`retrieval.collective`), under the priors
+its shape gives (`PriorRule`). What the source's reviewers decided adapts its calibration
+(`artifacts.source_model.fit_adaptation`) and sets its own threshold; a source with fewer
+than MIN_SOURCE_DECISIONS decisions keeps the global rule.
+"""
+
+from __future__ import annotations
+
+import unicodedata
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from librarian.artifacts.source_model import (
+    MIN_SOURCE_DECISIONS,
+    Adaptation,
+    SourceModel,
+    fit_adaptation,
+    joint_probabilities,
+    source_threshold,
+)
+from librarian.catalogue.hub import Hub
+from librarian.pipeline import components as ids
+from librarian.pipeline.components import Component
+from librarian.retrieval.collective import (
+    MIN_SHAPE_ITEMS,
+    Claim,
+    Collective,
+    SourcePriors,
+    assign,
+    collective_evidence,
+)
+from librarian.retrieval.flat import ScoredHub
+
+
+@dataclass(frozen=True)
+class Reviewed:
+    """One decided item of a source: its text and the CREs people chose for it.
+    `key`: its item key (a later version of the same section is not a rival)."""
+
+    key: str
+    text: str
+    title: str | None
+    cre_ids: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class SourceHistory:
+    """What a source already has: the CREs it links, and its reviewers' decisions."""
+
+    linked: frozenset[str] = frozenset()
+    reviewed: tuple[Reviewed, ...] = ()
+
+
+History = Mapping[str, SourceHistory]  # by source key
+
+
+@dataclass(frozen=True)
+class SlotRow:
+    """One row as the slot sees it: its source, its item key and text, its candidates."""
+
+    source: str
+    key: str
+    text: str
+    hits: list[ScoredHub]
+    evidence: list[float] | None
+
+
+@dataclass(frozen=True)
+class SourceStatus:
+    """Where one source stands: what the summary, the audit and the workbench show."""
+
+    source: str
+    items: int
+    priors: SourcePriors | None  # None: too few items to link as a whole
+    decisions: int
+    threshold: float
+    adapted: bool
+
+    @property
+    def decisions_needed(self) -> int:
+        """How many more decisions before its own calibration and threshold apply."""
+        return max(0, MIN_SOURCE_DECISIONS - self.decisions)
+
+    def as_json(self) -> dict[str, Any]:
+        priors = self.priors
+        return {
+            "items": self.items,
+            "linked_as_whole": priors is not None,
+            "reuse_penalty": priors.reuse_penalty if priors else None,
+            "inner_penalty": priors.inner_penalty if priors else None,
+            "distinct_share": round(priors.distinct_share, 4) if priors else None,
+            "leaf_share": round(priors.leaf_share, 4) if priors else None,
+            "decisions": self.decisions,
+            "threshold": round(self.threshold, 4),
+            "own_threshold": self.adapted,
+            "decisions_needed": self.decisions_needed,
+        }
+
+    def describe(self) -> str:
+        if self.priors is None:
+            joint = f"alone ({self.items} items < {MIN_SHAPE_ITEMS})"
+        else:
+            joint = self.priors.describe()
+        own = (
+            f"own threshold {self.threshold:.3f} from {self.decisions} decisions"
+            if self.adapted
+            else f"global threshold {self.threshold:.3f}, {self.decisions} decisions, "
+            f"{self.decisions_needed} more before its own"
+        )
+        # No "; ": the audit's parts are separated by it.
+        return f"{self.source}: {joint}, {own}"
+
+
+@dataclass(frozen=True)
+class Linked:
+    """A row after C.5: its candidates re-ordered (the chosen first), its evidence."""
+
+    hits: list[ScoredHub]
+    evidence: list[float] | None
+    collective: Collective | None
+    adaptation: Adaptation | None
+    status: SourceStatus
+
+
+def normalised(text: str) -> str:
+    return " ".join(unicodedata.normalize("NFKC", text).casefold().split())
+
+
+def item_index(rows: Sequence[SlotRow]) -> list[int]:
+    """Each row's item: rows with the same key or the same normalised text are one."""
+    by_key: dict[str, int] = {}
+    by_text: dict[str, int] = {}
+    out: list[int] = []
+    for row in rows:
+        text = normalised(row.text)
+        item = by_key.get(row.key, by_text.get(text, len(set(out))))
+        by_key.setdefault(row.key, item)
+        by_text.setdefault(text, item)
+        out.append(item)
+    return out
+
+
+def merged_claim(rows: Sequence[SlotRow]) -> Claim:
+    """An item's candidates: each CRE at the mean score its rows give it (a row that did
+    not retrieve it gives its own lowest score)."""
+    if len(rows) == 1:
+        hits = rows[0].hits
+        return Claim(tuple(h.cre_id for h in hits), tuple(h.score for h in hits))
+    total: dict[str, float] = {}
+    for row in rows:
+        floor = min((h.score for h in row.hits), default=0.0)
+        given = {h.cre_id: h.score for h in row.hits}
+        for cre in {h.cre_id for r in rows for h in r.hits}:
+            total[cre] = total.get(cre, 0.0) + given.get(cre, floor)
+    best = {cre: value / len(rows) for cre, value in total.items()}
+    ranked = sorted(best.items(), key=lambda x: (-x[1], x[0]))
+    return Claim(tuple(c for c, _ in ranked), tuple(s for _, s in ranked))
+
+
+@dataclass
+class _Source:
+    rows: list[int] = field(default_factory=list)  # pending rows (indices into the call)
+    reviewed: list[int] = field(default_factory=list)  # reviewed rows
+
+
+class SourceLevelSlot:
+    """`model` None: the slot is empty (no trained source model, or scores it does not
+    calibrate): every row keeps its retrieval order and the global threshold."""
+
+    def __init__(
+        self, model: SourceModel | None, hub: Hub, threshold: float, fixed: bool = False
+    ) -> None:
+        """`threshold`: the global one; `fixed`: it was set by hand and holds everywhere."""
+        self.model, self.threshold, self.fixed = model, threshold, fixed
+        parents = {n.parent_id for n in hub.nodes if n.parent_id is not None}
+        self.is_leaf = {n.cre_id: n.cre_id not in parents for n in hub.nodes}
+
+    @property
+    def component(self) -> Component:
+        if self.model is None:
+            return Component("source-level", ids.SOURCE_LEVEL_NONE, note="none configured")
+        rule = self.model.rule
+        return Component(
+            "source-level",
+            ids.SOURCE_LEVEL_JOINT,
+            settings={
+                "min_distinct": rule.min_distinct,
+                "reuse_penalty": rule.reuse_penalty,
+                "min_leaf": rule.min_leaf,
+                "inner_penalty": rule.inner_penalty,
+                "joint_threshold": self.model.threshold,
+            },
+            note="each source linked as a whole; its reviewers' decisions set its threshold",
+        )
+
+    def run(
+        self,
+        rows: Sequence[SlotRow],
+        reviewed: Sequence[tuple[SlotRow, tuple[str, ...]]] = (),
+        history: History | None = None,
+    ) -> list[Linked]:
+        """Every pending row, linked with the rest of its source. `reviewed`: the
+        source's decided items as retrieved now, with the CREs people chose."""
+        out: list[Linked | None] = [None] * len(rows)
+        sources: dict[str, _Source] = {}
+        for i, row in enumerate(rows):
+            sources.setdefault(row.source, _Source()).rows.append(i)
+        for j, (row, _) in enumerate(reviewed):
+            if row.source in sources:
+                sources[row.source].reviewed.append(j)
+        for name, source in sources.items():
+            known = history.get(name) if history is not None else None
+            pending = [rows[i] for i in source.rows]
+            decided = [reviewed[j] for j in source.reviewed]
+            linked = self._source(name, pending, decided, known or SourceHistory())
+            for i, result in zip(source.rows, linked, strict=True):
+                out[i] = result
+        return [r for r in out if r is not None]
+
+    def _source(
+        self,
+        name: str,
+        pending: list[SlotRow],
+        decided: list[tuple[SlotRow, tuple[str, ...]]],
+        known: SourceHistory,
+    ) -> list[Linked]:
+        all_rows = pending + [r for r, _ in decided]
+        items = item_index(all_rows)
+        groups: dict[int, list[int]] = {}
+        for r, item in enumerate(items):
+            groups.setdefault(item, []).append(r)
+        if self.model is None or len(groups) < MIN_SHAPE_ITEMS:
+            status = SourceStatus(name, len(groups), None, len(decided), self.threshold, False)
+            return [Linked(r.hits, r.evidence, None, None, status) for r in pending]
+        claims = {g: merged_claim([all_rows[r] for r in rows]) for g, rows in groups.items()}
+        priors = self.model.rule.priors(list(claims.values()), self.is_leaf)
+        fit = self._adapt(
+            decided, [items[len(pending) + r] for r in range(len(decided))], claims, priors, known
+        )
+        # Pending items choose with the decided ones' CREs taken (their own excepted).
+        own: dict[int, set[str]] = {}
+        for r, (_, cres) in enumerate(decided):
+            own.setdefault(items[len(pending) + r], set()).update(cres)
+        taken = set(known.linked).union(*own.values())
+        waiting = sorted({items[i] for i in range(len(pending))})
+        sub = [claims[g] for g in waiting]
+        chosen = assign(
+            sub, priors, self.is_leaf, taken, [frozenset(own.get(g, ())) for g in waiting]
+        )
+        evidence = dict(zip(waiting, collective_evidence(sub, chosen, priors), strict=True))
+        adaptation = fit.adaptation if fit is not None else None
+        results = [
+            self._row(row, claims[items[i]], evidence[items[i]], adaptation)
+            for i, row in enumerate(pending)
+        ]
+        threshold = self.threshold if self.fixed else self.model.threshold
+        if fit is not None and not self.fixed:
+            cuts = [self.confidence(r) for r in results if r.hits]
+            reviewed = [fit.adaptation.apply(p) for p in fit.probabilities]
+            threshold = source_threshold(cuts, reviewed, fit.correct)
+        status = SourceStatus(name, len(groups), priors, len(decided), threshold, fit is not None)
+        return [replace(r, status=status) for r in results]
+
+    def _row(
+        self, row: SlotRow, claim: Claim, collective: Collective, adaptation: Adaptation | None
+    ) -> Linked:
+        """The row's hits with its item's chosen CRE first (when the row retrieved it)."""
+        hits = list(row.hits)
+        evidence = list(row.evidence) if row.evidence is not None else None
+        if collective.chosen >= 0:
+            cre = claim.ids[collective.chosen]
+            at = next((k for k, h in enumerate(hits) if h.cre_id == cre), None)
+            if at is not None and at > 0:
+                hits.insert(0, hits.pop(at))
+                if evidence is not None:
+                    evidence.insert(0, evidence.pop(at))
+        unset = SourceStatus("", 0, None, 0, self.threshold, False)
+        return Linked(hits, evidence, collective, adaptation, unset)
+
+    def confidence(self, linked: Linked) -> float:
+        """The row's confidence in its first candidate (adapted to its source)."""
+        assert self.model is not None and linked.collective is not None
+        if not linked.hits:
+            return 0.0
+        first = joint_probabilities(
+            self.model,
+            [h.cre_id for h in linked.hits],
+            [h.score for h in linked.hits],
+            linked.evidence,
+            linked.collective,
+        )[0]
+        return linked.adaptation.apply(first) if linked.adaptation is not None else first
+
+    def _adapt(
+        self,
+        decided: list[tuple[SlotRow, tuple[str, ...]]],
+        decided_items: list[int],
+        claims: Mapping[int, Claim],
+        priors: SourcePriors,
+        known: SourceHistory,
+    ) -> _Fit | None:
+        """The source's decided items, linked as if they were pending (the rest of the
+        source around them), teach its recalibration."""
+        if len(decided) < MIN_SOURCE_DECISIONS:
+            return None
+        decided_cres = {c for _, cres in decided for c in cres}
+        order = sorted(claims)
+        chosen = assign(
+            [claims[g] for g in order], priors, self.is_leaf, set(known.linked) - decided_cres
+        )
+        evidence = dict(
+            zip(order, collective_evidence([claims[g] for g in order], chosen, priors), strict=True)
+        )
+        probabilities, correct = [], []
+        for (row, cres), g in zip(decided, decided_items, strict=True):
+            linked = self._row(row, claims[g], evidence[g], None)
+            probabilities.append(self.confidence(linked))
+            correct.append(bool(linked.hits) and linked.hits[0].cre_id in cres)
+        return _Fit(fit_adaptation(probabilities, correct), probabilities, correct)
+
+
+@dataclass(frozen=True)
+class _Fit:
+    adaptation: Adaptation
+    probabilities: list[float]  # the decided items' global confidences
+    correct: list[bool]

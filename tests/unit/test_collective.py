@@ -1,0 +1,146 @@
+"""Linking a source as a whole: the exact joint choice, the priors, the adaptation."""
+
+from __future__ import annotations
+
+import itertools
+import random
+
+import pytest
+
+from librarian.artifacts.source_model import (
+    MIN_SOURCE_DECISIONS,
+    fit_adaptation,
+    source_threshold,
+)
+from librarian.pipeline.source_level import SlotRow, item_index, merged_claim
+from librarian.retrieval.collective import (
+    MIN_SHAPE_ITEMS,
+    Claim,
+    PriorRule,
+    SourcePriors,
+    assign,
+    collective_evidence,
+)
+from librarian.retrieval.flat import ScoredHub
+
+LEAVES = {c: True for c in "ABCDEFGH"} | {"P": False}
+
+
+def priors(lam: float, inner: float = 0.0) -> SourcePriors:
+    return SourcePriors(lam, inner, 1.0, 1.0, 10)
+
+
+def objective(
+    claims: list[Claim], chosen: tuple[int, ...], lam: float, inner: float, used: set[str]
+) -> float:
+    total, seen = 0.0, set(used)
+    for claim, j in zip(claims, chosen, strict=True):
+        cre = claim.ids[j]
+        total += claim.scores[j] - (inner if not LEAVES[cre] else 0.0)
+        total -= lam if cre in seen else 0.0
+        seen.add(cre)
+    return total
+
+
+def brute_force(claims: list[Claim], lam: float, inner: float, used: set[str]) -> float:
+    options = [range(len(c.ids)) for c in claims]
+    return max(objective(claims, ch, lam, inner, used) for ch in itertools.product(*options))
+
+
+def random_claims(rng: random.Random, items: int) -> list[Claim]:
+    out = []
+    for _ in range(items):
+        ids = rng.sample("ABCDEP", 3)
+        scores = sorted((round(rng.uniform(0.3, 0.8), 3) for _ in ids), reverse=True)
+        out.append(Claim(tuple(ids), tuple(scores)))
+    return out
+
+
+@pytest.mark.parametrize("seed", range(30))
+def test_the_joint_choice_is_the_exact_optimum(seed: int) -> None:
+    rng = random.Random(seed)
+    claims = random_claims(rng, rng.randint(2, 6))
+    lam, inner = rng.choice([0.0, 0.02, 0.05, 0.2]), rng.choice([0.0, 0.05])
+    used = {"A"} if seed % 3 == 0 else set()
+    chosen = assign(claims, priors(lam, inner), LEAVES, used)
+    got = objective(claims, tuple(chosen), lam, inner, used)
+    assert got == pytest.approx(brute_force(claims, lam, inner, used), abs=1e-9)
+
+
+def test_a_second_use_moves_the_weaker_claimant_to_its_next_candidate() -> None:
+    claims = [Claim(("A", "B"), (0.70, 0.60)), Claim(("A", "C"), (0.69, 0.66))]
+    assert assign(claims, priors(0.0), LEAVES) == [0, 0]  # alone: both take A
+    assert assign(claims, priors(0.05), LEAVES) == [0, 1]  # C costs 0.03 < lambda
+    assert assign(claims, priors(0.02), LEAVES) == [0, 0]  # C costs more than lambda
+    # A is already linked by the source: the second item's own earlier version excepted.
+    close = [Claim(("A", "B"), (0.70, 0.68)), claims[1]]
+    assert assign(close, priors(0.05), LEAVES, {"A"}, [set(), {"A"}]) == [1, 0]
+    assert assign(close, priors(0.05), LEAVES, {"A"}) == [1, 1]
+
+
+def test_an_inner_node_penalty_prefers_the_leaf() -> None:
+    claims = [Claim(("P", "B"), (0.70, 0.68))]
+    assert assign(claims, priors(0.0, 0.0), LEAVES) == [0]
+    assert assign(claims, priors(0.0, 0.05), LEAVES) == [1]
+
+
+def test_the_choice_is_deterministic_and_scales_sparsely() -> None:
+    rng = random.Random(7)
+    claims = random_claims(rng, 2000)
+    first = assign(claims, priors(0.05), LEAVES)
+    assert first == assign(claims, priors(0.05), LEAVES)
+    evidence = collective_evidence(claims, first, priors(0.05))
+    assert len(evidence) == 2000 and all(e.rivalry for e in evidence)
+
+
+def test_collective_evidence_counts_claimants_and_margins() -> None:
+    claims = [Claim(("A", "B"), (0.70, 0.60)), Claim(("A", "C"), (0.65, 0.64))]
+    first, second = collective_evidence(claims, [0, 1], priors(0.05))
+    assert first.kept_top and first.rivalry["A"].claimants == 1
+    assert first.rivalry["A"].claim_margin == pytest.approx(0.05)
+    assert not second.kept_top and second.rivalry["C"].claimants == 0
+
+
+def test_the_rule_reads_the_shape_and_gives_small_sources_nothing() -> None:
+    rule = PriorRule(0.75, 0.05, 0.8, 0.05)
+    distinct = [Claim((c,), (0.5,)) for c in "ABCDEFGH"]
+    assert rule.priors(distinct, LEAVES).reuse_penalty == 0.05
+    shared = [Claim(("A",), (0.5,))] * MIN_SHAPE_ITEMS
+    got = rule.priors(shared, LEAVES)
+    assert (got.reuse_penalty, got.distinct_share) == (0.0, 1 / MIN_SHAPE_ITEMS)
+    assert rule.priors(distinct[:3], LEAVES).reuse_penalty == 0.0
+    with pytest.raises(ValueError):
+        PriorRule.from_json(
+            {"min_distinct": 2, "reuse_penalty": 0, "min_leaf": 0, "inner_penalty": 0}
+        )
+
+
+def test_rows_of_one_section_are_one_item_scored_by_their_mean() -> None:
+    def row(key: str, text: str, *hits: tuple[str, float]) -> SlotRow:
+        return SlotRow("s", key, text, [ScoredHub(c, v) for c, v in hits], None)
+
+    rows = [
+        row("k1", "Title", ("A", 0.6), ("B", 0.5)),
+        row("k1", "Prose of it", ("B", 0.7), ("A", 0.55)),
+        row("k2", "title ", ("C", 0.4)),  # the same normalised text as the first
+        row("k3", "Other", ("D", 0.4)),
+    ]
+    assert item_index(rows) == [0, 0, 0, 1]
+    claim = merged_claim(rows[:2])
+    assert claim.ids[0] == "B" and claim.scores[0] == pytest.approx(0.6)
+
+
+def test_the_adaptation_shrinks_to_the_global_rule_with_few_decisions() -> None:
+    few = fit_adaptation([0.5, 0.5], [True, True])
+    many = fit_adaptation([0.5] * 200, [True] * 190 + [False] * 10)
+    assert abs(few.apply(0.5) - 0.5) < abs(many.apply(0.5) - 0.5)
+    assert many.apply(0.5) == pytest.approx(0.95, abs=0.05)  # shrunk a little
+    assert len([0.5, 0.5]) < MIN_SOURCE_DECISIONS
+
+
+def test_a_source_threshold_keeps_expected_and_reviewed_wrong_at_most_3_percent() -> None:
+    pending = [0.99] * 50 + [0.9] * 50
+    assert source_threshold(pending, [0.99] * 20, [True] * 20) == 0.99
+    # The reviewed items above the cut were wrong too often: nothing links.
+    assert source_threshold(pending, [0.99] * 20, [False] * 5 + [True] * 15) == 1.0
+    assert source_threshold([0.5] * 10, [], []) == 1.0
