@@ -203,9 +203,8 @@ def scaler_of(
     """C.7 and the threshold it was chosen with. The calibrator was fitted on retrieval
     scores; a reranker's scores are another scale, so with one it stands aside."""
     if trained is not None and scorer is None:
-        scaler: Scaler = CalibratedScaler(
-            trained.calibrator, trained.description, trained.source_model
-        )
+        joint = trained.source_model if settings.source_level == "joint" else None
+        scaler: Scaler = CalibratedScaler(trained.calibrator, trained.description, joint)
         threshold = trained.threshold
     elif trained is not None:
         why = "uncalibrated reranker score (the calibrator fits retrieval scores only)"

@@ -95,6 +95,14 @@ class LinkerSettings(BaseModel):
             "also the trained branch classifier (docs/routing.md)",
         ),
     ] = "pins"
+    source_level: Annotated[
+        Literal["joint", "off"],
+        _opt(
+            "--source-level",
+            "joint: link each source's sections as a whole, with its reviewers' decisions "
+            "setting its calibration; off: each section alone (docs/quality.md)",
+        ),
+    ] = "joint"
     collections: Annotated[
         tuple[str, ...],
         _opt(

@@ -12,7 +12,7 @@ from librarian.artifacts.source_model import (
     fit_adaptation,
     source_threshold,
 )
-from librarian.pipeline.source_level import SlotRow, item_index, merged_claim
+from librarian.pipeline.source_level import SlotRow, SourceLevelSlot, item_index, merged_claim
 from librarian.retrieval.collective import (
     MIN_SHAPE_ITEMS,
     Claim,
@@ -22,6 +22,7 @@ from librarian.retrieval.collective import (
     collective_evidence,
 )
 from librarian.retrieval.flat import ScoredHub
+from tests.stubs import small_hub
 
 LEAVES = {c: True for c in "ABCDEFGH"} | {"P": False}
 
@@ -131,8 +132,8 @@ def test_rows_of_one_section_are_one_item_scored_by_their_mean() -> None:
 
 
 def test_the_adaptation_shrinks_to_the_global_rule_with_few_decisions() -> None:
-    few = fit_adaptation([0.5, 0.5], [True, True])
-    many = fit_adaptation([0.5] * 200, [True] * 190 + [False] * 10)
+    few = fit_adaptation([0.5, 0.5], [True, True], 3.0)
+    many = fit_adaptation([0.5] * 200, [True] * 190 + [False] * 10, 3.0)
     assert abs(few.apply(0.5) - 0.5) < abs(many.apply(0.5) - 0.5)
     assert many.apply(0.5) == pytest.approx(0.95, abs=0.05)  # shrunk a little
     assert len([0.5, 0.5]) < MIN_SOURCE_DECISIONS
@@ -144,3 +145,51 @@ def test_a_source_threshold_keeps_expected_and_reviewed_wrong_at_most_3_percent(
     # The reviewed items above the cut were wrong too often: nothing links.
     assert source_threshold(pending, [0.99] * 20, [False] * 5 + [True] * 15) == 1.0
     assert source_threshold([0.5] * 10, [], []) == 1.0
+
+
+def _slot_model() -> tuple[SourceLevelSlot, list[SlotRow]]:
+    from librarian.artifacts.calibrator import Calibrator
+    from librarian.artifacts.source_model import JOINT_FEATURES, SourceModel
+
+    hub = small_hub()
+    cres = list(hub.ids)
+    # A calibrator that reads the score alone: p = s(10 * (score - 0.5)).
+    weights = tuple(10.0 if f == "score" else 0.0 for f in JOINT_FEATURES)
+    model = SourceModel(
+        PriorRule(0.5, 0.05, 0.5, 0.0), Calibrator(weights, -5.0, 1, JOINT_FEATURES), 0.9
+    )
+    rows = [
+        SlotRow(
+            "src",
+            f"k{i}",
+            f"text {i}",
+            [ScoredHub(cres[i % len(cres)], 0.6), ScoredHub(cres[(i + 1) % len(cres)], 0.5)],
+            None,
+        )
+        for i in range(MIN_SHAPE_ITEMS + 2)
+    ]
+    return SourceLevelSlot(model, hub, 0.95), rows
+
+
+def test_a_source_with_enough_decisions_gets_its_own_calibration_and_threshold() -> None:
+    slot, rows = _slot_model()
+    cold = slot.run(rows)
+    assert all(r.collective is not None for r in cold)
+    status = cold[0].status
+    assert (status.adapted, status.threshold, status.decisions) == (False, 0.9, 0)
+    assert status.decisions_needed == MIN_SOURCE_DECISIONS
+    reviewed = [
+        (
+            SlotRow("src", f"r{i}", f"reviewed {i}", [ScoredHub(r.hits[0].cre_id, 0.6)], None),
+            (r.hits[0].cre_id,),
+        )
+        for i, r in enumerate(rows * 3)
+    ][:MIN_SOURCE_DECISIONS]
+    warm = slot.run(rows, reviewed)
+    assert warm[0].status.adapted and warm[0].status.decisions_needed == 0
+    # Every decided item's first candidate was right: the source is trusted more.
+    assert slot.confidence(warm[0]) > slot.confidence(cold[0])
+    few = slot.run(rows, reviewed[:5])
+    assert not few[0].status.adapted and few[0].status.decisions_needed == MIN_SOURCE_DECISIONS - 5
+    fixed = SourceLevelSlot(slot.model, small_hub(), 0.95, fixed=True).run(rows, reviewed)
+    assert fixed[0].status.threshold == 0.95 and not fixed[0].status.adapted

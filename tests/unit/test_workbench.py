@@ -316,3 +316,67 @@ def test_decisions_taken_before_reviewers_had_names_are_migrated(tmp_path: Path)
     )
     assert (old.action, old.final_cre_ids, old.decision_row_id) == ("correct", "400-000", 1)
     assert old.decided_by == "unnamed (imported from sheet.csv)" and len(old.decision_uuid) == 36
+
+
+def test_a_sources_decisions_are_its_history_and_the_item_page_says_where_it_stands(
+    engine: Engine,
+) -> None:
+    from librarian.artifacts.source_model import MIN_SOURCE_DECISIONS
+    from librarian.store.history import decisions_seen, source_history
+
+    web = client(engine)
+    first, second, third = review_ids(engine)[:3]
+    with Session(engine) as session:
+        key = session.execute(select(DecisionRow.source_key)).scalars().first()
+    assert key is not None and key.startswith("url:")
+    page = web.get(f"/item/{first}").text
+    assert f"0 items decided, {MIN_SOURCE_DECISIONS} more before it calibrates" in page
+    assert "when linked:" in page  # the audit's source part, as it was linked
+    post(web, f"/item/{first}", action="approve")
+    post(web, f"/item/{second}", action="choose", cre_ids=["400-000", "300-001"])
+    post(web, f"/item/{third}", action="reject", rejection="NOT_SECURITY_KNOWLEDGE")
+    post(web, "/undo")  # the reject is undone: it no longer counts
+    with Session(engine) as session:
+        history = source_history(session, [key, "github:nobody/else"])
+        assert decisions_seen(session, key) == 2
+    assert list(history) == [key]
+    reviewed = history[key].reviewed
+    assert sorted(r.cre_ids for r in reviewed)[1] == ("400-000", "300-001")
+    assert {"400-000", "300-001"} <= history[key].linked
+    page = web.get(f"/item/{third}").text
+    assert f"2 items decided, {MIN_SOURCE_DECISIONS - 2} more" in page
+
+
+def test_rows_stored_before_source_keys_get_theirs_from_their_envelope(tmp_path: Path) -> None:
+    """Migration 0005 on a store at 0004."""
+    from alembic import command
+    from alembic.config import Config
+
+    from librarian.store.db import MIGRATIONS
+
+    engine = make_engine(f"sqlite:///{tmp_path / 'old.db'}")
+    config = Config()
+    config.set_main_option("script_location", str(MIGRATIONS))
+    envelope = {
+        "knowledge": {
+            "source": {"type": "github", "repo": "OWASP/ASVS"},
+            "locator": {"kind": "repo_path", "id": "x"},
+        }
+    }
+    with engine.begin() as conn:
+        config.attributes["connection"] = conn
+        command.upgrade(config, "0004")
+        for row_id, body in ((1, json.dumps(envelope)), (2, "{}")):
+            conn.execute(
+                text(
+                    "INSERT INTO decision_queue (id, chunk_id, content_hash, artifact_id, "
+                    "span_key, pipeline_run_id, status, is_update, review_id, text, envelope, "
+                    "created_at) VALUES (:id, :rev, 'h', 'a', 's', 'r0', 'linked', 0, :rev, 't', "
+                    ":env, '2026-11-01')"
+                ),
+                {"id": row_id, "rev": f"rev-{row_id}", "env": body},
+            )
+    upgrade(engine)
+    with Session(engine) as session:
+        keys = session.execute(select(DecisionRow.source_key).order_by(DecisionRow.id))
+        assert list(keys.scalars()) == ["github:OWASP/ASVS", None]

@@ -53,12 +53,16 @@ class SourceModel:
     rule: PriorRule
     calibrator: Calibrator  # over JOINT_FEATURES
     threshold: float  # for items linked jointly, before a source's own decisions
+    # How many decisions the global calibrator weighs as, in a source's adaptation
+    # (learnt by `train`: how far a framework's first decisions mislead about the rest).
+    shrinkage: float = 10.0
 
     def save(self, path: Path) -> None:
         payload = {
             "rule": self.rule.as_json(),
             "calibrator": self.calibrator.as_json(),
             "threshold": self.threshold,
+            "shrinkage": self.shrinkage,
         }
         path.write_text(json.dumps(payload, indent=2) + "\n")
 
@@ -67,13 +71,15 @@ class SourceModel:
         try:
             data = json.loads(path.read_text())
             rule = PriorRule.from_json(data["rule"])
-            threshold = float(data["threshold"])
+            threshold, shrinkage = float(data["threshold"]), float(data["shrinkage"])
             calibrator = Calibrator.from_json(data["calibrator"], JOINT_FEATURES, str(path))
         except (OSError, ValueError, KeyError, TypeError) as exc:
             raise CalibrationError(f"source model {path} cannot be read: {exc}") from exc
         if not 0.0 <= threshold <= 1.0:
             raise CalibrationError(f"source model {path}: threshold {threshold} not in [0, 1]")
-        return cls(rule, calibrator, threshold)
+        if not 0.0 < shrinkage < math.inf:
+            raise CalibrationError(f"source model {path}: shrinkage {shrinkage} not positive")
+        return cls(rule, calibrator, threshold, shrinkage)
 
 
 def joint_probabilities(
@@ -93,10 +99,8 @@ def joint_probabilities(
 # A source's own decisions adapt its calibration once it has this many; before, its
 # items are scored and thresholded by the global rule (cold start).
 MIN_SOURCE_DECISIONS = 20
-# The adaptation's prior: the global calibrator (slope 1, offset 0), worth this many
-# decisions: three decisions weigh as much as the prior (docs/quality.md: stronger
-# shrinkage kept dev ECE lower but auto-linked almost nothing).
-SHRINKAGE = 3.0
+# The shrinkages `train` chooses among (docs/quality.md).
+SHRINKAGES = (1.0, 3.0, 10.0, 30.0, 100.0)
 MAX_WRONG_RATE = 0.03
 
 
@@ -114,9 +118,11 @@ class Adaptation:
         return 1.0 / (1.0 + math.exp(-z)) if z > -700 else 0.0
 
 
-def fit_adaptation(probabilities: Sequence[float], correct: Sequence[bool]) -> Adaptation:
+def fit_adaptation(
+    probabilities: Sequence[float], correct: Sequence[bool], shrinkage: float
+) -> Adaptation:
     """Maximum a posteriori slope and offset of a logistic on the global logit, with a
-    Gaussian prior of strength SHRINKAGE around (1, 0) (Newton steps; two parameters)."""
+    Gaussian prior of strength `shrinkage` around (1, 0) (Newton steps; two parameters)."""
     import numpy as np
 
     p = np.clip(np.asarray(probabilities, dtype=np.float64), 1e-9, 1.0 - 1e-9)
@@ -125,8 +131,8 @@ def fit_adaptation(probabilities: Sequence[float], correct: Sequence[bool]) -> A
     theta, prior = np.array([1.0, 0.0]), np.array([1.0, 0.0])
     for _ in range(50):
         q = 1.0 / (1.0 + np.exp(-np.clip(x @ theta, -700, 700)))
-        grad = x.T @ (q - y) + SHRINKAGE * (theta - prior)
-        hess = (x.T * (q * (1.0 - q))) @ x + SHRINKAGE * np.eye(2)
+        grad = x.T @ (q - y) + shrinkage * (theta - prior)
+        hess = (x.T * (q * (1.0 - q))) @ x + shrinkage * np.eye(2)
         step = np.linalg.solve(hess, grad)
         theta = theta - step
         if float(np.abs(step).max()) < 1e-8:

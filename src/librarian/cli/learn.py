@@ -184,12 +184,36 @@ def write_json(path: Path, data: object) -> None:
     path.write_text(json.dumps(data, indent=2) + "\n")
 
 
+def write_jsonl(path: Path, records: list[dict[str, object]]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("".join(json.dumps(r) + "\n" for r in records))
+
+
+def golden_run(pipeline: Any, rows: list[GoldenRow], reviewed: list[GoldenRow]) -> Any:
+    """`run_golden` under the progress bar."""
+    from librarian.training.evaluate import run_golden
+
+    with progress_bar() as progress:
+
+        def step(n: int) -> None:
+            if progress is not None:
+                progress("eval rows", n, -1)
+
+        return run_golden(pipeline, rows, reviewed, progress=step)
+
+
 @with_linker_options
 def eval_golden(
     dataset: Annotated[Path, typer.Argument(help="golden set (JSON list of rows)")],
     json_out: Annotated[Path | None, typer.Option("--json", help="write the report here")] = None,
     plot: Annotated[
         Path | None, typer.Option(help="draw the reliability diagram into this PNG")
+    ] = None,
+    rows_out: Annotated[
+        Path | None,
+        typer.Option(
+            "--rows", help="write each scored row's outcome here (JSONL), for paired tests"
+        ),
     ] = None,
     reviewed_first: Annotated[
         int | None,
@@ -209,7 +233,7 @@ def eval_golden(
     Exits 1 when a gate fails: the explicit fast path below 100%, or ECE >= 0.10.
     """
     from librarian.factory import build_pipeline
-    from librarian.training.evaluate import gate_failures, reliability_by_style, run_golden, score
+    from librarian.training.evaluate import gate_failures, reliability_by_style, score
     from librarian.training.golden import load_golden
     from librarian.training.golden import reviewed_first as split_reviewed
 
@@ -219,18 +243,16 @@ def eval_golden(
         reviewed, rows = split_reviewed(rows, reviewed_first)
     settings = linker_settings(linker)
     built = build_pipeline(settings)
-    with progress_bar() as progress:
-
-        def step(n: int) -> None:
-            if progress is not None:
-                progress("eval rows", n, -1)
-
-        golden = run_golden(built, rows, reviewed, progress=step)
+    golden = golden_run(built, rows, reviewed)
     outcomes = golden.outcomes
     warm = golden.reviewed if reviewed_first is not None else None
     report = score(outcomes, built.threshold, settings.top_k, warm, golden.sources)
     if json_out is not None:
         write_json(json_out, report.model_dump(mode="json"))
+    if rows_out is not None:
+        from librarian.training.evaluate import row_records
+
+        write_jsonl(rows_out, row_records(outcomes))
     render.eval_report(report, built.description(priors_read=True))
     if plot is not None:
         from librarian.training.plot import reliability_diagram

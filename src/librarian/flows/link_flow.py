@@ -1,5 +1,10 @@
-"""The linking flow: wiring only. `for batch in source: sink.write(pipeline.process(batch))`,
-a Prefect task per step (Prefect costs ~30 ms a task), `in_flight` batches linking at once.
+"""The linking flow: wiring only. A source's batches are read and prepared (C.0-C.4,
+`in_flight` at once, on the task runner); a window of them is linked source by source as a
+whole (C.5, in this process: candidate lists only); then each batch is completed (C.6-C.10)
+and stored and written in input order. A file's window is the whole file; the queue
+table's is one claimed batch (its claim is a transaction: it cannot stay open for the
+run), and in commit mode each stored batch's links count as used for the next.
+A Prefect task per step (Prefect costs ~30 ms a task).
 
 Dry-run writes files only (and, given a database, reads prior decisions from it for update
 detection). Commit mode stores each batch's decisions in one transaction; from the queue
@@ -9,7 +14,6 @@ table, that transaction also stamps the rows consumed.
 from __future__ import annotations
 
 import time
-from collections import deque
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -29,15 +33,25 @@ from librarian.pipeline.accounting import (
     add_timings,
     check_accounting,
     record_batch,
+    record_sources,
     summary_markdown,
 )
 from librarian.pipeline.dedup import ChunkRegistry
-from librarian.pipeline.pipeline import Admitted, Pipeline
+from librarian.pipeline.pipeline import Admitted, Pipeline, Prepared
 from librarian.pipeline.sinks import FileSink
+from librarian.pipeline.source_level import Linked
 from librarian.pipeline.sources import Source, file_source
-from librarian.schemas.records import BatchResult, PriorDecision, RawBatch, RunSummary, Section
+from librarian.schemas.records import (
+    BatchResult,
+    History,
+    PriorDecision,
+    RawBatch,
+    RunSummary,
+    Section,
+)
 from librarian.settings import LinkerSettings
 from librarian.store.db import make_engine, redacted
+from librarian.store.history import source_history
 from librarian.store.sink import DatabaseSink, StoredPriors, session_for
 from librarian.store.source import QueueTable
 
@@ -65,16 +79,33 @@ def admit_batch(
     return pipeline.admit(raw, registry, StoredPriors(session) if session is not None else None)
 
 
-@task(name="link-batch", cache_policy=NONE)
-def link_batch(
+@task(name="prepare-batch", cache_policy=NONE)
+def prepare_batch(
     settings: LinkerSettings,
     sections: list[Section],
     run_id: str,
     priors: dict[str, PriorDecision] | None,
+) -> Prepared | BatchResult:
+    """C.2-C.4, wherever the task runner puts it (a Dask worker, say), on that process's
+    models. A batch that fails is linked row by row at once (each failure a rejection),
+    alone: its rows are not linked with the rest of their source."""
+    pipeline = pipeline_for(settings)
+    try:
+        return pipeline.prepare(sections, run_id, priors=priors)
+    except Exception:
+        return pipeline.link_resilient(sections, run_id, priors)
+
+
+@task(name="complete-batch", cache_policy=NONE)
+def complete_batch(
+    settings: LinkerSettings, prepared: Prepared, linked: list[Linked]
 ) -> BatchResult:
-    """C.2-C.10, wherever the task runner puts it (a Dask worker, say), on that process's
-    models."""
-    return pipeline_for(settings).link_resilient(sections, run_id, priors)
+    """C.6-C.10 of a prepared batch; if that fails, the batch is linked row by row."""
+    pipeline = pipeline_for(settings)
+    try:
+        return pipeline.complete(prepared, linked)
+    except Exception:
+        return pipeline.link_resilient(prepared.sections, prepared.ctx.run_id, prepared.priors)
 
 
 @task(name="write-batch", retries=2, retry_delay_seconds=1, cache_policy=NONE)
@@ -92,8 +123,16 @@ def commit_batch(
 @dataclass
 class _InFlight:
     admitted: Admitted
-    session: Session | None
-    linked: PrefectFuture[BatchResult]
+    session: Session | None  # a queue claim's transaction, held until the batch is stored
+    prepared: PrefectFuture[Prepared | BatchResult]
+    reported: bool = False  # its lines told to the progress bar
+
+    def report(self, run_id: str) -> None:
+        """Tell the progress bar this batch's lines are retrieved (once)."""
+        if not self.reported:
+            raw = self.admitted.raw
+            report_lines(run_id, len(raw.lines) + raw.blank_lines)
+            self.reported = True
 
     def close(self) -> None:
         if self.session is not None:
@@ -136,9 +175,12 @@ class _Run:
             admitted = admit_batch(
                 as_is(self.pipeline), as_is(raw), as_is(self.registry), as_is(session)
             )
+            if session is not None and raw.claim is None:
+                session.close()  # a file's batch: a new session stores it
+                session = None
             self.timed("read_validate", started)
             # Not as_is: a quoted parameter reaches a Dask worker still wrapped.
-            linked = link_batch.submit(
+            prepared = prepare_batch.submit(
                 self.settings, admitted.sections, self.run_id, admitted.priors
             )
         except BaseException:
@@ -146,16 +188,52 @@ class _Run:
                 session.close()
             raw.close()
             raise
-        return _InFlight(admitted, session, linked)
+        return _InFlight(admitted, session, prepared)
 
-    def finish(self, batch: _InFlight) -> None:
+    def link_window(
+        self, window: list[_InFlight]
+    ) -> list[PrefectFuture[BatchResult] | BatchResult]:
+        """C.5 over the window's prepared batches together; each batch's completion."""
+        started = time.perf_counter()
+        ready = [batch.prepared.result() for batch in window]
+        for batch in window:
+            report_lines(
+                self.run_id, len(batch.admitted.raw.lines) + batch.admitted.raw.blank_lines
+            )
+        self.timed("wait_for_prepare", started)
+        prepared = [p for p in ready if isinstance(p, Prepared)]
+        started = time.perf_counter()
+        history = self.history(prepared)
+        by_batch = self.pipeline.link_sources(prepared, history)
+        statuses = {r.status.source: r.status.as_json() for rows in by_batch for r in rows}
+        record_sources(self.summary, statuses)
+        linked = iter(by_batch)
+        self.timed("source_level", started)
+        return [
+            complete_batch.submit(self.settings, p, next(linked)) if isinstance(p, Prepared) else p
+            for p in ready
+        ]
+
+    def history(self, prepared: list[Prepared]) -> History | None:
+        """What the window's sources already link and their reviewers decided (None:
+        no store to read)."""
+        if self.engine is None:
+            return None
+        sources = {s.source_key for p in prepared for _, s in p.to_model}
+        with Session(self.engine) as session:
+            return source_history(session, sources)
+
+    def finish(self, batch: _InFlight, linked: PrefectFuture[BatchResult] | BatchResult) -> None:
         started = time.perf_counter()
         admitted = batch.admitted
-        result = admitted.complete(batch.linked.result())
+        done = linked if isinstance(linked, BatchResult) else linked.result()
+        result = admitted.complete(done)
         self.timed("wait_for_link", started)
-        if self.database is not None and batch.session is not None:
+        if self.database is not None and self.engine is not None:
             started = time.perf_counter()
-            commit_batch(as_is(self.database), as_is(batch.session), as_is(admitted), as_is(result))
+            session = batch.session or Session(self.engine)
+            batch.session = session
+            commit_batch(as_is(self.database), as_is(session), as_is(admitted), as_is(result))
             self.timed("store_write", started)
         started = time.perf_counter()
         write_files(as_is(self.files), as_is(result))
@@ -171,7 +249,6 @@ class _Run:
             s.rejected,
             s.skipped,
         )
-        report_lines(self.run_id, len(admitted.raw.lines) + admitted.raw.blank_lines)
 
     def close_out(self) -> None:
         """The summary's last fields, checked: every line accounted for."""
@@ -190,24 +267,28 @@ class _Run:
 
 
 def drain(run: _Run, in_flight: int) -> None:
-    """Keep `in_flight` batches linking; store and write them in input order."""
-    pending: deque[_InFlight] = deque()
+    """Prepare a window of batches (`in_flight` at once), link it source by source, then
+    store and write its batches in input order; until the source is dry."""
+    window: list[_InFlight] = []
     try:
-        while not run.eof or pending:
-            while not run.eof and len(pending) < max(1, in_flight):
-                started = run.start_next()
-                if started is not None:
-                    pending.append(started)
-            if not pending:
-                break
-            batch = pending.popleft()
-            try:
-                run.finish(batch)
-            finally:
-                batch.close()
+        while not run.eof:
+            batch = run.start_next()
+            if batch is not None:
+                window.append(batch)
+                if len(window) > max(1, in_flight):
+                    oldest = window[-1 - max(1, in_flight)]
+                    oldest.prepared.wait()
+                    oldest.report(run.run_id)
+            whole = batch is None or run.eof or batch.admitted.raw.claim is not None
+            if window and whole:
+                completing = run.link_window(window)
+                for held, result in zip(window, completing, strict=True):
+                    run.finish(held, result)
+                    held.close()
+                window = []
     finally:
-        for batch in pending:  # a failure leaves later batches unstored and unconsumed
-            batch.close()
+        for held in window:  # a failure leaves later batches unstored and unconsumed
+            held.close()
 
 
 def new_summary(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from typing import Any
 
 from librarian.errors import RunError
 from librarian.schemas.envelopes import Envelope, LinkProposal
@@ -82,13 +83,17 @@ def record_batch(
             counts["narrowed"] = counts.get("narrowed", 0) + 1
         if decision.widened:
             counts["widened"] = counts.get("widened", 0) + 1
-    for source, status in result.sources.items():
-        items = summary.sources.get(source, {}).get("items", 0) + status["items"]
-        summary.sources[source] = {**status, "items": items}
     count_envelopes(summary, result.envelopes)
     count_rejections(summary, rejections)
     count_skips(summary, skips)
     add_timings(summary, result.timings_s)
+
+
+def record_sources(summary: RunSummary, statuses: dict[str, dict[str, Any]]) -> None:
+    """Where each source linked in one window stands; its items summed over windows."""
+    for source, status in statuses.items():
+        items = summary.sources.get(source, {}).get("items", 0) + status["items"]
+        summary.sources[source] = {**status, "items": items}
 
 
 def summary_markdown(summary: RunSummary) -> str:

@@ -31,6 +31,8 @@ from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Protocol
 
+import numpy as np
+
 from librarian.catalogue.hub import Hub
 from librarian.models.seams import Vectors
 from librarian.pipeline import components as ids
@@ -41,14 +43,9 @@ from librarian.pipeline.envelopes import Emitted, RunContext, envelope, suggesti
 from librarian.pipeline.explicit import ExplicitReference
 from librarian.pipeline.ingest import parse_line, section_from_text
 from librarian.pipeline.safety import SafetyGuard, SafetyInput
-from librarian.pipeline.source_level import (
-    History,
-    Linked,
-    Reviewed,
-    SlotRow,
-    SourceLevelSlot,
-)
+from librarian.pipeline.source_level import Linked, SlotRow, SourceLevelSlot
 from librarian.pipeline.stages import (
+    Embedded,
     EmbedStage,
     ExplicitStage,
     RerankStage,
@@ -63,10 +60,12 @@ from librarian.retrieval.why import why
 from librarian.schemas.envelopes import Candidate, Envelope, Link, Retrieval
 from librarian.schemas.records import (
     BatchResult,
+    History,
     PriorDecision,
     RawBatch,
     RejectCode,
     Rejection,
+    Reviewed,
     Section,
     Skip,
     rejected,
@@ -115,6 +114,21 @@ class _Timer:
             yield
         finally:
             self.seconds[name] += time.perf_counter() - started
+
+
+@dataclass
+class Prepared:
+    """A batch after C.2-C.4: the cited CREs' envelopes (by position), and the rows that
+    go on to the models, embedded and retrieved."""
+
+    sections: list[Section]
+    ctx: RunContext
+    priors: Priors | None
+    explicit: dict[int, Envelope]
+    to_model: list[tuple[int, Section]]  # (position, section)
+    embedded: Embedded
+    retrieved: Retrieved | None  # None: no row goes on to the models
+    timer: _Timer
 
 
 @dataclass
@@ -213,9 +227,21 @@ class Pipeline:
         """C.2-C.10 over validated sections, each source's linked as a whole. `priors`
         None: update detection not evaluated. `history`: what each source already links
         and its reviewers decided (None: nothing known)."""
+        prepared = self.prepare(sections, run_id, now, priors)
+        return self.complete(prepared, self.link_sources([prepared], history)[0])
+
+    def prepare(
+        self,
+        sections: Sequence[Section],
+        run_id: str,
+        now: datetime | None = None,
+        priors: Priors | None = None,
+    ) -> Prepared:
+        """C.2-C.4: cited CREs decided, the rest embedded and retrieved. What C.5 needs
+        of a batch (a run links every batch of a source together, then completes each)."""
         ctx = RunContext(run_id=run_id, threshold=self.threshold, now=now or datetime.now(UTC))
         timer = _Timer()
-        out: dict[int, Envelope] = {}
+        explicit: dict[int, Envelope] = {}
         to_model: list[tuple[int, Section]] = []
         with timer.stage("explicit"):
             for pos, section in enumerate(sections):
@@ -223,52 +249,70 @@ class Pipeline:
                 if ref is None:
                     to_model.append((pos, section))
                 else:
-                    out[pos] = self._explicit(section, ref, ctx, priors)
-        result = BatchResult(envelopes=[], explicit=len(sections) - len(to_model), truncated=0)
-        if to_model:
-            self._model(to_model, ctx, priors, history, timer, out, result)
-        result.envelopes = [out[i] for i in range(len(sections))]
+                    explicit[pos] = self._explicit(section, ref, ctx, priors)
+        modelled = [s for _, s in to_model]
+        if not modelled:
+            nothing = Embedded([], np.zeros((0, 1), dtype=np.float32), 0)
+            empty = Prepared(list(sections), ctx, priors, explicit, to_model, nothing, None, timer)
+            return empty
+        with timer.stage("embed"):
+            embedded = self.embed.run(modelled)
+        with timer.stage("retrieve"):
+            retrieved = self.retrieve.run(modelled, embedded.vectors)
+        return Prepared(list(sections), ctx, priors, explicit, to_model, embedded, retrieved, timer)
+
+    def link_sources(
+        self, prepared: Sequence[Prepared], history: History | None = None
+    ) -> list[list[Linked]]:
+        """C.5 over batches together: each source's rows in all of them, linked as a
+        whole. Returns each batch's rows (its model rows, in order)."""
+        started = time.perf_counter()
+        rows = [row for p in prepared for row in self._slot_rows(p)]
+        models = [s for p in prepared for _, s in p.to_model]
+        linked = self.source_level.run(rows, self._reviewed(models, history), history)
+        out: list[list[Linked]] = []
+        at = 0
+        for p in prepared:
+            out.append(linked[at : at + len(p.to_model)])
+            at += len(p.to_model)
+        share = (time.perf_counter() - started) / max(1, len(prepared))
+        for p in prepared:
+            p.timer.seconds["source"] += share
+        return out
+
+    def complete(self, prepared: Prepared, linked: Sequence[Linked]) -> BatchResult:
+        """C.6-C.10 of one prepared batch, with what C.5 made of its rows."""
+        timer, ctx, priors = prepared.timer, prepared.ctx, prepared.priors
+        out = dict(prepared.explicit)
+        result = BatchResult(
+            envelopes=[], explicit=len(prepared.explicit), truncated=prepared.embedded.truncated
+        )
+        if prepared.retrieved is not None:
+            with timer.stage("rerank"):
+                rerank = self.rerank.run(prepared.embedded.queries, [r.hits for r in linked])
+            with timer.stage("decide"):
+                described = self.description(priors is not None)
+                for row, (pos, section) in enumerate(prepared.to_model):
+                    vector = prepared.embedded.vectors[row]
+                    scored = _Row(section, linked[row], rerank[row], vector)
+                    out[pos] = self._decide(scored, ctx, priors, described)
+            result.reranked = sum(r is not None for r in rerank)
+            result.routing = prepared.retrieved.routing
+            result.sources = {r.status.source: r.status.as_json() for r in linked}
+        result.envelopes = [out[i] for i in range(len(prepared.sections))]
         result.timings_s = dict(timer.seconds)
         return result
 
-    def _model(
-        self,
-        to_model: list[tuple[int, Section]],
-        ctx: RunContext,
-        priors: Priors | None,
-        history: History | None,
-        timer: _Timer,
-        out: dict[int, Envelope],
-        result: BatchResult,
-    ) -> None:
-        sections = [s for _, s in to_model]
-        with timer.stage("embed"):
-            embedded = self.embed.run(sections)
-        with timer.stage("retrieve"):
-            retrieved = self.retrieve.run(sections, embedded.vectors)
-        with timer.stage("source"):
-            rows = [
-                SlotRow(
-                    s.source_key,
-                    s.span_key,
-                    s.text,
-                    retrieved.hits[i],
-                    self._evidence(retrieved, i),
-                )
-                for i, s in enumerate(sections)
-            ]
-            linked = self.source_level.run(rows, self._reviewed(sections, history), history)
-        with timer.stage("rerank"):
-            rerank = self.rerank.run(embedded.queries, [r.hits for r in linked])
-        with timer.stage("decide"):
-            described = self.description(priors is not None)
-            for row, (pos, section) in enumerate(to_model):
-                scored = _Row(section, linked[row], rerank[row], embedded.vectors[row])
-                out[pos] = self._decide(scored, ctx, priors, described)
-        result.truncated = embedded.truncated
-        result.reranked = sum(r is not None for r in rerank)
-        result.routing = retrieved.routing
-        result.sources = {r.status.source: r.status.as_json() for r in linked}
+    def _slot_rows(self, prepared: Prepared) -> list[SlotRow]:
+        retrieved = prepared.retrieved
+        if retrieved is None:
+            return []
+        return [
+            SlotRow(
+                s.source_key, s.span_key, s.text, retrieved.hits[i], self._evidence(retrieved, i)
+            )
+            for i, (_, s) in enumerate(prepared.to_model)
+        ]
 
     def _evidence(self, retrieved: Retrieved, row: int) -> list[float] | None:
         if retrieved.best is None:

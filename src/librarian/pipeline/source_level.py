@@ -34,28 +34,7 @@ from librarian.retrieval.collective import (
     collective_evidence,
 )
 from librarian.retrieval.flat import ScoredHub
-
-
-@dataclass(frozen=True)
-class Reviewed:
-    """One decided item of a source: its text and the CREs people chose for it.
-    `key`: its item key (a later version of the same section is not a rival)."""
-
-    key: str
-    text: str
-    title: str | None
-    cre_ids: tuple[str, ...]
-
-
-@dataclass(frozen=True)
-class SourceHistory:
-    """What a source already has: the CREs it links, and its reviewers' decisions."""
-
-    linked: frozenset[str] = frozenset()
-    reviewed: tuple[Reviewed, ...] = ()
-
-
-History = Mapping[str, SourceHistory]  # by source key
+from librarian.schemas.records import History, SourceHistory
 
 
 @dataclass(frozen=True)
@@ -94,6 +73,7 @@ class SourceStatus:
             "inner_penalty": priors.inner_penalty if priors else None,
             "distinct_share": round(priors.distinct_share, 4) if priors else None,
             "leaf_share": round(priors.leaf_share, 4) if priors else None,
+            "priors_from": priors.read_from if priors else None,
             "decisions": self.decisions,
             "threshold": round(self.threshold, 4),
             "own_threshold": self.adapted,
@@ -135,9 +115,12 @@ def item_index(rows: Sequence[SlotRow]) -> list[int]:
     by_key: dict[str, int] = {}
     by_text: dict[str, int] = {}
     out: list[int] = []
+    items = 0
     for row in rows:
         text = normalised(row.text)
-        item = by_key.get(row.key, by_text.get(text, len(set(out))))
+        item = by_key.get(row.key, by_text.get(text))
+        if item is None:
+            item, items = items, items + 1
         by_key.setdefault(row.key, item)
         by_text.setdefault(text, item)
         out.append(item)
@@ -237,7 +220,7 @@ class SourceLevelSlot:
             status = SourceStatus(name, len(groups), None, len(decided), self.threshold, False)
             return [Linked(r.hits, r.evidence, None, None, status) for r in pending]
         claims = {g: merged_claim([all_rows[r] for r in rows]) for g, rows in groups.items()}
-        priors = self.model.rule.priors(list(claims.values()), self.is_leaf)
+        priors = self._priors(list(claims.values()), decided)
         fit = self._adapt(
             decided, [items[len(pending) + r] for r in range(len(decided))], claims, priors, known
         )
@@ -262,8 +245,20 @@ class SourceLevelSlot:
             cuts = [self.confidence(r) for r in results if r.hits]
             reviewed = [fit.adaptation.apply(p) for p in fit.probabilities]
             threshold = source_threshold(cuts, reviewed, fit.correct)
-        status = SourceStatus(name, len(groups), priors, len(decided), threshold, fit is not None)
+        adapted = fit is not None and not self.fixed
+        status = SourceStatus(name, len(groups), priors, len(decided), threshold, adapted)
         return [replace(r, status=status) for r in results]
+
+    def _priors(
+        self, claims: list[Claim], decided: list[tuple[SlotRow, tuple[str, ...]]]
+    ) -> SourcePriors:
+        """The source's priors from its shape: the CREs people chose once there are
+        MIN_SOURCE_DECISIONS of them, else its items' top candidates."""
+        assert self.model is not None
+        chosen = [Claim((cres[0],), (1.0,)) for _, cres in decided if cres]
+        if len(chosen) < MIN_SOURCE_DECISIONS:
+            return self.model.rule.priors(claims, self.is_leaf)
+        return replace(self.model.rule.priors(chosen, self.is_leaf), read_from="decisions")
 
     def _row(
         self, row: SlotRow, claim: Claim, collective: Collective, adaptation: Adaptation | None
@@ -305,7 +300,7 @@ class SourceLevelSlot:
     ) -> _Fit | None:
         """The source's decided items, linked as if they were pending (the rest of the
         source around them), teach its recalibration."""
-        if len(decided) < MIN_SOURCE_DECISIONS:
+        if len(decided) < MIN_SOURCE_DECISIONS or self.model is None:
             return None
         decided_cres = {c for _, cres in decided for c in cres}
         order = sorted(claims)
@@ -320,7 +315,8 @@ class SourceLevelSlot:
             linked = self._row(row, claims[g], evidence[g], None)
             probabilities.append(self.confidence(linked))
             correct.append(bool(linked.hits) and linked.hits[0].cre_id in cres)
-        return _Fit(fit_adaptation(probabilities, correct), probabilities, correct)
+        adaptation = fit_adaptation(probabilities, correct, self.model.shrinkage)
+        return _Fit(adaptation, probabilities, correct)
 
 
 @dataclass(frozen=True)

@@ -51,12 +51,13 @@ class SourcePriors:
     distinct_share: float
     leaf_share: float
     items: int
+    read_from: str = "candidates"  # or "decisions": the CREs people chose
 
     def describe(self) -> str:
         return (
             f"lambda {self.reuse_penalty:g}, inner {self.inner_penalty:g} "
-            f"(distinct {self.distinct_share:.2f}, leaf {self.leaf_share:.2f}, "
-            f"{self.items} items)"
+            f"(distinct {self.distinct_share:.2f}, leaf {self.leaf_share:.2f} of "
+            f"{self.items} items' {self.read_from})"
         )
 
 
@@ -210,15 +211,19 @@ def collective_evidence(
             tops[claim.ids[0]] = tops.get(claim.ids[0], 0) + 1
         for cre, score in zip(claim.ids, claim.scores, strict=True):
             two = best.setdefault(cre, [])
-            two.append((score, item))
-            two.sort(key=lambda x: (-x[0], x[1]))
-            del two[2:]
+            if len(two) < 2 or score > two[1][0]:  # ties: the earlier item stays
+                two.append((score, item))
+                if len(two) == 2 and two[1][0] > two[0][0]:
+                    two.reverse()
+                elif len(two) == 3:
+                    two.sort(key=lambda x: (-x[0], x[1]))
+                    del two[2:]
     out: list[Collective] = []
     for item, (claim, j) in enumerate(zip(claims, chosen, strict=True)):
         rivalry: dict[str, Rivalry] = {}
         for k, (cre, score) in enumerate(zip(claim.ids, claim.scores, strict=True)):
-            rivals = [s for s, other in best[cre] if other != item]
-            margin = score - rivals[0] if rivals else MARGIN_CAP
+            rival = next((v for v, other in best[cre] if other != item), None)
+            margin = score - rival if rival is not None else MARGIN_CAP
             claimants = tops.get(cre, 0) - (1 if k == 0 else 0)
             clipped = max(-MARGIN_CAP, min(MARGIN_CAP, margin))
             rivalry[cre] = Rivalry(k == 0, claimants, clipped)

@@ -26,9 +26,12 @@ from fastapi.templating import Jinja2Templates
 from sqlalchemy import Engine
 from sqlalchemy.orm import Session
 
+from librarian.artifacts.source_model import MIN_SOURCE_DECISIONS
 from librarian.catalogue.hub import Hub, path_text
 from librarian.review.decisions import DecisionRequest, decide
 from librarian.schemas.human import Ui
+from librarian.schemas.records import source_key_of
+from librarian.store.history import decisions_seen
 from librarian.store.human import (
     AlreadyDecided,
     ReviewError,
@@ -219,12 +222,14 @@ class _Pages:
             moment, row = detail.item.created_at, detail.item.row_id
             following = neighbour(session, moment, row, later=True)
             previous = neighbour(session, moment, row, later=False)
+            source = source_panel(session, detail.envelope)
         return self.render(
             request,
             "item.html",
             **self.item_context(detail),
             following=following,
             previous=previous,
+            source=source,
         )
 
     def item_context(self, detail: ItemDetail) -> dict[str, Any]:
@@ -326,6 +331,28 @@ class _Pages:
 
     async def search(self, request: Request) -> JSONResponse:
         return JSONResponse(search_hub(self.bench.hub, request.query_params.get("q", "")))
+
+
+def source_panel(session: Session, envelope: dict[str, Any]) -> dict[str, Any] | None:
+    """Where the item's source stands: as it was linked (the audit's `source=` part) and
+    how many of its items people have decided now, and how many more it needs before
+    its own calibration and threshold apply."""
+    knowledge = envelope.get("knowledge", {})
+    source, locator = knowledge.get("source", {}), knowledge.get("locator", {})
+    if "type" not in source:
+        return None
+    key = source_key_of(source["type"], source.get("repo"), source.get("url") or locator.get("url"))
+    retriever = str(envelope.get("retrieval", {}).get("retriever", ""))
+    linked = next(
+        (p[len("source=") :] for p in retriever.split("; ") if p.startswith("source=")), None
+    )
+    seen = decisions_seen(session, key)
+    return {
+        "key": key,
+        "linked": linked,
+        "decisions": seen,
+        "needed": max(0, MIN_SOURCE_DECISIONS - seen),
+    }
 
 
 def search_hub(hub: Hub, query: str, limit: int = 20) -> list[dict[str, str]]:

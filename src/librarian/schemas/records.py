@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, Literal, Protocol
@@ -42,15 +43,10 @@ class Section(BaseModel):
 
     @property
     def source_key(self) -> str:
-        """The standard this section belongs to: the repository of a github item, the feed
-        of an rss item, the site of a url (a plain input's `--source` is its repository)."""
-        source = self.source
-        if source.type == "github" and source.repo:
-            return f"github:{source.repo}"
-        url = source.url or self.locator.url or ""
-        if source.type == "url":
-            return "url:" + urlsplit(url).netloc.lower()
-        return f"{source.type}:{url}"
+        """The standard this section belongs to (`source_key_of`)."""
+        return source_key_of(
+            self.source.type, self.source.repo, self.source.url or self.locator.url
+        )
 
     @property
     def span_key(self) -> str:
@@ -58,6 +54,16 @@ class Section(BaseModel):
         where = self.locator.path or self.locator.url or self.locator.id or ""
         span = "" if self.span_index is None else str(self.span_index)
         return "\x1f".join((self.artifact_id, self.locator.kind, where, span))
+
+
+def source_key_of(kind: str, repo: str | None, url: str | None) -> str:
+    """The standard a section belongs to: the repository of a github item, the feed of an
+    rss item, the site of a url (a plain input's `--source` is its repository)."""
+    if kind == "github" and repo:
+        return f"github:{repo}"
+    if kind == "url":
+        return "url:" + urlsplit(url or "").netloc.lower()
+    return f"{kind}:{url or ''}"
 
 
 class RejectCode(StrEnum):
@@ -218,6 +224,28 @@ class BatchResult:
         self.skips.extend(one.skips)
         for stage, seconds in one.timings_s.items():
             self.timings_s[stage] = self.timings_s.get(stage, 0.0) + seconds
+
+
+@dataclass(frozen=True)
+class Reviewed:
+    """One decided item of a source: its text and the CREs people chose for it.
+    `key`: its item key (a later version of the same section is not a rival)."""
+
+    key: str
+    text: str
+    title: str | None
+    cre_ids: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class SourceHistory:
+    """What a source already has: the CREs it links, and its reviewers' decisions."""
+
+    linked: frozenset[str] = frozenset()
+    reviewed: tuple[Reviewed, ...] = ()
+
+
+History = Mapping[str, SourceHistory]  # by source key (`Section.source_key`)
 
 
 @dataclass(frozen=True)

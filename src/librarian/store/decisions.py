@@ -308,6 +308,7 @@ def _decision_row(
         content_hash=section.content_hash,
         artifact_id=envelope.artifact_id,
         span_key=section.span_key,
+        source_key=section.source_key,
         pipeline_run_id=run_id,
         schema_version=envelope.schema_version,
         source_label=section.source_label,

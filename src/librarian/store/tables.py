@@ -35,6 +35,9 @@ class DecisionRow(Base):
     content_hash: Mapped[str] = mapped_column(String(64))
     artifact_id: Mapped[str] = mapped_column(String(512), index=True)
     span_key: Mapped[str] = mapped_column(String(2048), index=True)
+    # The standard the section belongs to (`Section.source_key`): linking a source as a
+    # whole reads what the source already links and what its reviewers decided.
+    source_key: Mapped[str | None] = mapped_column(String(1024), index=True, nullable=True)
     pipeline_run_id: Mapped[str] = mapped_column(String(128), index=True)
     schema_version: Mapped[str] = mapped_column(String(16), server_default="0.1.0")
     source_label: Mapped[str] = mapped_column(String(16), server_default="KNOWLEDGE")

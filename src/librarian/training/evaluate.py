@@ -7,7 +7,6 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from librarian.pipeline.pipeline import Pipeline, Priors
-from librarian.pipeline.source_level import History, Reviewed, SourceHistory
 from librarian.schemas.envelopes import Candidate, Envelope, LinkProposal, ReviewItem
 from librarian.schemas.evaluation import (
     SLICES,
@@ -23,7 +22,7 @@ from librarian.schemas.evaluation import (
     SliceReport,
     Top1,
 )
-from librarian.schemas.records import PriorDecision, Section
+from librarian.schemas.records import History, PriorDecision, Reviewed, Section, SourceHistory
 from librarian.training.calibrate import ReliabilityBin, reliability
 from librarian.training.golden import framework_of, sections_of, source_of, style_of
 
@@ -139,6 +138,22 @@ def score(
         reviewed=dict(reviewed) if reviewed is not None else None,
         sources={k: dict(v) for k, v in (sources or {}).items()},
     )
+
+
+def row_records(outcomes: Sequence[RowOutcome]) -> list[dict[str, object]]:
+    """One record per row: what a paired comparison of two evals needs."""
+    return [
+        {
+            "id": o.row.id,
+            "group": style_and_framework(o),
+            "ranked": o.scored_for_ranking,
+            "top1": o.top1_correct,
+            "auto_linked": o.auto_linked,
+            "decision_correct": o.decision_correct,
+            "confidence": round(o.confidence, 6),
+        }
+        for o in outcomes
+    ]
 
 
 def style_and_framework(outcome: RowOutcome) -> str:

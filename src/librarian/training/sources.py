@@ -10,12 +10,19 @@ never harm a source); its leave-one-framework-out effect is reported on the card
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import product
 
 from librarian.artifacts.calibrator import CalibrationError, Calibrator
-from librarian.artifacts.source_model import JOINT_FEATURES, SourceModel, joint_features
+from librarian.artifacts.source_model import (
+    JOINT_FEATURES,
+    SHRINKAGES,
+    SourceModel,
+    fit_adaptation,
+    joint_features,
+)
 from librarian.catalogue.hub import Hub
 from librarian.pipeline.source_level import SlotRow, SourceLevelSlot, item_index, merged_claim
 from librarian.retrieval.collective import (
@@ -157,6 +164,43 @@ def joint_rows(
         features = joint_features(ids, [h.score for h in row.hits], row.evidence, row.collective)
         out.append(JointRow(scored[i], features[0], ids[0] in scored[i].section.cre_ids))
     return out
+
+
+# A team reviews a new source's first batch: the shrinkage is chosen for adapting on
+# each framework's first this-many rows and scoring the rest.
+FIRST_REVIEWED = 50
+
+
+def fit_shrinkage(rows: Sequence[JointRow], oof: Sequence[float]) -> tuple[float, dict[str, float]]:
+    """The shrinkage whose adaptation, fitted on each framework's first FIRST_REVIEWED
+    rows (out-of-fold confidences), gives the lowest log-loss on the rest of it (mean over
+    frameworks); and each candidate's loss."""
+    by_framework: dict[str, list[tuple[float, bool]]] = {}
+    for row, p in zip(rows, oof, strict=True):
+        by_framework.setdefault(row.scored.section.framework_id, []).append((p, row.correct))
+    usable = [v for v in by_framework.values() if len(v) >= FIRST_REVIEWED + 10]
+    if not usable:
+        return SHRINKAGES[-1], {}
+    losses: dict[str, float] = {}
+    for shrinkage in SHRINKAGES:
+        per_framework = []
+        for rows_of in usable:
+            first, rest = rows_of[:FIRST_REVIEWED], rows_of[FIRST_REVIEWED:]
+            adapted = fit_adaptation([p for p, _ in first], [ok for _, ok in first], shrinkage)
+            per_framework.append(
+                _log_loss([adapted.apply(p) for p, _ in rest], [ok for _, ok in rest])
+            )
+        losses[f"{shrinkage:g}"] = round(sum(per_framework) / len(per_framework), 5)
+    best = min(SHRINKAGES, key=lambda t: (losses[f"{t:g}"], -t))
+    return best, losses
+
+
+def _log_loss(probabilities: Sequence[float], correct: Sequence[bool]) -> float:
+    total = 0.0
+    for p, ok in zip(probabilities, correct, strict=True):
+        q = min(1.0 - 1e-9, max(1e-9, p))
+        total -= math.log(q if ok else 1.0 - q)
+    return total / max(1, len(probabilities))
 
 
 @dataclass(frozen=True)

@@ -70,11 +70,11 @@ from librarian.training.scoring import (
     out_of_fold_confidence,
     score_sections,
 )
-from librarian.training.sources import fit_sources
+from librarian.training.sources import fit_shrinkage, fit_sources
 
 # Bumped whenever what training computes changes: a model directory built by an older
 # version is rebuilt, never reused.
-TRAINING_VERSION = "4"
+TRAINING_VERSION = "5"
 
 # At most this share of auto-links may be wrong at the shipped threshold.
 MAX_WRONG_RATE = 0.03
@@ -236,12 +236,15 @@ def fit_source_model(
     styles = [r.scored.section.style for r in fit.rows]
     correct = [r.correct for r in fit.rows]
     threshold, rule = pick_threshold(styles, correct, fit.oof, max_wrong)
+    shrinkage, losses = fit_shrinkage(fit.rows, fit.oof)
     ece, _ = reliability(fit.oof, correct)
     auto = [ok for ok, c in zip(correct, fit.oof, strict=True) if c >= threshold]
     card = {
         "rule": fit.rule.as_json(),
         "threshold": threshold,
         "threshold_rule": rule,
+        "shrinkage": shrinkage,
+        "shrinkage_log_loss": losses,
         "out_of_fold": {
             "rows": len(correct),
             "top1": round(sum(correct) / max(1, len(correct)), 4),
@@ -254,7 +257,7 @@ def fit_source_model(
             for f, (n, before, after) in sorted(fit.lofo.items())
         },
     }
-    return SourceModel(fit.rule, fit.calibrator, threshold), card
+    return SourceModel(fit.rule, fit.calibrator, threshold, shrinkage), card
 
 
 def pick_threshold(
