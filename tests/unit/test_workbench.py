@@ -380,3 +380,22 @@ def test_rows_stored_before_source_keys_get_theirs_from_their_envelope(tmp_path:
     with Session(engine) as session:
         keys = session.execute(select(DecisionRow.source_key).order_by(DecisionRow.id))
         assert list(keys.scalars()) == ["github:OWASP/ASVS", None]
+
+
+def test_a_dry_run_refuses_a_store_older_than_this_build(tmp_path: Path) -> None:
+    from alembic import command
+    from alembic.config import Config
+
+    from librarian.store.db import MIGRATIONS, DatabaseUrlError, check_current
+
+    url = f"sqlite:///{tmp_path / 'old.db'}"
+    engine = make_engine(url)
+    config = Config()
+    config.set_main_option("script_location", str(MIGRATIONS))
+    with engine.begin() as conn:
+        config.attributes["connection"] = conn
+        command.upgrade(config, "0004")
+    with pytest.raises(DatabaseUrlError, match="revision 0004, this build reads 0005"):
+        check_current(url)
+    upgrade(engine)
+    check_current(url)  # up to date: nothing to say

@@ -148,9 +148,10 @@ def run_database(linker: LinkerOptions, dry_run: bool, from_db: bool) -> str | N
         return database(linker.db, home_of(linker.home), create=not from_db)
     if linker.db is None or linker.vector_backend != "memory":
         return None
-    from librarian.store.db import check_database
+    from librarian.store.db import check_current, check_database
 
     check_database(linker.db, create=False)
+    check_current(linker.db)
     return linker.db
 
 

@@ -114,6 +114,32 @@ def upgrade(engine: Engine) -> None:
         ) from exc
 
 
+def check_current(url: str) -> None:
+    """Refuse a database whose schema is older than this build's (a command that only
+    reads never migrates it): say how to bring it up to date."""
+    from alembic.config import Config
+    from alembic.runtime.migration import MigrationContext
+    from alembic.script import ScriptDirectory
+
+    config = Config()
+    config.set_main_option("script_location", str(MIGRATIONS))
+    head = ScriptDirectory.from_config(config).get_current_head()
+    engine = make_engine(url)
+    try:
+        with engine.connect() as connection:
+            current = MigrationContext.configure(connection).get_current_revision()
+    except SQLAlchemyError as exc:
+        raise StoreError(f"cannot read database {redacted(url)}: {reason(exc)}") from exc
+    finally:
+        engine.dispose()
+    if current != head:
+        raise DatabaseUrlError(
+            f"database {redacted(url)} is at schema revision {current or 'none'}, this build "
+            f"reads {head}: a dry run only reads it; migrate it first (`librarian queue "
+            "status --db URL` does, as does any run with --commit)"
+        )
+
+
 def redacted(url: str) -> str:
     """The URL without its password, for logs, summaries and error messages."""
     try:
