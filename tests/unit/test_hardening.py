@@ -359,3 +359,19 @@ def test_an_edited_card_threshold_is_refused(tmp_path: Path) -> None:
     card.write_text(json.dumps(data))
     with pytest.raises(ModelDirError, match="changed after training"):
         load_trained(models)
+
+
+def test_query_passwords_are_redacted_and_a_second_at_sign_is_refused() -> None:
+    """Issue 21, item 2: `?password=` was printed as it is; `u:hun@ter2@host` printed
+    `u:***@ter2@host` and was read as host `ter2@host`."""
+    from librarian.store.db import DatabaseUrlError, make_engine, redacted
+
+    shown = redacted("postgresql://u:secret@h/db?password=p2&sslmode=require&SSLPassword=k")
+    assert "secret" not in shown and "p2" not in shown and "=k" not in shown
+    assert "sslmode=require" in shown and "password=***" in shown
+    ambiguous = "postgresql://u:hun@ter2@host/db"
+    assert "hun" not in redacted(ambiguous) and "ter2" not in redacted(ambiguous)
+    with pytest.raises(DatabaseUrlError, match="percent-encode") as refused:
+        make_engine(ambiguous)
+    assert "ter2" not in str(refused.value)
+    assert redacted("postgresql://u:hun%40ter2@host/db") == "postgresql://u:***@host/db"

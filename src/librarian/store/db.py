@@ -57,9 +57,17 @@ def check_database(url: str, create: bool) -> None:
 
 def _parse(url: str) -> URL:
     try:
-        return make_url(url)
+        parsed = make_url(url)
     except ArgumentError as exc:
         raise DatabaseUrlError(f"{redacted(url)} is not a database URL") from exc
+    if parsed.host and "@" in parsed.host:
+        # "u:p@ss@host" parses as password "p", host "ss@host": part of the password
+        # would reach logs as a host name, and the wrong server would be asked.
+        raise DatabaseUrlError(
+            f"{redacted(url)}: the URL has more than one '@'; percent-encode an '@' in the "
+            "user name or password as %40"
+        )
+    return parsed
 
 
 def make_engine(url: str, lock_timeout_s: float | None = None) -> Engine:
@@ -140,10 +148,27 @@ def check_current(url: str) -> None:
         )
 
 
+# Query parameters that carry secrets (libpq's `password`, `sslpassword`; drivers' others).
+SECRET_PARAMETERS = frozenset(
+    {"password", "passwd", "pwd", "sslpassword", "secret", "token", "api_key", "apikey"}
+)
+
+
 def redacted(url: str) -> str:
-    """The URL without its password, for logs, summaries and error messages."""
+    """The URL without its secrets, for logs, summaries and error messages: the password
+    (SQLAlchemy's own rendering hides it) and any secret query parameter. A URL with a
+    second '@' is shown without its user part at all (where its password ends is
+    ambiguous)."""
+    scheme = url.split("://", 1)[0] if "://" in url else "?"
     try:
-        return make_url(url).render_as_string(hide_password=True)
+        parsed = make_url(url)
     except ArgumentError:
-        scheme = url.split("://", 1)[0] if "://" in url else "?"
         return f"<unparseable database URL, scheme {scheme[:20]!r}>"
+    if parsed.host and "@" in parsed.host:
+        return f"{scheme}://***@{parsed.host.rsplit('@', 1)[1]}/…"
+    hidden = {k: "***" for k in parsed.query if k.lower() in SECRET_PARAMETERS}
+    base = parsed.set(query={k: v for k, v in parsed.query.items() if k not in hidden})
+    shown = base.render_as_string(hide_password=True)
+    if hidden:
+        shown += ("&" if "?" in shown else "?") + "&".join(f"{k}=***" for k in sorted(hidden))
+    return shown
