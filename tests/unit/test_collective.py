@@ -12,7 +12,13 @@ from librarian.artifacts.source_model import (
     fit_adaptation,
     source_threshold,
 )
-from librarian.pipeline.source_level import SlotRow, SourceLevelSlot, item_index, merged_claim
+from librarian.pipeline.source_level import (
+    Linked,
+    SlotRow,
+    SourceLevelSlot,
+    item_index,
+    merged_claim,
+)
 from librarian.retrieval.collective import (
     MIN_SHAPE_ITEMS,
     Claim,
@@ -187,8 +193,13 @@ def test_a_source_with_enough_decisions_gets_its_own_calibration_and_threshold()
     ][:MIN_SOURCE_DECISIONS]
     warm = slot.run(rows, reviewed)
     assert warm[0].status.adapted and warm[0].status.decisions_needed == 0
+
     # Every decided item's first candidate was right: the source is trusted more.
-    assert slot.confidence(warm[0]) > slot.confidence(cold[0])
+    def first(r: Linked) -> float:
+        assert r.collective is not None
+        return slot.confidence(r.hits, r.evidence, r.collective, r.adaptation)
+
+    assert first(warm[0]) > first(cold[0])
     few = slot.run(rows, reviewed[:5])
     assert not few[0].status.adapted and few[0].status.decisions_needed == MIN_SOURCE_DECISIONS - 5
     fixed = SourceLevelSlot(slot.model, small_hub(), 0.95, fixed=True).run(rows, reviewed)

@@ -7,7 +7,7 @@ import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -35,6 +35,10 @@ from librarian.paths import DEFAULT_HUB, DEFAULT_LINKS, DEFAULT_SECTION_TEXTS
 from librarian.schemas.evaluation import GoldenRow
 from librarian.settings import DEFAULT_SEED
 from librarian.training.links import DEV_FRAMEWORKS, TrainingLink
+
+if TYPE_CHECKING:
+    from librarian.pipeline.pipeline import Pipeline
+    from librarian.training.evaluate import GoldenRun
 
 
 @contextmanager
@@ -189,7 +193,7 @@ def write_jsonl(path: Path, records: list[dict[str, object]]) -> None:
     path.write_text("".join(json.dumps(r) + "\n" for r in records))
 
 
-def golden_run(pipeline: Any, rows: list[GoldenRow], reviewed: list[GoldenRow]) -> Any:
+def golden_run(pipeline: Pipeline, rows: list[GoldenRow], reviewed: list[GoldenRow]) -> GoldenRun:
     """`run_golden` under the progress bar."""
     from librarian.training.evaluate import run_golden
 

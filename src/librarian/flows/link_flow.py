@@ -91,7 +91,7 @@ def prepare_batch(
     alone: its rows are not linked with the rest of their source."""
     pipeline = pipeline_for(settings)
     try:
-        return pipeline.prepare(sections, run_id, priors=priors)
+        return pipeline.prepare(sections, pipeline.context(run_id), priors)
     except Exception:
         return pipeline.link_resilient(sections, run_id, priors)
 

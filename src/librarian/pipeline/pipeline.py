@@ -227,19 +227,17 @@ class Pipeline:
         """C.2-C.10 over validated sections, each source's linked as a whole. `priors`
         None: update detection not evaluated. `history`: what each source already links
         and its reviewers decided (None: nothing known)."""
-        prepared = self.prepare(sections, run_id, now, priors)
+        prepared = self.prepare(sections, self.context(run_id, now), priors)
         return self.complete(prepared, self.link_sources([prepared], history)[0])
 
+    def context(self, run_id: str, now: datetime | None = None) -> RunContext:
+        return RunContext(run_id=run_id, threshold=self.threshold, now=now or datetime.now(UTC))
+
     def prepare(
-        self,
-        sections: Sequence[Section],
-        run_id: str,
-        now: datetime | None = None,
-        priors: Priors | None = None,
+        self, sections: Sequence[Section], ctx: RunContext, priors: Priors | None = None
     ) -> Prepared:
         """C.2-C.4: cited CREs decided, the rest embedded and retrieved. What C.5 needs
         of a batch (a run links every batch of a source together, then completes each)."""
-        ctx = RunContext(run_id=run_id, threshold=self.threshold, now=now or datetime.now(UTC))
         timer = _Timer()
         explicit: dict[int, Envelope] = {}
         to_model: list[tuple[int, Section]] = []

@@ -236,18 +236,25 @@ class SourceLevelSlot:
         )
         evidence = dict(zip(waiting, collective_evidence(sub, chosen, priors), strict=True))
         adaptation = fit.adaptation if fit is not None else None
-        results = [
-            self._row(row, claims[items[i]], evidence[items[i]], adaptation)
+        ordered = [
+            self._chosen_first(row, claims[items[i]], evidence[items[i]])
             for i, row in enumerate(pending)
         ]
+        adapted = fit is not None and not self.fixed
         threshold = self.threshold if self.fixed else self.model.threshold
-        if fit is not None and not self.fixed:
-            cuts = [self.confidence(r) for r in results if r.hits]
+        if fit is not None and adapted:
+            cuts = [
+                self.confidence(hits, ev, evidence[items[i]], adaptation)
+                for i, (hits, ev) in enumerate(ordered)
+                if hits
+            ]
             reviewed = [fit.adaptation.apply(p) for p in fit.probabilities]
             threshold = source_threshold(cuts, reviewed, fit.correct)
-        adapted = fit is not None and not self.fixed
         status = SourceStatus(name, len(groups), priors, len(decided), threshold, adapted)
-        return [replace(r, status=status) for r in results]
+        return [
+            Linked(hits, ev, evidence[items[i]], adaptation, status)
+            for i, (hits, ev) in enumerate(ordered)
+        ]
 
     def _priors(
         self, claims: list[Claim], decided: list[tuple[SlotRow, tuple[str, ...]]]
@@ -260,10 +267,11 @@ class SourceLevelSlot:
             return self.model.rule.priors(claims, self.is_leaf)
         return replace(self.model.rule.priors(chosen, self.is_leaf), read_from="decisions")
 
-    def _row(
-        self, row: SlotRow, claim: Claim, collective: Collective, adaptation: Adaptation | None
-    ) -> Linked:
-        """The row's hits with its item's chosen CRE first (when the row retrieved it)."""
+    def _chosen_first(
+        self, row: SlotRow, claim: Claim, collective: Collective
+    ) -> tuple[list[ScoredHub], list[float] | None]:
+        """The row's hits and evidence with its item's chosen CRE first (when the row
+        retrieved it)."""
         hits = list(row.hits)
         evidence = list(row.evidence) if row.evidence is not None else None
         if collective.chosen >= 0:
@@ -273,22 +281,22 @@ class SourceLevelSlot:
                 hits.insert(0, hits.pop(at))
                 if evidence is not None:
                     evidence.insert(0, evidence.pop(at))
-        unset = SourceStatus("", 0, None, 0, self.threshold, False)
-        return Linked(hits, evidence, collective, adaptation, unset)
+        return hits, evidence
 
-    def confidence(self, linked: Linked) -> float:
-        """The row's confidence in its first candidate (adapted to its source)."""
-        assert self.model is not None and linked.collective is not None
-        if not linked.hits:
+    def confidence(
+        self,
+        hits: Sequence[ScoredHub],
+        evidence: Sequence[float] | None,
+        collective: Collective,
+        adaptation: Adaptation | None,
+    ) -> float:
+        """The confidence in the first of `hits` (adapted to its source)."""
+        assert self.model is not None
+        if not hits:
             return 0.0
-        first = joint_probabilities(
-            self.model,
-            [h.cre_id for h in linked.hits],
-            [h.score for h in linked.hits],
-            linked.evidence,
-            linked.collective,
-        )[0]
-        return linked.adaptation.apply(first) if linked.adaptation is not None else first
+        cres, scores = [h.cre_id for h in hits], [h.score for h in hits]
+        first = joint_probabilities(self.model, cres, scores, evidence, collective)[0]
+        return adaptation.apply(first) if adaptation is not None else first
 
     def _adapt(
         self,
@@ -312,9 +320,9 @@ class SourceLevelSlot:
         )
         probabilities, correct = [], []
         for (row, cres), g in zip(decided, decided_items, strict=True):
-            linked = self._row(row, claims[g], evidence[g], None)
-            probabilities.append(self.confidence(linked))
-            correct.append(bool(linked.hits) and linked.hits[0].cre_id in cres)
+            hits, ev = self._chosen_first(row, claims[g], evidence[g])
+            probabilities.append(self.confidence(hits, ev, evidence[g], None))
+            correct.append(bool(hits) and hits[0].cre_id in cres)
         adaptation = fit_adaptation(probabilities, correct, self.model.shrinkage)
         return _Fit(adaptation, probabilities, correct)
 

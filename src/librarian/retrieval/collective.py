@@ -61,9 +61,6 @@ class SourcePriors:
         )
 
 
-NO_PRIORS = SourcePriors(0.0, 0.0, 1.0, 1.0, 0)
-
-
 @dataclass(frozen=True)
 class PriorRule:
     """The label-free rule from a source's shape to its priors (learnt by `train`):
@@ -229,16 +226,3 @@ def collective_evidence(
             rivalry[cre] = Rivalry(k == 0, claimants, clipped)
         out.append(Collective(j, rivalry, priors))
     return out
-
-
-def link_jointly(
-    claims: Sequence[Claim],
-    rule: PriorRule,
-    is_leaf: Mapping[str, bool],
-    used: Collection[str] = (),
-    priors: SourcePriors | None = None,
-) -> tuple[list[int], list[Collective]]:
-    """One source: its priors (from `rule`, unless given), the joint choice, the evidence."""
-    priors = priors or rule.priors(claims, is_leaf)
-    chosen = assign(claims, priors, is_leaf, used)
-    return chosen, collective_evidence(claims, chosen, priors)

@@ -10,10 +10,11 @@ never harm a source); its leave-one-framework-out effect is reported on the card
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import product
+
+from sklearn.metrics import log_loss
 
 from librarian.artifacts.calibrator import CalibrationError, Calibrator
 from librarian.artifacts.source_model import (
@@ -187,20 +188,13 @@ def fit_shrinkage(rows: Sequence[JointRow], oof: Sequence[float]) -> tuple[float
         for rows_of in usable:
             first, rest = rows_of[:FIRST_REVIEWED], rows_of[FIRST_REVIEWED:]
             adapted = fit_adaptation([p for p, _ in first], [ok for _, ok in first], shrinkage)
+            predicted = [adapted.apply(p) for p, _ in rest]
             per_framework.append(
-                _log_loss([adapted.apply(p) for p, _ in rest], [ok for _, ok in rest])
+                float(log_loss([ok for _, ok in rest], predicted, labels=[False, True]))
             )
         losses[f"{shrinkage:g}"] = round(sum(per_framework) / len(per_framework), 5)
     best = min(SHRINKAGES, key=lambda t: (losses[f"{t:g}"], -t))
     return best, losses
-
-
-def _log_loss(probabilities: Sequence[float], correct: Sequence[bool]) -> float:
-    total = 0.0
-    for p, ok in zip(probabilities, correct, strict=True):
-        q = min(1.0 - 1e-9, max(1e-9, p))
-        total -= math.log(q if ok else 1.0 - q)
-    return total / max(1, len(probabilities))
 
 
 @dataclass(frozen=True)
