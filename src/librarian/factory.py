@@ -48,7 +48,7 @@ from librarian.routing.collections import hub_collections
 from librarian.routing.router import Router
 from librarian.routing.rules import Rule, load_rules
 from librarian.settings import UNCALIBRATED_THRESHOLD, LinkerSettings
-from librarian.store.db import make_engine
+from librarian.store.db import make_engine, resolve
 
 # Loaded models, one pipeline per settings per process: a Dask worker loads its own once,
 # never receives one by pickle (hundreds of MB), and keeps it for every later batch.
@@ -235,7 +235,7 @@ def build_retriever(settings: LinkerSettings, index: HubIndex, hub: Hub) -> Retr
             raise UsageError("beam search runs in memory, not in pgvector")
         if not settings.vector_db:
             raise UsageError("the pgvector backend needs a PostgreSQL database URL")
-        return PgVectorRetriever(make_engine(settings.vector_db), index)
+        return PgVectorRetriever(make_engine(resolve(settings.vector_db)), index)
     if settings.search == "beam":
         return BeamRetriever(index, hub, settings.beam_width)
     return None

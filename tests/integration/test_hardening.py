@@ -102,7 +102,7 @@ def test_a_poison_row_is_dead_lettered_and_never_blocks_the_queue(
     status = subprocess.run(
         [LIBRARIAN, "queue", "status", "--db", database], capture_output=True, text=True, check=True
     )
-    assert "0 rows waiting, 1 dead letters" in status.stdout
+    assert "0 rows waiting" in status.stdout and "1 dead letters" in status.stdout
     assert f"{MAX_ATTEMPTS}/{MAX_ATTEMPTS} attempts" in status.stdout
     assert "poison row refused" in status.stdout
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -79,6 +80,25 @@ def test_a_changed_int8_file_is_refused(int8_dir: Path, tmp_path: Path) -> None:
     result = CliRunner().invoke(app, args)
     assert result.exit_code == 2
     assert "does not match its card" in " ".join(result.output.split())
+
+
+@pytest.mark.parametrize("edit", [{"max_tokens": 4}, {"dimension": 10}, {"card_sha256": None}])
+def test_an_edited_int8_card_is_refused(
+    int8_dir: Path, tmp_path: Path, edit: dict[str, Any]
+) -> None:
+    """Issue 21, item 5: `"max_tokens": 4` changed every answer (exit 0); `"dimension": 10`
+    crashed."""
+    copy = tmp_path / "copy"
+    copy.mkdir()
+    for name in ("model.onnx", "tokenizer.json"):
+        (copy / name).write_bytes((int8_dir / name).read_bytes())
+    card = json.loads((int8_dir / "card.json").read_text())
+    (copy / "card.json").write_text(json.dumps({**card, **edit}))
+    with pytest.raises(ModelError, match="changed after it was built"):
+        OnnxEmbedder(copy)
+    args = ["explain", "x", "--embedding-model", str(copy), "--uncalibrated"]
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 2 and "changed after it was built" in " ".join(result.output.split())
 
 
 def test_models_trained_on_int8_bring_it_to_run_and_eval(int8_dir: Path, tmp_path: Path) -> None:

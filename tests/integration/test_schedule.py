@@ -61,7 +61,23 @@ def run_once(api: str, deployment_id: Any, timeout_s: float) -> Any:
         return run_deployment(deployment_id, timeout=timeout_s, poll_interval=2)
 
 
-def test_serve_registers_the_schedule_and_runs_it(prefect_api: str, tmp_path: Path) -> None:
+def all_flow_runs(api: str) -> list[Any]:
+    from prefect.client.orchestration import get_client
+    from prefect.settings import PREFECT_API_URL, temporary_settings
+
+    with temporary_settings({PREFECT_API_URL: api}), get_client(sync_client=True) as client:
+        return list(client.read_flow_runs())
+
+
+def test_serve_registers_the_schedule_and_runs_it(
+    prefect_api: str, postgres_url: str, tmp_path: Path
+) -> None:
+    """A committing schedule on a database with a password: the run stores its decisions,
+    and the password is nowhere on the Prefect server (deployment or flow-run parameters)."""
+    from sqlalchemy.engine import make_url
+
+    secret = "pw-never-on-prefect-7f3"  # the test server trusts local sockets: any password
+    url = make_url(postgres_url).set(password=secret).render_as_string(hide_password=False)
     out_root = tmp_path / "out"
     serving = subprocess.Popen(
         [
@@ -75,8 +91,15 @@ def test_serve_registers_the_schedule_and_runs_it(prefect_api: str, tmp_path: Pa
             "--out-root",
             str(out_root),
             "--uncalibrated",
+            "--commit",
+            "--db",
+            url,
         ],
-        env=client_env(prefect_api, tmp_path / "home"),
+        env={
+            k: v
+            for k, v in client_env(prefect_api, tmp_path / "home").items()
+            if k != "LIBRARIAN_DB"
+        },
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,
@@ -86,8 +109,14 @@ def test_serve_registers_the_schedule_and_runs_it(prefect_api: str, tmp_path: Pa
         registered = deployment(prefect_api, "t", wait_s=180)
         crons = [s.schedule.cron for s in registered.schedules]
         assert crons == ["0 2 * * *"]
+        assert secret not in json.dumps(registered.parameters)
+        assert registered.parameters["database"].startswith("postgresql+psycopg://")
         flow_run = run_once(prefect_api, registered.id, timeout_s=300)
         assert flow_run.state is not None and flow_run.state.is_completed(), flow_run.state
+        runs_seen = all_flow_runs(prefect_api)
+        assert {r.name for r in runs_seen} and all(
+            secret not in json.dumps(r.parameters, default=str) for r in runs_seen
+        )
     finally:
         os.killpg(serving.pid, signal.SIGINT)
         try:
@@ -97,7 +126,8 @@ def test_serve_registers_the_schedule_and_runs_it(prefect_api: str, tmp_path: Pa
     runs = list(out_root.iterdir())
     assert len(runs) == 1
     summary = json.loads((runs[0] / "summary.json").read_text())
-    assert summary["read"] == 29 and summary["mode"] == "dry-run"
+    assert summary["read"] == 29 and summary["mode"] == "commit"
+    assert secret not in (runs[0] / "summary.json").read_text()
 
 
 def test_deploy_registers_for_a_worker(prefect_api: str, tmp_path: Path) -> None:
@@ -262,7 +292,28 @@ def test_a_one_minute_schedule_runs_by_itself(tmp_path: Path) -> None:
     finally:
         if serving is not None:
             stopped(serving, signal.SIGINT)
-        assert stopped(server, signal.SIGTERM) is not None
+        assert stopped(server, signal.SIGTERM) == 0  # it hung on SIGTERM (issue 21, 16)
     summaries = list((tmp_path / "out").glob("*/summary.json"))
     assert summaries and json.loads(summaries[0].read_text())["read"] == 29
     assert (tmp_path / "home" / "prefect").is_dir()  # the server's database, in the home
+
+
+def test_server_start_on_a_port_in_use_fails_saying_so(tmp_path: Path) -> None:
+    """Issue 21, item 16: the other server answered the health check and `server start`
+    reported success."""
+    import socket
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        done = subprocess.run(
+            [str(BIN / "librarian"), "server", "start", "--port", str(port), "--home", "h"],
+            cwd=tmp_path,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+    assert done.returncode != 0 and "PREFECT_API_URL" not in done.stdout
+    assert f"cannot bind 127.0.0.1:{port}" in done.stderr and "Traceback" not in done.stderr

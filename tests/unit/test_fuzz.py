@@ -105,3 +105,56 @@ def test_any_text_in_a_good_row_is_decided_or_refused_with_a_reason(text: str, t
         assert_rfc_valid([dump_envelope(e) for e in result.envelopes])
     else:
         assert isinstance(parsed, Rejection) and parsed.message
+
+
+# The queue table as another writer may leave it (issue 21, item 10): SQLite keeps any
+# value in any column. A claim never fails; each row is readable or rejected with a reason.
+WRONG_TYPES = st.one_of(
+    st.binary(max_size=8),
+    HOSTILE,
+    st.integers(min_value=-(2**63), max_value=2**63 - 1),
+    st.floats(allow_nan=False),
+    st.none(),
+)
+QUEUE_COLUMNS = (
+    "text",
+    "chunk_id",
+    "source_committed_at",
+    "created_at",
+    "span_index",
+    "span_total",
+    "confidence",
+    "span_heading_path",
+    "locator_path",
+)
+
+
+@given(column=st.sampled_from(QUEUE_COLUMNS), value=WRONG_TYPES)
+def test_a_queue_row_of_any_type_never_fails_the_claim(
+    tmp_path_factory: Any, column: str, value: Any
+) -> None:
+    from sqlalchemy import text
+
+    from librarian.store.db import make_engine, upgrade
+    from librarian.store.queue import claim, enqueue
+
+    engine = make_engine(f"sqlite:///{tmp_path_factory.mktemp('q') / 'q.db'}")
+    upgrade(engine)
+    rows = [row(chunk_id=c, text=f"Rotate keys: {c}.") for c in ("good-1", "odd", "good-2")]
+    enqueue(engine, list(enumerate(rows, start=1)))
+    with engine.begin() as conn:
+        update = f"UPDATE knowledge_queue SET {column} = :v WHERE chunk_id = 'odd'"
+        conn.execute(text(update), {"v": value})
+    claimed = claim(engine, 10)
+    claimed.session.close()
+    engine.dispose()
+    assert len(claimed.lines) == 3
+    registry = ChunkRegistry()
+    for queue_id, data in claimed.lines:
+        if queue_id in claimed.unreadable:
+            assert column in claimed.unreadable[queue_id]
+            continue
+        outcome = registry.admit(parse_line(queue_id, data))
+        assert isinstance(outcome, Section | Rejection | Skip)
+        if queue_id != 2:
+            assert isinstance(outcome, Section), outcome

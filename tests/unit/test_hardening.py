@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from sqlalchemy import select
 from sqlalchemy.orm import Session
 from typer.testing import CliRunner
 
@@ -31,6 +32,7 @@ from librarian.schemas.records import RejectCode, Rejection, Section, Skip, Skip
 from librarian.store.db import make_engine, upgrade
 from librarian.store.decisions import StoredBatch, write
 from librarian.store.review import review_items
+from librarian.store.tables import RejectedRow
 from tests.rfc import assert_rfc_valid
 from tests.stubs import small_hub, stub_pipeline
 from tests.unit.test_ingest import row
@@ -268,11 +270,64 @@ def test_text_that_is_not_utf8_is_a_usage_error() -> None:
 
 
 def test_a_bad_row_for_the_queue_table_is_one_line(tmp_path: Path) -> None:
+    """Issue 21, item 9: one bad line refused the whole file; now the good rows load, the
+    bad one is rejected with its reason, and exit 3 says "partly"."""
     path = tmp_path / "q.jsonl"
     path.write_bytes(line(row()) + b"\n" + DEEP.encode() + b"\n")
     db = f"sqlite:///{tmp_path / 'q.db'}"
     result = run_cli("queue", "load", str(path), "--db", db)
-    assert result.exit_code == 2 and "line 2" in result.output
+    assert result.exit_code == 3 and "line 2: invalid JSON: nested too deeply" in result.output
+    assert "queued 1 rows" in result.output
+    engine = make_engine(db)
+    with Session(engine) as session:
+        kept = session.execute(select(RejectedRow.line, RejectedRow.reason)).all()
+    engine.dispose()
+    assert kept == [(2, "INVALID_JSON")]
+
+
+def test_queue_load_converts_knowledge_items_and_status_counts_every_row(
+    tmp_path: Path,
+) -> None:
+    """Issue 21, item 8: 11 of the sample's 29 lines (KnowledgeItems) were stored hollow,
+    and `queue status` said 0 waiting."""
+    from librarian.paths import packaged_data
+    from librarian.store.queue import claim
+
+    db = f"sqlite:///{tmp_path / 'q.db'}"
+    result = run_cli(
+        "queue", "load", str(packaged_data("samples", "queue_sample.jsonl")), "--db", db
+    )
+    assert result.exit_code == 0 and "queued 29 rows" in result.output, result.output
+    engine = make_engine(db)
+    claimed = claim(engine, 100)
+    claimed.session.close()
+    sections = [parse_line(n, data) for n, data in claimed.lines]
+    assert len(sections) == 29 and all(isinstance(s, Section) for s in sections), sections
+    with engine.begin() as conn:
+        conn.exec_driver_sql("INSERT INTO knowledge_queue (chunk_id) VALUES ('hollow')")
+    engine.dispose()
+    status = run_cli("queue", "status", "--db", db)
+    assert "30 rows: 29 rows waiting" in status.output and "1 no label" in status.output
+
+
+@pytest.mark.parametrize(
+    ("column", "value", "said"),
+    [
+        ("span_index", "abc", "span_index holds str"),
+        ("chunk_id", "c" * 600, "at most 512"),
+        ("text", "a\u0000b", "NUL"),
+        ("source_committed_at", "not a date", "not a timestamp"),
+    ],
+)
+def test_queue_load_refuses_what_a_column_cannot_hold_on_either_database(
+    tmp_path: Path, column: str, value: Any, said: str
+) -> None:
+    """Issue 21, item 18: PostgreSQL ended in a 300-line traceback where SQLite kept it."""
+    path = tmp_path / "q.jsonl"
+    path.write_bytes(line(row()) + b"\n" + line(row(**{column: value})) + b"\n")
+    db = f"sqlite:///{tmp_path / 'q.db'}"
+    result = run_cli("queue", "load", str(path), "--db", db)
+    assert result.exit_code == 3 and said in result.output and "Traceback" not in result.output
 
 
 def test_a_deeply_nested_hub_is_refused(queue_file: Path, tmp_path: Path) -> None:
@@ -375,3 +430,162 @@ def test_query_passwords_are_redacted_and_a_second_at_sign_is_refused() -> None:
         make_engine(ambiguous)
     assert "ter2" not in str(refused.value)
     assert redacted("postgresql://u:hun%40ter2@host/db") == "postgresql://u:***@host/db"
+
+
+def test_a_database_reference_carries_no_secret_and_resolves_where_the_url_is_known(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Issue 21, item 1: the URL was a flow parameter, so Prefect stored its password."""
+    from librarian.store import db
+    from librarian.store.db import DatabaseUrlError, reference, resolve
+
+    monkeypatch.setattr(db, "_KNOWN_URLS", {})
+    monkeypatch.delenv("LIBRARIAN_DB", raising=False)
+    url = "postgresql+psycopg://u:s3cret@h/db?sslpassword=k2"
+    ref = reference(url)
+    assert "s3cret" not in ref and "k2" not in ref
+    assert resolve(ref) == url  # this process was given it
+    plain = "sqlite:////tmp/x.db"
+    assert reference(plain) == plain and resolve(plain) == plain
+    monkeypatch.setattr(db, "_KNOWN_URLS", {})  # another process: a worker, a served run
+    with pytest.raises(DatabaseUrlError, match="LIBRARIAN_DB"):
+        resolve(ref)
+    monkeypatch.setenv("LIBRARIAN_DB", url)
+    assert resolve(ref) == url
+    monkeypatch.setenv("LIBRARIAN_DB", "postgresql+psycopg://u:other@h2/db")
+    with pytest.raises(DatabaseUrlError):  # a different database's password is never used
+        resolve(ref)
+
+
+def test_binding_beyond_loopback_is_warned_of() -> None:
+    """Issue 21, item 1: `server start --host 0.0.0.0` exposed the Prefect UI silently."""
+    from librarian.flows.server import exposure
+
+    assert exposure("127.0.0.1") is None and exposure("::1") is None
+    warned = exposure("0.0.0.0")
+    assert warned is not None and "no authentication" in warned
+
+
+# Issue 21, items 7, 11 and 13: nothing lost on the way in -------------------------------
+
+
+def plain_outcomes(path: Path, source: str | None = None) -> dict[int, Any]:
+    from librarian.pipeline.sources import PlainFile
+
+    outcomes: dict[int, Any] = {}
+    for batch in PlainFile(path, source).batches(100):
+        for number, data in batch.lines:
+            why = batch.unreadable.get(number)
+            outcomes[number] = why if why else parse_line(number, data)
+    return outcomes
+
+
+def test_a_csv_row_with_an_unquoted_comma_is_rejected_not_cut(tmp_path: Path) -> None:
+    path = tmp_path / "reqs.csv"
+    path.write_text(
+        "ID,Text,Title\n"  # capitalised headers are the columns id and text
+        "R1,Passwords must be stored with a salted, slow hash.,Storage\n"
+        "R2,Use TLS.\n"
+        "0,Rotate keys yearly.,Keys\n"
+    )
+    outcomes = plain_outcomes(path)
+    assert "4 cells, the header 3" in outcomes[2] and "3" in outcomes[2]
+    assert "2 cells, the header 3" in outcomes[3]
+    zero = outcomes[4]
+    assert isinstance(zero, Section) and zero.locator.id is not None
+    assert zero.locator.id.endswith("#0")  # id 0 is an id, not a missing one
+
+
+def test_an_unterminated_quote_is_an_error_naming_its_line(tmp_path: Path) -> None:
+    from librarian.pipeline.plain import PlainInputError, plain_lines
+
+    path = tmp_path / "reqs.csv"
+    path.write_text('id,text\nR1,"Use TLS.\nR2,Rotate keys.\nR3,Log access.\n')
+    with pytest.raises(PlainInputError, match="line 2: a double quote opened here is never closed"):
+        plain_lines(path)
+
+
+@pytest.mark.parametrize(("separator", "name"), [(";", "semicolons"), ("\t", "tabs")])
+def test_a_table_separated_otherwise_gets_a_hint(tmp_path: Path, separator: str, name: str) -> None:
+    from librarian.pipeline.plain import PlainInputError, plain_lines
+
+    path = tmp_path / "reqs.csv"
+    path.write_text(f"id{separator}text\nR1{separator}Use TLS.\n")
+    with pytest.raises(PlainInputError, match=f"separated by {name}"):
+        plain_lines(path)
+
+
+def test_two_files_of_one_name_are_two_documents(tmp_path: Path) -> None:
+    rows = "id,text\nR1,Use TLS for every connection.\n"
+    for folder in ("a", "b"):
+        (tmp_path / folder).mkdir()
+        (tmp_path / folder / "reqs.csv").write_text(rows)
+    first, second = (plain_outcomes(tmp_path / f / "reqs.csv")[2] for f in ("a", "b"))
+    assert isinstance(first, Section) and isinstance(second, Section)
+    assert first.chunk_id != second.chunk_id and first.artifact_id != second.artifact_id
+
+
+MARKDOWN = """---
+title: Our policy
+owner: security
+---
+## Notes!
+
+First note.
+
+## Notes?
+
+Second note.
+
+## 密码
+
+密码必须加盐哈希。
+
+## Example
+
+One.
+
+## Example
+
+Two.
+
+Setext heading
+--------------
+
+~~~
+## not a heading inside a tilde fence
+~~~
+
+````
+```
+## nor inside a nested fence
+```
+````
+"""
+
+
+def test_markdown_is_read_as_commonmark_with_unique_unicode_slugs(tmp_path: Path) -> None:
+    from librarian.pipeline.plain import markdown_blocks
+
+    blocks = list(markdown_blocks(MARKDOWN))
+    ids = [b["id"] for b in blocks]
+    assert len(ids) == len(set(ids)) == 6
+    assert ids[:2] == ["notes-1", "notes-1-1"] and ids[2] == "密码-1"
+    assert ids[3:5] == ["example-1", "example-1-1"]
+    assert [b["section_path"] for b in blocks][:2] == [["Notes!"], ["Notes?"]]  # no H1: siblings
+    assert blocks[5]["section_path"] == ["Setext heading"]
+    assert "not a heading inside a tilde fence" in blocks[5]["text"]
+    assert "nor inside a nested fence" in blocks[5]["text"]
+    assert not any("owner: security" in b["text"] for b in blocks)  # front matter is no text
+    path = tmp_path / "policy.md"
+    path.write_text(MARKDOWN)
+    assert all(isinstance(o, Section) for o in plain_outcomes(path).values())
+
+
+@pytest.mark.parametrize("name", ["notes.txt", "policy.docx", "queue"])
+def test_a_file_of_no_known_shape_is_refused(tmp_path: Path, name: str) -> None:
+    path = tmp_path / name
+    path.write_text('{"id": "R1", "text": "Use TLS."}\n')
+    result = runner.invoke(app, ["run", str(path), "--out", str(tmp_path / "out")])
+    assert result.exit_code == 2
+    assert ".csv" in result.output and ".md" in result.output and ".jsonl" in result.output

@@ -10,7 +10,7 @@ import pytest
 from librarian.pipeline.ingest import parse_line
 from librarian.pipeline.plain import PlainInputError, is_plain, markdown_blocks, plain_lines
 from librarian.schemas.envelopes import dump_envelope
-from librarian.schemas.records import RejectCode, Rejection, Section
+from librarian.schemas.records import RejectCode, Rejection, Section, rejected
 from tests.rfc import assert_rfc_valid
 from tests.stubs import stub_pipeline
 
@@ -45,8 +45,10 @@ Session tokens must be rotated after login.
 
 def parsed(path: Path, source: str | None = None) -> list[Section | Rejection]:
     out = []
-    for number, raw in plain_lines(path, source):
-        result = parse_line(number, raw)
+    rows = plain_lines(path, source)
+    for number, raw in rows.lines:
+        why = rows.unreadable.get(number)
+        result = rejected(number, RejectCode.MALFORMED_ROW, why) if why else parse_line(number, raw)
         assert isinstance(result, Section | Rejection)
         out.append(result)
     return out
@@ -57,14 +59,14 @@ def test_a_csv_table_becomes_sections_with_stable_provenance(tmp_path: Path) -> 
     path.write_text(CSV)
     first = parsed(path, "Our Standard 2.0")
     sections = [p for p in first if isinstance(p, Section)]
-    assert [s.line for s in sections] == [1, 2]
+    assert [s.line for s in sections] == [2, 3]  # the file's lines: the header is line 1
     one = sections[0]
     assert one.locator.id == "Our Standard 2.0#R1" and one.title_hint == "Password storage"
     assert one.heading_path == ("Auth", "Storage")
     assert one.artifact_id == "plain:Our Standard 2.0"
     assert one.source.url is not None and one.source.url.startswith("urn:librarian:plain:")
-    rejected = {p.line: p.reason for p in first if isinstance(p, Rejection)}
-    assert rejected == {3: RejectCode.EMPTY_TEXT, 4: RejectCode.MISSING_FIELD}
+    refused = {p.line: p.reason for p in first if isinstance(p, Rejection)}
+    assert refused == {4: RejectCode.EMPTY_TEXT, 5: RejectCode.MISSING_FIELD}
     again = [p for p in parsed(path, "Our Standard 2.0") if isinstance(p, Section)]
     assert [s.chunk_id for s in again] == [s.chunk_id for s in sections]  # stable ids
     path.write_text(CSV.replace("TLS 1.2", "TLS 1.3"))

@@ -167,3 +167,101 @@ def test_the_same_sheet_twice_changes_nothing_and_a_conflict_is_refused(
     other = sheet(tmp_path, engine, {0: ("accept", "")}, status="decided")
     conflict = apply(engine, other)
     assert conflict.errors and "already decided by rita" in conflict.errors[0]
+
+
+# Issue 21, items 12 and 18: a HumanDecision import is checked against its item ------------
+
+
+def human_file(tmp_path: Path, decisions: list[dict[str, object]], name: str = "d.jsonl") -> Path:
+    path = tmp_path / name
+    path.write_text("".join(json.dumps(d) + "\n" for d in decisions))
+    return path
+
+
+def a_decision(item: OpenItem, **changes: object) -> dict[str, object]:
+    import uuid
+
+    first = item.suggestions[0].cre_id
+    decision: dict[str, object] = {
+        "schema_version": "0.1.0",
+        "decision_id": str(uuid.uuid4()),
+        "review_id": item.review_id,
+        "chunk_id": item.chunk_id,
+        "pipeline_run_id": "r1",
+        "decided_at": "2026-12-01T10:00:00+00:00",
+        "decided_by": "rita",
+        "action": "approve",
+        "final_links": [
+            {"cre_id": first, "link_type": "LinkedTo", "confidence": 1.0, "rationale": "ok"}
+        ],
+    }
+    return {**decision, **changes}
+
+
+def imported(engine: Engine, path: Path) -> ImportResult:
+    read = read_decisions(path, None)
+    assert read.errors == [], read.errors
+    return import_decisions(engine, read.incoming, small_hub().ids, str(path))
+
+
+@pytest.mark.parametrize(
+    ("changes", "said"),
+    [
+        ({"chunk_id": "not-this-one"}, "chunk_id 'not-this-one' is not this item's"),
+        ({"pipeline_run_id": "run-elsewhere"}, "pipeline_run_id 'run-elsewhere' is not"),
+    ],
+)
+def test_a_decision_for_another_chunk_or_run_is_refused(
+    tmp_path: Path, engine: Engine, changes: dict[str, object], said: str
+) -> None:
+    item = items(engine)[0]
+    result = imported(engine, human_file(tmp_path, [a_decision(item, **changes)]))
+    assert any(said in e for e in result.errors), result.errors
+    assert len(items(engine, "decided")) == 0
+
+
+def test_approve_of_a_cre_that_was_not_first_is_refused(tmp_path: Path, engine: Engine) -> None:
+    item = items(engine)[0]
+    other = next(s.cre_id for s in item.suggestions[1:])
+    link = {"cre_id": other, "link_type": "LinkedTo", "confidence": 1.0, "rationale": "x"}
+    result = imported(engine, human_file(tmp_path, [a_decision(item, final_links=[link])]))
+    assert any("a decision for other CREs is a correct" in e for e in result.errors)
+
+
+def test_a_reused_or_undone_decision_id_is_named_not_a_crash(
+    tmp_path: Path, engine: Engine
+) -> None:
+    from librarian.store.human import undo_last
+
+    first, second = items(engine)[:2]
+    one = a_decision(first)
+    twice = imported(
+        engine, human_file(tmp_path, [one, a_decision(second, decision_id=one["decision_id"])])
+    )
+    assert any("is also line" in e or "is also" in e for e in twice.errors), twice.errors
+    assert imported(engine, human_file(tmp_path, [one])).approved == 1
+    with Session(engine) as session, session.begin():
+        assert undo_last(session, "rita") == first.review_id
+    again = imported(engine, human_file(tmp_path, [one]))
+    assert any("recorded and then undone" in e for e in again.errors), again.errors
+
+
+def test_a_urn_decision_id_is_kept_in_its_canonical_form(tmp_path: Path, engine: Engine) -> None:
+    import uuid
+
+    item = items(engine)[0]
+    raw = uuid.uuid4()
+    result = imported(
+        engine, human_file(tmp_path, [a_decision(item, decision_id=f"urn:uuid:{raw}")])
+    )
+    assert result.approved == 1, result.errors
+    with Session(engine) as session:
+        (stored,) = session.execute(select(HumanDecisionRow.decision_uuid)).scalars()
+    assert stored == str(raw)
+
+
+def test_a_reviewer_name_past_the_column_is_refused(tmp_path: Path, engine: Engine) -> None:
+    path = sheet(tmp_path, engine, {0: ("accept", "")})
+    read = read_decisions(path, "r" * 300)
+    result = import_decisions(engine, read.incoming, small_hub().ids, str(path))
+    assert any("at most 256" in e for e in result.errors), result.errors

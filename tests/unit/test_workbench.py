@@ -61,7 +61,7 @@ def engine(tmp_path: Path) -> Engine:
 
 def client(engine: Engine, reviewer: str | None = "rita", token: str | None = None) -> TestClient:
     bench = Workbench(engine, small_hub(), reviewer, token, csrf="test-csrf")
-    return TestClient(create_app(bench), follow_redirects=False)
+    return TestClient(create_app(bench), base_url="http://127.0.0.1:8765", follow_redirects=False)
 
 
 def review_ids(engine: Engine) -> list[str]:
@@ -399,3 +399,133 @@ def test_a_dry_run_refuses_a_store_older_than_this_build(tmp_path: Path) -> None
         check_current(url)
     upgrade(engine)
     check_current(url)  # up to date: nothing to say
+
+
+# Issue 21: hardening, third pass (items 3, 4 and 17) --------------------------------------
+
+
+def test_a_rebound_host_name_is_refused(engine: Engine) -> None:
+    """DNS rebinding: any Host was served, and Origin was compared with that Host."""
+    web = client(engine)
+    assert web.get("/").status_code == 200
+    assert web.get("/", headers={"host": "localhost:8765"}).status_code == 200
+    rebound = web.get("/", headers={"host": "rebind.evil.example:8765"})
+    assert rebound.status_code == 400 and "test-csrf" not in rebound.text
+    first = review_ids(engine)[0]
+    forged = web.post(
+        f"/item/{first}",
+        data={"csrf": "test-csrf", "action": "approve"},
+        headers={"host": "rebind.evil.example:8765", "origin": "http://rebind.evil.example:8765"},
+    )
+    assert forged.status_code == 400 and decisions(engine) == []
+
+
+@pytest.mark.parametrize("where", ["query", "cookie", "bearer", "csrf"])
+def test_a_non_ascii_secret_is_refused_not_a_500(engine: Engine, where: str) -> None:
+    web = client(engine, token="s3cret-token-1234567")
+    odd = "tökén-ünïcode-✓"
+    if where == "query":
+        answer = web.get("/", params={"token": odd})
+    elif where == "cookie":
+        answer = web.get("/", headers={b"cookie": f"librarian_token={odd}".encode()})
+    elif where == "bearer":
+        answer = web.get("/", headers={b"authorization": f"Bearer {odd}".encode()})
+    else:
+        ok = client(engine)
+        answer = ok.post(f"/item/{review_ids(engine)[0]}", data={"csrf": odd, "action": "approve"})
+    assert answer.status_code in (401, 403)
+
+
+def test_another_browser_with_the_same_name_cannot_undo(engine: Engine) -> None:
+    alice = client(engine, reviewer=None)
+    alice.post("/reviewer", data={"csrf": "test-csrf", "name": "alice"})
+    first = review_ids(engine)[0]
+    assert post(alice, f"/item/{first}", action="approve").status_code == 303
+    impostor = client(engine, reviewer=None)
+    impostor.post("/reviewer", data={"csrf": "test-csrf", "name": "alice"})
+    refused = post(impostor, "/undo")
+    assert refused.status_code == 303
+    assert "nothing+decided+in+this+browser" in refused.headers["location"]
+    assert len(decisions(engine)) == 1
+    assert post(alice, "/undo").headers["location"].startswith(f"/item/{first}")
+    assert decisions(engine) == []
+
+
+def test_redirects_stay_on_this_server_and_messages_are_its_own(engine: Engine) -> None:
+    web = client(engine, reviewer=None)
+    named = web.post(
+        "/reviewer",
+        data={"csrf": "test-csrf", "name": "ana", "back": "https://evil.example/x"},
+        headers={"referer": "https://evil.example/phish"},
+    )
+    assert named.status_code == 303 and named.headers["location"].startswith("/?")
+    for back in ("//evil.example/x", "javascript:alert(1)"):
+        again = web.post("/reviewer", data={"csrf": "test-csrf", "name": "ana", "back": back})
+        assert again.headers["location"].startswith("/?")
+    shown = web.get(named.headers["location"])
+    assert "reviewing as ana" in shown.text
+    forged = web.get("/", params={"msg": "Session expired: call +1 555 0100", "kind": "error"})
+    assert "555" not in forged.text
+
+
+@pytest.mark.parametrize("name", ["Łukasz", "Иван", "李"])
+def test_a_reviewer_name_outside_latin1_is_kept(engine: Engine, name: str) -> None:
+    web = client(engine, reviewer=None)
+    assert web.post("/reviewer", data={"csrf": "test-csrf", "name": name}).status_code == 303
+    assert post(web, f"/item/{review_ids(engine)[0]}", action="approve").status_code == 303
+    assert decisions(engine)[0]["decided_by"] == name
+    assert name in web.get("/").text
+
+
+def test_huge_numbers_in_a_page_or_a_duration_are_no_500(engine: Engine) -> None:
+    web = client(engine)
+    assert web.get("/", params={"page": "99999999999999999999"}).status_code == 200
+    first = review_ids(engine)[0]
+    done = post(web, f"/item/{first}", action="approve", duration_ms="9" * 30)
+    assert done.status_code == 303
+    assert decisions(engine)[0].get("ui", {}).get("review_duration_ms") is None
+
+
+def test_a_decision_while_another_writer_holds_the_lock_says_busy(tmp_path: Path) -> None:
+    slow = make_engine(f"sqlite:///{tmp_path / 'review.db'}", lock_timeout_s=0.2)
+    upgrade(slow)
+    seed(slow, TEXTS)
+    holder = make_engine(f"sqlite:///{tmp_path / 'review.db'}")
+    with holder.connect() as conn:
+        conn.exec_driver_sql("BEGIN IMMEDIATE")
+        answer = post(client(slow), f"/item/{review_ids(slow)[0]}", action="approve")
+        conn.exec_driver_sql("ROLLBACK")
+    assert answer.status_code == 503 and "busy, try again" in answer.text
+
+
+def test_a_weak_or_printed_token_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from typer.testing import CliRunner
+
+    from librarian.cli import app
+
+    runner = CliRunner()
+    for weak in (" ", "1", "short-token", "a token with spaces in it"):
+        refused = runner.invoke(app, ["review", "serve", "--token", weak])
+        assert refused.exit_code == 2 and "access token" in refused.output, weak
+    monkeypatch.setenv("LIBRARIAN_REVIEW_TOKEN", "1")
+    assert runner.invoke(app, ["review", "serve"]).exit_code == 2
+
+
+def test_a_token_from_the_environment_is_not_printed(
+    engine: Engine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import uvicorn
+    from typer.testing import CliRunner
+
+    from librarian.cli import app
+
+    monkeypatch.setattr(uvicorn, "run", lambda *args, **kwargs: None)
+    secret = "env-token-kept-out-of-logs-42"
+    monkeypatch.setenv("LIBRARIAN_REVIEW_TOKEN", secret)
+    served = CliRunner().invoke(app, ["review", "serve", "--db", str(engine.url)])
+    assert served.exit_code == 0, served.output
+    assert secret not in served.output and "$LIBRARIAN_REVIEW_TOKEN" in served.output
+    typed = CliRunner().invoke(app, ["review", "serve", "--db", str(engine.url), "--token", secret])
+    assert typed.exit_code == 0 and f"?token={secret}" in typed.output

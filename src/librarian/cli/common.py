@@ -41,12 +41,12 @@ def linker_settings(options: LinkerOptions, **extra: Any) -> LinkerSettings:
 def _vector_db(options: LinkerOptions, home: Home) -> str | None:
     if options.vector_backend != "pgvector":
         return None
-    from librarian.store.db import database_url
+    from librarian.store.db import database_url, reference
 
     url = database_url(options.db, home.database_url)
     if not url.startswith("postgresql"):
         raise UsageError("--vector-backend pgvector needs a PostgreSQL --db (or LIBRARIAN_DB)")
-    return url
+    return reference(url)  # settings travel as flow parameters: never with the password
 
 
 def database(explicit: str | None, home: Home, create: bool) -> str:

@@ -2,65 +2,131 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
-from librarian.cli.common import database, home_of, out, readable_input, redacted
+from librarian.cli.common import database, err, home_of, out, readable_input, redacted
 from librarian.cli.options import DbOpt, HomeOpt
-from librarian.errors import UsageError
+from librarian.schemas.records import RejectCode, Rejection, rejected
+from librarian.text import visible
 
 app = typer.Typer(no_args_is_help=True, help="The database's knowledge_queue table.")
 
 
+# `queue load` exit status when some lines were loaded and others rejected (each named).
+PARTLY_LOADED = 3
+SHOWN_REJECTIONS = 20
+
+
 @app.command("load")
 def queue_load(
-    file: Annotated[Path, typer.Argument(help="queue rows, one JSON object a line")],
+    file: Annotated[
+        Path, typer.Argument(help="queue rows or KnowledgeItems, one JSON object a line")
+    ],
     db: DbOpt = None,
     home: HomeOpt = None,
 ) -> None:
-    """Append queue rows to the database's knowledge_queue, as the upstream filter does."""
-    from librarian.jsonl import json_objects
+    """Append queue rows to the database's knowledge_queue, as the upstream filter does.
+
+    KnowledgeItem lines are converted to queue rows. A line that is neither, or whose
+    values the table cannot hold, is rejected with its reason (kept in the rejections
+    table) and the others are loaded: exit 3 says some lines were rejected."""
     from librarian.store.db import make_engine
-    from librarian.store.queue import enqueue
+    from librarian.store.loading import load
 
     readable_input(file, "queue file")
     url = database(db, home_of(home), create=True)
-    try:
-        with file.open(encoding="utf-8-sig") as handle:
-            rows = list(json_objects(handle))
-    except UnicodeDecodeError as exc:
-        raise UsageError(f"queue file {file} is not UTF-8 (byte {exc.start})") from exc
+    rows, refused, raw = _read_queue_file(file)
+    run_id = f"queue-load-{datetime.now(UTC):%Y%m%dT%H%M%SZ}"
     engine = make_engine(url)
     try:
-        count, ignored = enqueue(engine, rows)
+        loaded = load(engine, rows, refused, raw, str(file), run_id)
     finally:
         engine.dispose()
-    out.print(f"queued {count} rows in {redacted(url)}", markup=False)
-    if ignored:
+    read = len(raw)
+    out.print(
+        f"read {read} lines: queued {loaded.queued} rows in {redacted(url)}, "
+        f"rejected {len(loaded.rejected)}",
+        markup=False,
+    )
+    if loaded.ignored_columns:
         out.print(
-            f"columns the queue table has no place for, ignored: {', '.join(ignored)}",
+            "columns the queue table has no place for, ignored: "
+            + ", ".join(loaded.ignored_columns),
             markup=False,
         )
+    if loaded.rejected:
+        _report_rejections(loaded.rejected, run_id)
+        raise typer.Exit(PARTLY_LOADED)
+
+
+def _read_queue_file(
+    file: Path,
+) -> tuple[list[tuple[int, dict[str, Any]]], list[Rejection], dict[int, bytes]]:
+    from librarian.pipeline.ingest import queue_row_from_line
+
+    rows: list[tuple[int, dict[str, Any]]] = []
+    refused: list[Rejection] = []
+    raw: dict[int, bytes] = {}
+    with file.open("rb") as handle:
+        for number, line in enumerate(handle, start=1):
+            data = line.removeprefix(b"\xef\xbb\xbf" if number == 1 else b"").rstrip(b"\r\n")
+            if not data.strip():
+                continue
+            raw[number] = data
+            outcome = queue_row_from_line(number, data)
+            if isinstance(outcome, dict):
+                rows.append((number, outcome))
+            elif isinstance(outcome, Rejection):
+                refused.append(outcome)
+            else:  # a KnowledgeItem that is not accepted: no run would link it either
+                refused.append(rejected(number, RejectCode.UNKNOWN_SHAPE, outcome.message))
+    return rows, refused, raw
+
+
+def _report_rejections(rejections: list[Rejection], run_id: str) -> None:
+    for rejection in rejections[:SHOWN_REJECTIONS]:
+        err.print(f"{visible(rejection.message)} [{rejection.reason}]", markup=False)
+    more = len(rejections) - SHOWN_REJECTIONS
+    if more > 0:
+        err.print(f"... and {more} more", markup=False)
+    err.print(
+        f"the rejected lines are kept, with their reasons, in the rejections table (run "
+        f"{run_id}); fix them and load those lines again",
+        markup=False,
+    )
 
 
 @app.command("status")
 def queue_status(db: DbOpt = None, home: HomeOpt = None) -> None:
-    """Rows waiting, and the dead letters: rows that errored on every attempt, with why."""
+    """Every row of the table (waiting, consumed, those no run takes), and the dead
+    letters: rows that errored on every attempt, with why."""
     from librarian.store.db import make_engine
-    from librarian.store.queue import MAX_ATTEMPTS, dead_letters, pending
+    from librarian.store.queue import MAX_ATTEMPTS, dead_letters, queue_counts
 
     url = database(db, home_of(home), create=False)
     engine = make_engine(url)
     try:
-        waiting, dead = pending(engine), dead_letters(engine)
+        counts, dead = queue_counts(engine), dead_letters(engine)
     finally:
         engine.dispose()
-    out.print(f"{redacted(url)}: {waiting} rows waiting, {len(dead)} dead letters", markup=False)
+    out.print(
+        f"{redacted(url)}: {counts.total} rows: {counts.waiting} rows waiting, "
+        f"{counts.consumed} consumed, {len(dead)} dead letters",
+        markup=False,
+    )
+    if counts.not_ours:
+        labels = ", ".join(f"{n} {label}" for label, n in sorted(counts.not_ours.items()))
+        out.print(
+            f"  not linked by any run (llm_label not KNOWLEDGE or UNCERTAIN): {labels}",
+            markup=False,
+        )
     for letter in dead:
         out.print(
             f"  queue row {letter.queue_row_id}: {letter.attempts}/{MAX_ATTEMPTS} attempts, "
-            f"last {letter.updated_at:%Y-%m-%d %H:%M}: {letter.last_error}",
+            f"last {letter.updated_at:%Y-%m-%d %H:%M}: {visible(letter.last_error)}",
             markup=False,
         )

@@ -61,7 +61,10 @@ def review_serve(
     from librarian.review.web import Workbench, create_app
     from librarian.store.db import make_engine
 
-    token = token or os.environ.get(TOKEN_ENV) or None
+    from_env = token is None and bool(os.environ.get(TOKEN_ENV))
+    token = token if token is not None else os.environ.get(TOKEN_ENV) or None
+    if token is not None:
+        check_token(token, "--token" if not from_env else TOKEN_ENV)
     if host not in LOOPBACK and not token:
         raise UsageError(f"--host {host} exposes the queue: give --token (or {TOKEN_ENV})")
     if db is not None and reviews is not None:
@@ -70,14 +73,32 @@ def review_serve(
     first, *rest = hub or [DEFAULT_HUB]
     engine = make_engine(url)
     bench = Workbench(
-        engine, load_hubs(first, rest), reviewer or os.environ.get(REVIEWER_ENV), token
+        engine, load_hubs(first, rest), reviewer or os.environ.get(REVIEWER_ENV), token, host
     )
-    shown = f"http://{host}:{port}/" + (f"?token={token}" if token else "")
+    # A token the operator typed is printed once, as the link to open; one kept in the
+    # environment stays there (the terminal, its scrollback, a log may be read by others).
+    shown = f"http://{host}:{port}/" + (
+        f"?token={token}" if token and not from_env else f"?token=${TOKEN_ENV}" if token else ""
+    )
     err.print(f"review workbench on {shown} over {redacted(url)} (Ctrl-C stops)", markup=False)
     try:
         uvicorn.run(create_app(bench), host=host, port=port, log_level="warning")
     finally:
         engine.dispose()
+
+
+MIN_TOKEN_CHARS = 16
+
+
+def check_token(token: str, where: str) -> None:
+    """Refuse a token anyone could guess, or one a browser cannot send as it is."""
+    if len(token.strip()) < MIN_TOKEN_CHARS or not token.isascii() or not token.isprintable():
+        raise UsageError(
+            f"{where}: an access token needs at least {MIN_TOKEN_CHARS} printable ASCII "
+            "characters (e.g. `python -c 'import secrets; print(secrets.token_urlsafe(24))'`)"
+        )
+    if any(c.isspace() for c in token) or any(c in token for c in "&#%?"):
+        raise UsageError(f"{where}: an access token may not hold spaces or any of & # % ?")
 
 
 def _reviews_database(reviews: Path) -> str:

@@ -61,6 +61,10 @@ def check_input(input: Path | None, from_db: bool) -> None:
         raise UsageError("INPUT is missing (or use --from-db)")
     if input is not None:
         readable_input(input)
+        from librarian.pipeline.sources import SHAPES, known_shape
+
+        if not known_shape(input):
+            raise UsageError(f"{input}: the librarian reads {SHAPES}; rename the file if it is one")
 
 
 @with_linker_options
@@ -235,7 +239,7 @@ def plain_rows(input: Path | None, source: str | None) -> int | None:
                 "or JSONL with id and text)"
             )
         return None
-    return len(plain_lines(input, source))
+    return len(plain_lines(input, source).lines)
 
 
 def _count_lines(path: Path) -> int:
@@ -285,9 +289,12 @@ def run_flow(
             task_runner=_dask_runner(*dask)  # type: ignore[arg-type]
         )
     )
+    from librarian.store.db import reference
+
     progress = _progress(input, db, run_id, rows, quiet)
+    ref = reference(db) if db is not None else None  # the flow's parameters: no password
     try:
-        return flow_to_run(input, target, settings, run_id, db, in_flight, source, commit)
+        return flow_to_run(input, target, settings, run_id, ref, in_flight, source, commit)
     except Exception as exc:
         raise RunError(f"run {run_id} failed: {type(exc).__name__}: {exc}") from exc
     finally:

@@ -41,6 +41,23 @@ def checked_settings(linker: LinkerOptions, batch_size: int) -> LinkerSettings:
     return settings
 
 
+def _secret_kept_here(url: str) -> str:
+    """The deployment carries the URL's reference (Prefect stores parameters in clear);
+    the runs this process starts (`serve`) find the password in LIBRARIAN_DB, as a
+    worker's runs (`deploy`) must."""
+    from librarian.store.db import DATABASE_ENV, reference
+
+    ref = reference(url)
+    if ref != url:
+        os.environ[DATABASE_ENV] = url
+        err.print(
+            f"the deployment names the database as {ref}: its password is not stored on the "
+            f"Prefect server; a worker running it needs {DATABASE_ENV} set to the full URL",
+            markup=False,
+        )
+    return ref
+
+
 def persistent_server(command: str) -> None:
     """Schedules live on a persistent Prefect server: refuse, saying how to get one."""
     if not os.environ.get("PREFECT_API_URL"):
@@ -73,7 +90,7 @@ def scheduled_parameters(
     return {
         "input_path": str(schedule.input.resolve()) if schedule.input is not None else None,
         "out_root": str(schedule.out_root.resolve()),
-        "database": db,
+        "database": _secret_kept_here(db) if db is not None else None,
         "options": _absolute(settings),
     }
 

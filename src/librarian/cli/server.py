@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import signal
-from types import FrameType
+from contextlib import suppress
 from typing import Annotated
 
 import typer
@@ -23,9 +23,17 @@ def server_start(
     """Run a persistent Prefect server (its database in the librarian home, the UI on,
     analytics off) until stopped; print the PREFECT_API_URL that `serve`, `deploy` and
     workers use."""
-    from librarian.flows.server import ServerError, prefect_server, stop
+    from librarian.flows.server import ServerError, check_port_free, exposure, prefect_server
 
     prefect_home = home_of(home).root / "prefect"
+    check_port_free(host, port)
+    warning = exposure(host)
+    if warning is not None:
+        err.print(f"warning: {warning}", markup=False)
+    # SIGTERM (systemctl stop, docker stop) unwinds like Ctrl-C: the server is stopped on
+    # the way out. Stopping it inside the handler would wait on the process the main
+    # thread is already waiting on, for ever.
+    signal.signal(signal.SIGTERM, signal.default_int_handler)
     try:
         with prefect_server(prefect_home, host, port, ui=True) as (api, process):
             out.print(f"export PREFECT_API_URL={api}", markup=False)
@@ -34,14 +42,7 @@ def server_start(
                 f"{prefect_home}; Ctrl-C stops it",
                 markup=False,
             )
-
-            def stop_on(signum: int, frame: FrameType | None) -> None:
-                stop(process)
-
-            signal.signal(signal.SIGTERM, stop_on)
-            try:
+            with suppress(KeyboardInterrupt):
                 process.wait()
-            except KeyboardInterrupt:
-                stop(process)
     except ServerError as exc:
         raise ServerError(f"{exc} (is port {port} in use? try --port)") from exc

@@ -50,7 +50,7 @@ from librarian.schemas.records import (
     Section,
 )
 from librarian.settings import LinkerSettings
-from librarian.store.db import make_engine, redacted
+from librarian.store.db import make_engine, redacted, resolve
 from librarian.store.history import source_history
 from librarian.store.sink import DatabaseSink, StoredPriors, session_for
 from librarian.store.source import QueueTable
@@ -344,15 +344,14 @@ def link_queue(
     """`input_path` None: drain the database's knowledge_queue (commit mode). A plain input
     (CSV, Markdown, simple JSONL) is read as rows of the document `source_name` (default:
     the file's name). `commit` (default: whenever `database` is given): store decisions
-    in `database`; a dry run given `database` only reads prior decisions from it.
-
-    `in_flight` batches are linked at once (on a Dask cluster, one or two a worker);
-    they are stored and written in input order, so outputs do not depend on it.
+    in `database` (a `store.db.reference`: Prefect keeps parameters, never pass a password);
+    a dry run given `database` only reads prior decisions from it. `in_flight` batches are
+    linked at once (on Dask, one or two a worker), stored and written in input order.
     """
     commit = database is not None if commit is None else commit
     # The caller migrates the database once (`librarian run`: before any model loads;
     # a scheduled run: `scheduled_run`).
-    engine = make_engine(database) if database else None
+    engine = make_engine(resolve(database)) if database else None
     source = source_of(input_path, source_name, engine)
     mode = "commit" if commit else "dry-run"
     summary = new_summary(source.name, out_dir, settings, run_id, mode, database)

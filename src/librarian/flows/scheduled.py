@@ -16,7 +16,7 @@ from prefect import flow
 
 from librarian.flows.link_flow import link_queue
 from librarian.settings import LinkerSettings
-from librarian.store.db import make_engine, upgrade
+from librarian.store.db import make_engine, resolve, upgrade
 
 DEPLOYED_FLOW = "librarian-scheduled"
 ENTRYPOINT = "librarian/flows/scheduled.py:scheduled_run"
@@ -28,7 +28,7 @@ def source_root() -> Path:
 
 
 def migrate(database: str) -> None:
-    engine = make_engine(database)
+    engine = make_engine(resolve(database))
     try:
         upgrade(engine)
     finally:

@@ -37,6 +37,34 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
+LOOPBACK = ("127.0.0.1", "::1", "localhost")
+
+
+def exposure(host: str) -> str | None:
+    """What binding `host` exposes, when it is more than this machine."""
+    if host in LOOPBACK or host.startswith("127."):
+        return None
+    return (
+        f"the Prefect API and UI on {host} have no authentication: anyone who can reach it "
+        "can read every run, its parameters and logs, and start or cancel runs; bind "
+        "127.0.0.1 (the default) or put it behind an authenticating proxy"
+    )
+
+
+def check_port_free(host: str, port: int) -> None:
+    """Refuse a port another process listens on: its health check would answer for ours."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    with socket.socket(family) as sock:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # TIME_WAIT is no owner
+        try:
+            sock.bind((host, port))
+        except OSError as exc:
+            raise ServerError(
+                f"cannot bind {host}:{port}: {exc.strerror or exc} (another server on the "
+                "port? choose one with --port)"
+            ) from exc
+
+
 @contextmanager
 def local_prefect_server() -> Iterator[str]:
     """Start a throwaway server, yield its API URL, stop it afterwards."""

@@ -31,14 +31,32 @@ def is_onnx_dir(path: Path) -> bool:
     return (path / ONNX_MODEL_NAME).is_file()
 
 
+def card_digest(card: dict[str, Any]) -> str:
+    """sha256 of the card's canonical JSON without its own digest: the card is sealed, as
+    the models card is (an edited `max_tokens` would silently change every answer)."""
+    body = {k: v for k, v in card.items() if k != "card_sha256"}
+    return hashlib.sha256(json.dumps(body, sort_keys=True).encode("utf-8")).hexdigest()
+
+
+def sealed(card: dict[str, Any]) -> dict[str, Any]:
+    return {**card, "card_sha256": card_digest(card)}
+
+
 def read_onnx_card(path: Path) -> dict[str, Any]:
-    """The card, with every file it lists checked against its sha256."""
+    """The card, sealed and unchanged, with every file it lists checked against its sha256."""
     card_path = path / ONNX_CARD_NAME
     try:
         card: dict[str, Any] = json.loads(card_path.read_text())
         files: dict[str, str] = card["files"]
-    except (OSError, ValueError, KeyError, TypeError) as exc:
+        seal = card.get("card_sha256")
+    except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
         raise ModelError(f"ONNX model {path}: {ONNX_CARD_NAME} missing or damaged: {exc}") from exc
+    if seal != card_digest(card):
+        raise ModelError(
+            f"ONNX model {path}: {ONNX_CARD_NAME} was changed after it was built (or built "
+            "before cards were sealed); rebuild it: `librarian quantize` (`librarian train` "
+            "rebuilds the default one)"
+        )
     if problem := files_problem(path, files):
         raise ModelError(f"ONNX model {path}: {problem}")
     return card

@@ -25,6 +25,7 @@ from librarian.models.onnx_embedder import (
     ONNX_MODEL_NAME,
     TOKENIZER_NAME,
     OnnxEmbedder,
+    sealed,
 )
 from librarian.models.seams import Vectors
 from librarian.models.transformer import SentenceTransformerEmbedder, model_fingerprint
@@ -168,7 +169,7 @@ def quantize(
             raise QuantizeError(f"ONNX export of {reference.path} failed: {exc}") from exc
         shutil.copyfile(reference.path / TOKENIZER_NAME, staging / TOKENIZER_NAME)
         files = {name: sha256_of(staging / name) for name in (ONNX_MODEL_NAME, TOKENIZER_NAME)}
-        card = _card(reference, fused, files)
+        card = sealed(_card(reference, fused, files))
         (staging / ONNX_CARD_NAME).write_text(json.dumps(card, indent=2, sort_keys=True) + "\n")
         quantised = OnnxEmbedder(staging)
         agreed = agreement(quantised.encode(probe_texts), reference.encode(probe_texts))
@@ -179,6 +180,7 @@ def quantize(
             )
         card["agreement"] = {"probe": f"{len(probe_texts)} texts", **agreed}
         card["seconds"] = round(time.perf_counter() - started, 1)
+        card = sealed(card)
         (staging / ONNX_CARD_NAME).write_text(json.dumps(card, indent=2, sort_keys=True) + "\n")
         if out_dir.exists():
             shutil.rmtree(out_dir)

@@ -37,6 +37,83 @@ def first_line(exc: BaseException) -> str:
 
 def parse_line(line: int, raw: bytes) -> Parsed:
     """Validate one raw line into a Section, or say exactly why not."""
+    obj = decode_line(line, raw)
+    if isinstance(obj, Rejection):
+        return obj
+    chunk_id = obj.get("chunk_id") if isinstance(obj.get("chunk_id"), str) else None
+    keys = obj.keys()
+    try:
+        if keys & _KNOWLEDGE_ITEM_KEYS:
+            return _parse_knowledge_item(line, obj, chunk_id)
+        if keys & _QUEUE_ROW_KEYS:
+            return _parse_queue_row(line, obj, chunk_id)
+    except (ValueError, TypeError, RecursionError, OverflowError) as exc:
+        # A row the validators let through but a record will not hold: refused, not raised.
+        why = f"cannot be read: {type(exc).__name__}: {first_line(exc)}"
+        return rejected(line, RejectCode.INVALID_FIELD, why, chunk_id)
+    return rejected(line, RejectCode.UNKNOWN_SHAPE, _UNKNOWN_SHAPE, chunk_id)
+
+
+_UNKNOWN_SHAPE = (
+    "neither a queue row (needs llm_label, source_type, ...) "
+    "nor a KnowledgeItem envelope (needs content, locator, ...)"
+)
+
+
+def queue_row_from_line(line: int, raw: bytes) -> dict[str, Any] | Rejection | Skip:
+    """What `queue load` stores for one line: a queue row as it is (the run that drains
+    the table validates it, as upstream's rows are), or a KnowledgeItem converted to the
+    queue-row shape; a line that is neither is rejected, never stored hollow."""
+    obj = decode_line(line, raw)
+    if isinstance(obj, Rejection):
+        return obj
+    chunk_id = obj.get("chunk_id") if isinstance(obj.get("chunk_id"), str) else None
+    if obj.keys() & _QUEUE_ROW_KEYS:
+        return obj
+    if not obj.keys() & _KNOWLEDGE_ITEM_KEYS:
+        return rejected(line, RejectCode.UNKNOWN_SHAPE, _UNKNOWN_SHAPE, chunk_id)
+    section = parse_line(line, raw)
+    if not isinstance(section, Section):
+        return section
+    return _as_queue_row(section)
+
+
+def _as_queue_row(section: Section) -> dict[str, Any] | Rejection:
+    source, locator = section.source, section.locator
+    headings = list(section.heading_path) or ([section.title_hint] if section.title_hint else [])
+    row: dict[str, Any] = {
+        "content_hash": section.content_hash,
+        "chunk_id": section.chunk_id,
+        "artifact_id": section.artifact_id,
+        "pipeline_run_id": section.upstream_run_id,
+        "source_type": source.type,
+        "source_committed_at": source.committed_at.isoformat(),
+        "span_heading_path": json.dumps(headings),
+        "span_index": section.span_index,
+        "text": section.text,
+        "llm_label": section.source_label,
+        "created_at": source.committed_at.isoformat(),
+    }
+    if source.type == "github":
+        row |= {
+            "source_repo": source.repo,
+            "source_commit_sha": source.commit_sha,
+            "locator_kind": "repo_path",
+            "locator_path": locator.path,
+        }
+    elif source.type == "rss":
+        row |= {"feed_url": source.url, "post_guid": locator.id or locator.url}
+    else:
+        why = (
+            f"a KnowledgeItem of source type {source.type!r} has no queue-row form (the "
+            "table holds github and rss rows); run the file itself: `librarian run FILE`"
+        )
+        return rejected(section.line, RejectCode.INVALID_FIELD, why, section.chunk_id, "source")
+    return {k: v for k, v in row.items() if v is not None}
+
+
+def decode_line(line: int, raw: bytes) -> dict[str, Any] | Rejection:
+    """One raw line as a JSON object, or why it is none."""
     try:
         decoded = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -57,22 +134,7 @@ def parse_line(line: int, raw: bytes) -> Parsed:
     if not isinstance(obj, dict):
         why = f"expected a JSON object, got {type(obj).__name__}"
         return rejected(line, RejectCode.NOT_AN_OBJECT, why)
-    chunk_id = obj.get("chunk_id") if isinstance(obj.get("chunk_id"), str) else None
-    keys = obj.keys()
-    try:
-        if keys & _KNOWLEDGE_ITEM_KEYS:
-            return _parse_knowledge_item(line, obj, chunk_id)
-        if keys & _QUEUE_ROW_KEYS:
-            return _parse_queue_row(line, obj, chunk_id)
-    except (ValueError, TypeError, RecursionError, OverflowError) as exc:
-        # A row the validators let through but a record will not hold: refused, not raised.
-        why = f"cannot be read: {type(exc).__name__}: {first_line(exc)}"
-        return rejected(line, RejectCode.INVALID_FIELD, why, chunk_id)
-    why = (
-        "neither a queue row (needs llm_label, source_type, ...) "
-        "nor a KnowledgeItem envelope (needs content, locator, ...)"
-    )
-    return rejected(line, RejectCode.UNKNOWN_SHAPE, why, chunk_id)
+    return obj
 
 
 def _parse_queue_row(line: int, obj: dict[str, Any], chunk_id: str | None) -> Parsed:

@@ -196,7 +196,14 @@ class Pipeline:
     def admit(self, raw: RawBatch, registry: ChunkRegistry, lookup: PriorLookup | None) -> Admitted:
         """C.0 ingest, C.1 dedup, and the prior lookup (in the flow's process: it reads
         the store); what it returns can be linked anywhere (a Dask worker)."""
-        parsed = [registry.admit(parse_line(line, data)) for line, data in raw.lines]
+        parsed = [
+            registry.admit(
+                rejected(line, RejectCode.MALFORMED_ROW, raw.unreadable[line])
+                if line in raw.unreadable
+                else parse_line(line, data)
+            )
+            for line, data in raw.lines
+        ]
         sections = [p for p in parsed if isinstance(p, Section)]
         rejections = [p for p in parsed if isinstance(p, Rejection)]
         skips = [p for p in parsed if isinstance(p, Skip)]

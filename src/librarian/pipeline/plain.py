@@ -4,10 +4,11 @@ heading. Each row becomes a KnowledgeItem line, so it goes through the same vali
 accounting and envelopes as the queue shapes.
 
 Provenance is synthetic but stable: the source is the document (`--source NAME`, else
-the file's name) at the file's modification time; a row is `<source>#<id>`; the artifact
-is the source, so a row whose text changes under the same id is an update. The envelope
-says which file and which hash (`knowledge.source.url`: `urn:librarian:plain:<sha256>`);
-a row without a URL of its own is located as `urn:librarian:row:<source>:<id>`.
+the file's name with its directory's, `a/reqs.csv`) at the file's modification time; a
+row is `<source>#<id>`; the artifact is the source, so a row whose text changes under the
+same id is an update. The envelope says which file and which hash
+(`knowledge.source.url`: `urn:librarian:plain:<sha256>`); a row without a URL of its own
+is located as `urn:librarian:row:<source>:<id>`.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import io
 import json
 import re
 import sys
+import unicodedata
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -48,11 +50,18 @@ class PlainSource:
     def of(cls, path: Path, name: str | None) -> PlainSource:
         data = path.read_bytes()
         modified = datetime.fromtimestamp(path.stat().st_mtime, UTC).replace(microsecond=0)
-        return cls(name or path.name, hashlib.sha256(data).hexdigest(), modified)
+        return cls(name or default_name(path), hashlib.sha256(data).hexdigest(), modified)
 
     @property
     def urn(self) -> str:
         return f"urn:librarian:plain:{self.sha256}"
+
+
+def default_name(path: Path) -> str:
+    """The document a file is, without --source: its name and its directory's, so that
+    `a/reqs.csv` and `b/reqs.csv` are two documents (their rows' ids would collide)."""
+    folder = path.resolve().parent.name
+    return f"{folder}/{path.name}" if folder else path.name
 
 
 def is_plain(path: Path) -> bool:
@@ -75,19 +84,30 @@ def _simple(row: dict[str, Any]) -> bool:
     return keys >= SIMPLE_KEYS and not keys & QUEUE_SHAPE_KEYS
 
 
-def plain_lines(path: Path, source_name: str | None = None) -> list[tuple[int, bytes]]:
-    """(row number, KnowledgeItem JSON) for every row or block of a plain input."""
+@dataclass
+class PlainRows:
+    """A plain input as KnowledgeItem lines: (line, JSON) in order, and the lines the
+    file holds that are no row (a CSV row with more or fewer cells than its header):
+    line -> why, rejected with that reason."""
+
+    lines: list[tuple[int, bytes]]
+    unreadable: dict[int, str]
+
+
+def plain_lines(path: Path, source_name: str | None = None) -> PlainRows:
+    """(line number, KnowledgeItem JSON) for every row or block of a plain input."""
     source = PlainSource.of(path, source_name)
     suffix = path.suffix.lower()
     text = _text(path)
     rows: Iterator[tuple[int, Any]]
+    unreadable: dict[int, str] = {}
     if suffix == ".csv":
-        rows = _csv_rows(path, text)
+        rows = _csv_rows(path, text, unreadable)
     elif suffix in (".md", ".markdown"):
         rows = enumerate(markdown_blocks(text), start=1)
     else:
         rows = _jsonl_rows(text)
-    return [
+    lines = [
         (
             n,
             row.encode("utf-8", "surrogateescape")
@@ -96,6 +116,7 @@ def plain_lines(path: Path, source_name: str | None = None) -> list[tuple[int, b
         )
         for n, row in rows
     ]
+    return PlainRows(lines, unreadable)
 
 
 def _text(path: Path) -> str:
@@ -105,22 +126,68 @@ def _text(path: Path) -> str:
         raise PlainInputError(f"{path} is not UTF-8 (byte {exc.start})") from exc
 
 
-def _csv_rows(path: Path, text: str) -> Iterator[tuple[int, Any]]:
+def _csv_rows(path: Path, text: str, unreadable: dict[int, str]) -> Iterator[tuple[int, Any]]:
+    """(line where the row starts, row) for every data row. A row with more or fewer cells
+    than the header is kept as its raw text, with why in `unreadable`: DictReader would
+    have kept the first cells and dropped the rest without a word."""
     limit = csv.field_size_limit(sys.maxsize)
+    lines = text.splitlines()
     try:
-        reader = csv.DictReader(io.StringIO(text))
-        missing = SIMPLE_KEYS - set(reader.fieldnames or ())
-        if missing:
+        # strict: a quote left open swallows every later row otherwise.
+        reader = csv.reader(io.StringIO(text), strict=True)
+        header = [h.strip().lower() for h in next(reader, [])]
+        _check_header(path, header, lines[0] if lines else "")
+        rows: list[tuple[int, Any]] = []
+        start = reader.line_num + 1
+        try:
+            for cells in reader:
+                if any(c.strip() for c in cells):
+                    rows.append(_csv_row(start, header, cells, lines, reader.line_num, unreadable))
+                start = reader.line_num + 1
+        except csv.Error as exc:
             raise PlainInputError(
-                f"{path}: a requirements table needs the columns id and text "
-                f"(missing: {', '.join(sorted(missing))}; optional: title, url, section_path)"
-            )
-        rows = list(reader)
-    except csv.Error as exc:
-        raise PlainInputError(f"{path}: not a CSV table: {exc}") from exc
+                f"{path}: line {start}: {_csv_problem(exc)}; no row of the file was read"
+            ) from exc
     finally:
         csv.field_size_limit(limit)
-    return enumerate(rows, start=1)
+    return iter(rows)
+
+
+def _check_header(path: Path, header: list[str], first: str) -> None:
+    missing = SIMPLE_KEYS - set(header)
+    if not missing:
+        return
+    hint = ""
+    for name, mark in (("semicolons", ";"), ("tabs", "\t")):
+        if mark in first:
+            hint = f"; the header is separated by {name}: save the table as comma-separated CSV"
+    raise PlainInputError(
+        f"{path}: a requirements table needs the columns id and text "
+        f"(missing: {', '.join(sorted(missing))}; optional: title, url, section_path){hint}"
+    )
+
+
+def _csv_row(
+    start: int,
+    header: list[str],
+    cells: list[str],
+    lines: list[str],
+    end: int,
+    unreadable: dict[int, str],
+) -> tuple[int, Any]:
+    if len(cells) == len(header):
+        return start, dict(zip(header, cells, strict=True))
+    unreadable[start] = (
+        f"the row has {len(cells)} cells, the header {len(header)}: an unquoted comma in a "
+        'cell? put the cell in double quotes ("…, …")'
+    )
+    return start, "\n".join(lines[start - 1 : end])
+
+
+def _csv_problem(exc: csv.Error) -> str:
+    if "unexpected end of data" in str(exc) or "EOF" in str(exc):
+        return "a double quote opened here is never closed (the rest of the file would be one cell)"
+    return f"not a CSV row ({exc})"
 
 
 def _jsonl_rows(text: str) -> Iterator[tuple[int, Any]]:
@@ -138,7 +205,7 @@ def _jsonl_rows(text: str) -> Iterator[tuple[int, Any]]:
 
 def knowledge_item(row: dict[str, Any], source: PlainSource) -> dict[str, Any]:
     """A KnowledgeItem for one plain row; what a row lacks is left for validation to name."""
-    row_id = str(row.get("id") or "").strip()
+    row_id = "" if row.get("id") is None else str(row.get("id")).strip()  # 0 is an id
     where = f"{source.name}#{row_id}" if row_id else None
     # The row's own URL, else one naming the document and the row: stable when the file
     # changes, so a row edited under the same id is an update of itself.
@@ -177,52 +244,80 @@ def _short(name: str) -> str:
     return hashlib.sha256(name.encode()).hexdigest()[:12]
 
 
-_HEADING = re.compile(r"^(#{1,6})\s+(.+?)\s*#*\s*$")
-
-
 def markdown_blocks(text: str) -> Iterator[dict[str, Any]]:
-    """Sections of a Markdown document by heading; each with text becomes one or more
-    requirement-sized blocks (split at paragraph ends past BLOCK_CHARS). Ids are the
-    heading path as a slug, numbered within a heading."""
-    path: list[str] = []
+    """Sections of a Markdown document by heading (CommonMark, by markdown-it-py: fences
+    of either kind, setext headings; YAML front matter is no section). Each with text
+    becomes one or more requirement-sized blocks (split between top-level blocks past
+    BLOCK_CHARS). Ids are the heading path as Unicode slugs, a repeated heading numbered
+    (`example`, `example-1`), then the block's number within its heading."""
+    lines = text.splitlines()
+    path: list[tuple[int, str]] = []  # (level, heading) from the top
     body: list[str] = []
-    fenced = False
+    slugs = _Slugs()
+    slug = "preamble"
 
     def flush() -> Iterator[dict[str, Any]]:
-        for i, block in enumerate(_blocks("\n".join(body)), start=1):
-            slug = "/".join(_slug(h) for h in path) or "preamble"
+        headings = [h for _, h in path]
+        for i, block in enumerate(_blocks(body), start=1):
             yield {
                 "id": f"{slug}-{i}",
                 "text": block,
-                "section_path": list(path),
-                "title": path[-1] if path else None,
+                "section_path": headings,
+                "title": headings[-1] if headings else None,
             }
 
-    for line in text.splitlines():
-        if line.lstrip().startswith("```"):
-            fenced = not fenced
-        heading = None if fenced else _HEADING.match(line)
-        if heading is None:
-            body.append(line)
+    tokens = _parser().parse(text)
+    for index, token in enumerate(tokens):
+        if token.level != 0 or token.map is None or token.nesting == -1:
             continue
-        yield from flush()
-        body = []
-        level = len(heading.group(1))
-        path = [*path[: level - 1], heading.group(2).strip()]
+        if token.type in ("front_matter", "hr"):
+            continue
+        if token.type == "heading_open":
+            yield from flush()
+            body = []
+            level = int(token.tag[1:])
+            path = [*(p for p in path if p[0] < level), (level, tokens[index + 1].content)]
+            slug = slugs.of([h for _, h in path])
+            continue
+        first, last = token.map
+        body.append("\n".join(lines[first:last]))
     yield from flush()
 
 
-def _blocks(text: str) -> Iterator[str]:
-    paragraphs = [p.strip() for p in re.split(r"\n\s*\n", text) if p.strip()]
+def _parser() -> Any:
+    from markdown_it import MarkdownIt
+    from mdit_py_plugins.front_matter import front_matter_plugin
+
+    return MarkdownIt("commonmark").use(front_matter_plugin)
+
+
+class _Slugs:
+    """Slugs of heading paths, unique within a document: a repeat is numbered."""
+
+    def __init__(self) -> None:
+        self.seen: dict[str, int] = {}
+
+    def of(self, headings: list[str]) -> str:
+        slug = "/".join(_slug(h) for h in headings) or "preamble"
+        count = self.seen.get(slug, 0)
+        self.seen[slug] = count + 1
+        return slug if count == 0 else f"{slug}-{count}"
+
+
+def _blocks(body: list[str]) -> Iterator[str]:
     current: list[str] = []
-    for paragraph in paragraphs:
-        if current and sum(len(p) for p in current) + len(paragraph) > BLOCK_CHARS:
+    for block in (b.strip() for b in body):
+        if not block:
+            continue
+        if current and sum(len(p) for p in current) + len(block) > BLOCK_CHARS:
             yield "\n\n".join(current)
             current = []
-        current.append(paragraph)
+        current.append(block)
     if current:
         yield "\n\n".join(current)
 
 
 def _slug(heading: str) -> str:
-    return re.sub(r"[^a-z0-9]+", "-", heading.lower()).strip("-")[:60] or "section"
+    """Lower-case words of any script joined by '-' (`## Безопасность` is not `section`)."""
+    words = re.findall(r"\w+", unicodedata.normalize("NFKC", heading).lower())
+    return "-".join(words)[:60].strip("-") or "section"

@@ -13,10 +13,21 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
-from librarian.pipeline.plain import is_plain, plain_lines
+from librarian.pipeline.plain import PLAIN_SUFFIXES, is_plain, plain_lines
 from librarian.schemas.records import RawBatch
 
 _BOM = b"\xef\xbb\xbf"
+QUEUE_SUFFIXES = (".jsonl", ".ndjson")
+SHAPES = (
+    "a JSONL file (.jsonl: queue rows, KnowledgeItems or a simple id/text table), a CSV "
+    "table (.csv) or a Markdown document (.md)"
+)
+
+
+def known_shape(path: Path) -> bool:
+    """A file the librarian can read: guessing JSONL for any other name rejected every
+    line of a text or Word file, and the run still exited 0."""
+    return path.suffix.lower() in (*QUEUE_SUFFIXES, *PLAIN_SUFFIXES)
 
 
 class Source(Protocol):
@@ -60,11 +71,13 @@ class PlainFile:
         return str(self.path)
 
     def batches(self, size: int, skip: Collection[int] = ()) -> Iterator[RawBatch]:
-        lines = plain_lines(self.path, self.document)
+        rows = plain_lines(self.path, self.document)
+        lines = rows.lines
         for start in range(0, max(1, len(lines)), size):
             chunk = lines[start : start + size]
             end = start + len(chunk)
-            yield RawBatch(chunk, 0, end, 0, eof=end >= len(lines))
+            unreadable = {n: rows.unreadable[n] for n, _ in chunk if n in rows.unreadable}
+            yield RawBatch(chunk, 0, end, 0, eof=end >= len(lines), unreadable=unreadable)
 
 
 def file_source(path: Path, document: str | None = None) -> JsonlFile | PlainFile:

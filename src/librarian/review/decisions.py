@@ -14,11 +14,11 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Literal
 
-from sqlalchemy import Engine
+from sqlalchemy import Engine, select
 from sqlalchemy.orm import Session
 
 from librarian.schemas.envelopes import Link
-from librarian.schemas.human import HumanDecision, LossEvent, Rejection, Ui
+from librarian.schemas.human import MAX_REVIEWER_CHARS, HumanDecision, LossEvent, Rejection, Ui
 from librarian.store.human import (
     WORKBENCH,
     ReviewError,
@@ -26,7 +26,7 @@ from librarian.store.human import (
     standing_same,
     store_decision,
 )
-from librarian.store.tables import DecisionRow
+from librarian.store.tables import DecisionRow, HumanDecisionRow
 
 REJECTION_CODES = ("NO_CRE_FITS", "NOT_SECURITY_KNOWLEDGE")
 # choose: CREs the reviewer picked (an approve when that is just the first suggestion).
@@ -54,6 +54,10 @@ def build_decision(
     reviewer = request.reviewer.strip()
     if not reviewer:
         raise ReviewError("no decision without a reviewer name")
+    if len(reviewer) > MAX_REVIEWER_CHARS:
+        raise ReviewError(
+            f"the reviewer name is {len(reviewer)} characters; at most {MAX_REVIEWER_CHARS}"
+        )
     suggested = [s["cre_id"] for s in row.envelope.get("suggested_links") or []]
     top = (row.envelope.get("suggested_links") or [None])[0]
     note = (request.note or "").strip() or None
@@ -175,12 +179,15 @@ def _plan(
 ) -> list[Planned]:
     planned: list[Planned] = []
     seen: set[str] = set()
+    ids: dict[str, str] = {}
     now = datetime.now(UTC)
     for where, asked in incoming:
         try:
             if asked.review_id in seen:
                 raise ReviewError("this review item appears twice")
             seen.add(asked.review_id)
+            if isinstance(asked, HumanDecision):
+                _check_decision_id(session, asked, ids, where)
             row = open_row(session, asked.review_id)
             decision = _as_decision(row, asked, hub_ids, now)
             if standing_same(session, row, decision):
@@ -204,4 +211,43 @@ def _as_decision(
     unknown = [c for c in asked.cre_ids if c not in hub_ids]
     if unknown:
         raise ReviewError(f"unknown CRE id {unknown[0]!r}")
+    for name, theirs, ours in (
+        ("chunk_id", asked.chunk_id, row.chunk_id),
+        ("pipeline_run_id", asked.pipeline_run_id, row.pipeline_run_id),
+    ):
+        if theirs != ours:
+            raise ReviewError(f"{name} {theirs!r} is not this item's ({ours!r})")
+    suggested = [s["cre_id"] for s in row.envelope.get("suggested_links") or []]
+    if asked.action == "approve" and list(asked.cre_ids) != suggested[:1]:
+        first = suggested[0] if suggested else "none"
+        raise ReviewError(
+            f"approve of {', '.join(asked.cre_ids)}, but the item's first suggestion is "
+            f"{first}: a decision for other CREs is a correct"
+        )
     return asked
+
+
+def _check_decision_id(
+    session: Session, asked: HumanDecision, ids: dict[str, str], where: str
+) -> None:
+    """One decision, one id: a file reusing one, or an id the store holds already (an
+    export imported again after an undo), is named, not a database error."""
+    if asked.decision_id in ids:
+        raise ReviewError(f"decision_id {asked.decision_id} is also {ids[asked.decision_id]}'s")
+    ids[asked.decision_id] = where
+    stored = session.execute(
+        select(HumanDecisionRow.undone_at, HumanDecisionRow.review_id).where(
+            HumanDecisionRow.decision_uuid == asked.decision_id
+        )
+    ).first()
+    if stored is None:
+        return
+    if stored.undone_at is not None:
+        raise ReviewError(
+            f"decision {asked.decision_id} was recorded and then undone; to decide this item "
+            "again, give the decision a new decision_id (or decide it in the workbench)"
+        )
+    if stored.review_id != asked.review_id:
+        raise ReviewError(
+            f"decision_id {asked.decision_id} is already recorded for item {stored.review_id}"
+        )

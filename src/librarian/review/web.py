@@ -5,6 +5,9 @@ keyboard and the hub search, and every action also works as a plain form. Safety
 CSP allows no inline script or style; every POST carries the page's CSRF token and, when
 the browser sends one, an Origin of this server; bound to anything but loopback, every
 request must carry the access token (`?token=` once, then a cookie, or a Bearer header).
+Only the host names it was bound to are served (Starlette's TrustedHostMiddleware): a
+hostile page that rebinds its own name to 127.0.0.1 is answered 400. Undo takes back only
+what this browser decided; status messages are signed, so a link cannot make one up.
 """
 
 from __future__ import annotations
@@ -17,14 +20,16 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, time
 from pathlib import Path
 from typing import Any
-from urllib.parse import quote, urlencode, urlsplit
+from urllib.parse import quote, unquote, urlencode, urlsplit
 
 from fastapi import FastAPI, Request
 from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 from fastapi.staticfiles import StaticFiles
 from fastapi.templating import Jinja2Templates
 from sqlalchemy import Engine
+from sqlalchemy.exc import OperationalError
 from sqlalchemy.orm import Session
+from starlette.middleware.trustedhost import TrustedHostMiddleware
 
 from librarian.artifacts.source_model import MIN_SOURCE_DECISIONS
 from librarian.catalogue.hub import Hub, path_text
@@ -52,7 +57,12 @@ from librarian.text import hidden_characters, visible
 HERE = Path(__file__).resolve().parent
 REVIEWER_COOKIE = "librarian_reviewer"
 TOKEN_COOKIE = "librarian_token"
+DESK_COOKIE = "librarian_desk"  # this browser: undo takes back only what it decided
 PAGE_SIZE = 50
+MAX_PAGE = 1_000_000
+MAX_DURATION_MS = 24 * 60 * 60 * 1000  # longer is a clock or a form gone wrong, not a review
+LOOPBACK_NAMES = ("127.0.0.1", "localhost", "[::1]", "::1")
+WILDCARD_BINDS = ("0.0.0.0", "::", "")
 CSP = (
     "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; "
     "connect-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'"
@@ -83,7 +93,17 @@ class Workbench:
     hub: Hub
     reviewer: str | None = None  # fixed by --reviewer; else each browser names itself
     token: str | None = None  # required on every request when set
+    host: str = "127.0.0.1"  # the address bound: only its names are served
     csrf: str = field(default_factory=lambda: secrets.token_urlsafe(32))
+    decided_here: dict[str, list[str]] = field(default_factory=dict)  # desk -> review ids
+
+    def allowed_hosts(self) -> list[str]:
+        """The Host headers served: loopback names, and the bound address. Bound to every
+        interface, any name (the token is required there, and a rebound page has none)."""
+        if self.host in WILDCARD_BINDS:
+            return ["*"]
+        bound = f"[{self.host}]" if ":" in self.host else self.host
+        return [*LOOPBACK_NAMES, bound]
 
 
 def url(name: str, *parts: str) -> str:
@@ -96,6 +116,7 @@ def create_app(bench: Workbench) -> FastAPI:
     templates.env.globals.update(url=url, shown=visible, safe_link=_safe_link)
     app.mount("/static", StaticFiles(directory=str(HERE / "static")), name="static")
     app.middleware("http")(_guard(bench))
+    app.add_middleware(TrustedHostMiddleware, allowed_hosts=bench.allowed_hosts())
     pages = _Pages(bench, templates)
     app.get("/", response_class=HTMLResponse)(pages.queue)
     app.get("/item/{review_id}", response_class=HTMLResponse)(pages.item)
@@ -118,7 +139,7 @@ def _guard(bench: Workbench) -> Callable[[Request, Handler], Awaitable[Response]
     async def guard(request: Request, call_next: Handler) -> Response:
         if bench.token is not None:
             given = request.query_params.get("token")
-            if given is not None and hmac.compare_digest(given, bench.token):
+            if given is not None and same_secret(given, bench.token):
                 clean = request.url.remove_query_params("token")
                 response: Response = RedirectResponse(str(clean), status_code=303)
                 response.set_cookie(TOKEN_COOKIE, bench.token, httponly=True, samesite="strict")
@@ -140,10 +161,15 @@ def _guard(bench: Workbench) -> Callable[[Request, Handler], Awaitable[Response]
     return guard
 
 
+def same_secret(offered: str, secret: str) -> bool:
+    """Constant-time comparison of any text (compare_digest refuses non-ASCII str)."""
+    return hmac.compare_digest(offered.encode("utf-8", "replace"), secret.encode("utf-8"))
+
+
 def _has_token(request: Request, token: str) -> bool:
     header = request.headers.get("authorization", "")
     offered = request.cookies.get(TOKEN_COOKIE) or header.removeprefix("Bearer ").strip()
-    return bool(offered) and hmac.compare_digest(offered, token)
+    return bool(offered) and same_secret(offered, token)
 
 
 def _same_origin(request: Request) -> bool:
@@ -172,7 +198,8 @@ class _Pages:
         self.templates = templates
 
     def reviewer_of(self, request: Request) -> str | None:
-        return self.bench.reviewer or (request.cookies.get(REVIEWER_COOKIE) or "").strip() or None
+        named = unquote(request.cookies.get(REVIEWER_COOKIE) or "").strip()
+        return self.bench.reviewer or named or None
 
     def render(
         self, request: Request, name: str, status: int = 200, **context: Any
@@ -185,8 +212,8 @@ class _Pages:
             "reviewer": reviewer,
             "decided_today": done,
             "csrf": self.bench.csrf,
-            "message": request.query_params.get("msg"),
-            "message_kind": request.query_params.get("kind", "ok"),
+            "message": self.message(request),
+            "message_kind": "error" if request.query_params.get("kind") == "error" else "ok",
         }
         return self.templates.TemplateResponse(
             request, name, {**base, **context}, status_code=status
@@ -194,11 +221,11 @@ class _Pages:
 
     async def queue(self, request: Request) -> HTMLResponse:
         flt = _filter(request)
-        page = max(1, _int(request.query_params.get("page"), 1))
+        page = min(MAX_PAGE, max(1, _int(request.query_params.get("page"), 1)))
         with Session(self.bench.engine) as session:
             found = queue_page(session, flt, page, PAGE_SIZE)
             agreement = agreement_by_reason(session)
-        params = {k: v for k, v in request.query_params.items() if k not in ("page", "msg")}
+        params = {k: v for k, v in request.query_params.items() if k not in ("page", "msg", "sig")}
 
         def page_url(n: int) -> str:
             return url("queue") + "?" + urlencode({**params, "page": n})
@@ -260,7 +287,7 @@ class _Pages:
 
     def refused(self, request: Request, form: Any) -> HTMLResponse | None:
         """A POST without this server's CSRF token is refused."""
-        if hmac.compare_digest(str(form.get("csrf", "")), self.bench.csrf):
+        if same_secret(str(form.get("csrf", "")), self.bench.csrf):
             return None
         return self.problem(request, 403, "refused", "the form's CSRF token is missing or stale")
 
@@ -298,8 +325,14 @@ class _Pages:
             return self.problem(request, 409, "already decided", str(exc))
         except ReviewError as exc:
             return self.problem(request, 400, "not recorded", str(exc))
+        except OperationalError:  # another writer holds the database's lock
+            return self.problem(request, 503, "busy, try again", BUSY)
+        desk = request.cookies.get(DESK_COOKIE) or secrets.token_urlsafe(16)
+        self.bench.decided_here.setdefault(desk, []).append(review_id)
         target = url("item", following) if following else url("queue")
-        return _redirect(target, f"recorded: {review_id}")
+        response = self.redirect(target, f"recorded: {review_id}")
+        response.set_cookie(DESK_COOKIE, desk, httponly=True, samesite="strict")
+        return response
 
     async def undo(self, request: Request) -> Response:
         form = await request.form()
@@ -308,26 +341,52 @@ class _Pages:
         reviewer = self.reviewer_of(request)
         if reviewer is None:
             return self.problem(request, 400, "who is undoing?", "enter your name at the top")
-        with Session(self.bench.engine) as session, session.begin():
-            review_id = undo_last(session, reviewer)
+        mine = self.bench.decided_here.get(request.cookies.get(DESK_COOKIE) or "", [])
+        try:
+            with Session(self.bench.engine) as session, session.begin():
+                review_id = undo_last(session, reviewer, among=mine)
+        except OperationalError:
+            return self.problem(request, 503, "busy, try again", BUSY)
         if review_id is None:
-            return _redirect(url("queue"), "nothing of yours to undo", "error")
-        return _redirect(url("item", review_id), f"undone: {review_id} is open again")
+            return self.redirect(url("queue"), "nothing decided in this browser to undo", "error")
+        mine.remove(review_id)
+        return self.redirect(url("item", review_id), f"undone: {review_id} is open again")
 
     async def name_reviewer(self, request: Request) -> Response:
         form = await request.form()
         if refused := self.refused(request, form):
             return refused
-        name = str(form.get("name", "")).strip()[:200]
-        back = request.headers.get("referer") or url("queue")
-        if urlsplit(back).netloc not in ("", request.url.netloc):
-            back = url("queue")
-        response = _redirect(back, f"reviewing as {name}" if name else None)
+        name = visible(str(form.get("name", "")).strip())[:200]
+        back = _local_path(str(form.get("back", "")))
+        response = self.redirect(back, f"reviewing as {name}" if name else None)
         if name:
             response.set_cookie(
-                REVIEWER_COOKIE, name, httponly=True, samesite="strict", max_age=60 * 60 * 24 * 365
+                REVIEWER_COOKIE,
+                quote(name, safe=""),  # a cookie is Latin-1: Łukasz, Иван, 李 are escaped
+                httponly=True,
+                samesite="strict",
+                max_age=60 * 60 * 24 * 365,
             )
         return response
+
+    def redirect(self, target: str, message: str | None, kind: str = "ok") -> RedirectResponse:
+        """See `target`, with a status line this server signed."""
+        if message:
+            signed = urlencode({"msg": message, "kind": kind, "sig": self.signature(message)})
+            target += ("&" if "?" in target else "?") + signed
+        return RedirectResponse(target, status_code=303)
+
+    def signature(self, message: str) -> str:
+        key = self.bench.csrf.encode()
+        return hmac.new(key, message.encode("utf-8", "replace"), "sha256").hexdigest()[:32]
+
+    def message(self, request: Request) -> str | None:
+        """The status line, when this server wrote it; a link's own `?msg=` is not shown."""
+        shown = request.query_params.get("msg")
+        offered = request.query_params.get("sig", "")
+        if shown is None or not same_secret(offered, self.signature(shown)):
+            return None
+        return shown
 
     async def search(self, request: Request) -> JSONResponse:
         return JSONResponse(search_hub(self.bench.hub, request.query_params.get("q", "")))
@@ -378,6 +437,7 @@ def _request(review_id: str, reviewer: str, form: Any) -> DecisionRequest:
     action = str(form.get("action") or ("choose" if picked else ""))
     cre_ids = (picked,) if picked else tuple(str(c) for c in form.getlist("cre_ids"))
     duration = _int(str(form.get("duration_ms") or ""), -1)
+    duration = duration if duration <= MAX_DURATION_MS else -1
     keybind = str(form.get("keybind") or "") or None
     ui = Ui(review_duration_ms=duration if duration >= 0 else None, keybind_used=keybind)
     return DecisionRequest(
@@ -391,10 +451,16 @@ def _request(review_id: str, reviewer: str, form: Any) -> DecisionRequest:
     )
 
 
-def _redirect(target: str, message: str | None, kind: str = "ok") -> RedirectResponse:
-    if message:
-        target += ("&" if "?" in target else "?") + urlencode({"msg": message, "kind": kind})
-    return RedirectResponse(target, status_code=303)
+BUSY = "another writer holds the review database for a moment; nothing was recorded"
+
+
+def _local_path(back: str) -> str:
+    """A path on this server to go back to; anything else (another site, `//host`) is
+    the queue."""
+    parts = urlsplit(back)
+    if parts.scheme or parts.netloc or not back.startswith("/") or back.startswith("//"):
+        return url("queue")
+    return back
 
 
 def _int(value: str | None, default: int) -> int:

@@ -7,11 +7,13 @@ from __future__ import annotations
 import uuid
 from typing import Any, Literal, Self
 
-from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, model_validator
+from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from librarian.schemas.envelopes import Link
 
 HUMAN_DECISION_VERSION = "0.1.0"
+# The store keeps a reviewer name in 256 characters (both databases): refused past that.
+MAX_REVIEWER_CHARS = 256
 
 Action = Literal["approve", "correct", "reject"]
 RejectionCode = Literal["NO_CRE_FITS", "NOT_SECURITY_KNOWLEDGE"]
@@ -50,7 +52,7 @@ class HumanDecision(_Strict):
     chunk_id: str = Field(min_length=1)
     pipeline_run_id: str = Field(min_length=1)
     decided_at: AwareDatetime
-    decided_by: str = Field(min_length=1)
+    decided_by: str = Field(min_length=1, max_length=MAX_REVIEWER_CHARS)
     action: Action
     final_links: list[Link] | None = None
     rejection: Rejection | None = None
@@ -63,11 +65,17 @@ class HumanDecision(_Strict):
             raise ValueError(f"{self.action} needs final_links")
         if self.action == "reject" and self.rejection is None:
             raise ValueError("reject needs a rejection reason")
-        try:
-            uuid.UUID(self.decision_id)
-        except ValueError as exc:
-            raise ValueError(f"decision_id {self.decision_id!r} is not a UUID") from exc
         return self
+
+    @field_validator("decision_id")
+    @classmethod
+    def _canonical_uuid(cls, value: str) -> str:
+        """`urn:uuid:…`, braces and upper case name the same UUID: kept in one form (the
+        store's column holds 36 characters, on SQLite as on PostgreSQL)."""
+        try:
+            return str(uuid.UUID(value))
+        except ValueError as exc:
+            raise ValueError(f"decision_id {value!r} is not a UUID") from exc
 
     @property
     def cre_ids(self) -> tuple[str, ...]:

@@ -71,6 +71,7 @@ class RejectCode(StrEnum):
     INVALID_JSON = "INVALID_JSON"
     NOT_AN_OBJECT = "NOT_AN_OBJECT"
     UNKNOWN_SHAPE = "UNKNOWN_SHAPE"
+    MALFORMED_ROW = "MALFORMED_ROW"
     MISSING_FIELD = "MISSING_FIELD"
     INVALID_FIELD = "INVALID_FIELD"
     EMPTY_TEXT = "EMPTY_TEXT"
@@ -188,6 +189,9 @@ class RawBatch:
     next_line: int
     eof: bool
     queue_ids: list[int] = field(default_factory=list)  # rows claimed from the queue table
+    # Lines the source itself could not read as a row (a CSV row with more cells than its
+    # header, a queue-table row holding a BLOB): line -> why; rejected, never parsed.
+    unreadable: dict[int, str] = field(default_factory=dict)
     # The source's open transaction holding the claim (the queue table's), which the
     # database sink stores the batch in and closes; None for files.
     claim: Closable | None = None

@@ -22,6 +22,10 @@ class DatabaseUrlError(UsageError):
     """The database URL cannot name a database the librarian can use."""
 
 
+# URLs this process was given, by their reference: `resolve` finds them again.
+_KNOWN_URLS: dict[str, str] = {}
+
+
 def database_url(explicit: str | None, default: str) -> str:
     """The URL to use: `explicit`, else `LIBRARIAN_DB`, else `default` (the home's SQLite)."""
     return explicit or os.environ.get(DATABASE_ENV) or default
@@ -148,6 +152,36 @@ def check_current(url: str) -> None:
         )
 
 
+def reference(url: str) -> str:
+    """What may leave this process in the URL's place (a flow parameter, a deployment's
+    parameters, both stored on the Prefect server): the URL without its secrets. `resolve`
+    turns it back into the URL in this process, or wherever LIBRARIAN_DB holds the URL."""
+    _parse(url)
+    shown = redacted(url)
+    if shown != url:
+        _KNOWN_URLS[shown] = url
+    return shown
+
+
+def resolve(ref: str) -> str:
+    """The database URL a `reference` stands for; a reference whose secret this process
+    cannot find is refused, saying where to put it."""
+    if ref in _KNOWN_URLS:
+        return _KNOWN_URLS[ref]
+    from_env = os.environ.get(DATABASE_ENV)
+    if from_env and from_env != ref and redacted(from_env) == ref:
+        return from_env
+    if HIDDEN in ref:
+        raise DatabaseUrlError(
+            f"{ref}: the run was given this database without its password (secrets are "
+            f"never stored on the Prefect server); set {DATABASE_ENV} to the full URL where "
+            "the run executes (the worker's or the serving process's environment)"
+        )
+    return ref
+
+
+# How `redacted` shows a secret.
+HIDDEN = "***"
 # Query parameters that carry secrets (libpq's `password`, `sslpassword`; drivers' others).
 SECRET_PARAMETERS = frozenset(
     {"password", "passwd", "pwd", "sslpassword", "secret", "token", "api_key", "apikey"}
@@ -166,7 +200,7 @@ def redacted(url: str) -> str:
         return f"<unparseable database URL, scheme {scheme[:20]!r}>"
     if parsed.host and "@" in parsed.host:
         return f"{scheme}://***@{parsed.host.rsplit('@', 1)[1]}/…"
-    hidden = {k: "***" for k in parsed.query if k.lower() in SECRET_PARAMETERS}
+    hidden = {k: HIDDEN for k in parsed.query if k.lower() in SECRET_PARAMETERS}
     base = parsed.set(query={k: v for k, v in parsed.query.items() if k not in hidden})
     shown = base.render_as_string(hide_password=True)
     if hidden:

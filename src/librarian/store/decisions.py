@@ -250,10 +250,18 @@ def _add_rejection(
     session: Session, batch: StoredBatch, rejection: Rejection, now: datetime
 ) -> int:
     raw = batch.raw_lines.get(rejection.line, b"")
+    return add_rejection(session, batch.run_id, batch.source, rejection, raw, now)
+
+
+def add_rejection(
+    session: Session, run_id: str, source: str, rejection: Rejection, raw: bytes, now: datetime
+) -> int:
+    """Keep a refused line with its reason (once: the same line of the same source, with
+    the same bytes, is not added again). Returns how many were added."""
     digest = hashlib.sha256(raw).hexdigest()
     exists = session.execute(
         select(RejectedRow.id).where(
-            RejectedRow.source == batch.source,
+            RejectedRow.source == source,
             RejectedRow.line == rejection.line,
             RejectedRow.raw_sha256 == digest,
         )
@@ -262,12 +270,12 @@ def _add_rejection(
         return 0
     session.add(
         RejectedRow(
-            run_id=batch.run_id,
-            source=batch.source,
+            run_id=run_id,
+            source=source[:1024],
             line=rejection.line,
-            chunk_id=storable(rejection.chunk_id),
+            chunk_id=(storable(rejection.chunk_id) or "")[:512] or None,
             reason=str(rejection.reason),
-            field=storable(rejection.field),
+            field=(storable(rejection.field) or "")[:128] or None,
             message=storable(rejection.message) or "",
             raw=storable(raw.decode("utf-8", errors="backslashreplace")) or "",
             raw_sha256=digest,

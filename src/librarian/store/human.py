@@ -8,6 +8,7 @@ What a decision means (approve / correct / reject) is `review/decisions.py`'s.
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
@@ -98,14 +99,17 @@ def already_decided(session: Session, row: DecisionRow) -> AlreadyDecided:
     return AlreadyDecided(str(row.review_id), by.decided_by, aware(by.decided_at))
 
 
-def undo_last(session: Session, reviewer: str) -> str | None:
-    """Take back `reviewer`'s latest decision still standing: the item is open again.
-    Returns its review id, or None when there is nothing to undo."""
+def undo_last(session: Session, reviewer: str, among: Collection[str] | None = None) -> str | None:
+    """Take back `reviewer`'s latest decision still standing (of the items `among`, when
+    given: what one browser decided): the item is open again. Returns its review id, or
+    None when there is nothing to undo."""
+    mine = select(HumanDecisionRow).where(
+        HumanDecisionRow.decided_by == reviewer, HumanDecisionRow.undone_at.is_(None)
+    )
+    if among is not None:
+        mine = mine.where(HumanDecisionRow.review_id.in_(list(among)))
     last = session.execute(
-        select(HumanDecisionRow)
-        .where(HumanDecisionRow.decided_by == reviewer, HumanDecisionRow.undone_at.is_(None))
-        .order_by(HumanDecisionRow.decided_at.desc(), HumanDecisionRow.id.desc())
-        .limit(1)
+        mine.order_by(HumanDecisionRow.decided_at.desc(), HumanDecisionRow.id.desc()).limit(1)
     ).scalar_one_or_none()
     if last is None:
         return None

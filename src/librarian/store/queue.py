@@ -9,13 +9,14 @@ before: a batch that fails is rolled back and read again by the next run.
 from __future__ import annotations
 
 import json
-from collections.abc import Collection, Iterable
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, field
-from datetime import UTC, date, datetime
+from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import Engine, Select, func, select, update
+from sqlalchemy import Column, Engine, Select, func, select, type_coerce, update
 from sqlalchemy.orm import Session
+from sqlalchemy.types import NullType
 
 from librarian.errors import InputError
 from librarian.sql import is_postgres
@@ -23,7 +24,7 @@ from librarian.store.tables import KnowledgeQueueRow, QueueAttempt
 
 ACCEPTED_LABELS = ("KNOWLEDGE", "UNCERTAIN")
 QUEUE_SOURCE = "knowledge_queue"
-_COLUMNS = [c.name for c in KnowledgeQueueRow.__table__.columns if c.name != "consumed_at"]
+_TABLE: list[Column[Any]] = list(KnowledgeQueueRow.__table__.columns)  # type: ignore[arg-type]
 
 
 @dataclass
@@ -32,6 +33,7 @@ class ClaimedBatch:
 
     session: Session
     lines: list[tuple[int, bytes]] = field(default_factory=list)  # (queue id, row as JSON)
+    unreadable: dict[int, str] = field(default_factory=dict)  # queue id -> why
 
     @property
     def ids(self) -> list[int]:
@@ -60,14 +62,24 @@ def claim(engine: Engine, limit: int, skip: Collection[int] = ()) -> ClaimedBatc
     if skip:
         query = query.where(KnowledgeQueueRow.id.not_in(sorted(skip)))
     query = query.order_by(KnowledgeQueueRow.created_at, KnowledgeQueueRow.id).limit(limit)
+    # Each column as the driver stored it: SQLite keeps whatever another writer put in a
+    # column (a BLOB in `text`, 'not a date' in a timestamp), and converting it while the
+    # rows are fetched would fail the whole claim. Such a row is read here, one by one.
+    raw = query.with_only_columns(*(type_coerce(c, NullType()).label(c.name) for c in _TABLE))
     if is_postgres(engine):
-        query = query.with_for_update(skip_locked=True)
+        raw = raw.with_for_update(skip_locked=True, of=KnowledgeQueueRow)
     try:
-        rows = session.execute(query).scalars().all()
+        rows = session.execute(raw).mappings().all()
     except Exception:
         session.close()
         raise
-    return ClaimedBatch(session, [(row.id, _as_json(row)) for row in rows])
+    claimed = ClaimedBatch(session)
+    for values in rows:
+        line, problem = _as_json(dict(values))
+        claimed.lines.append((int(values["id"]), line))
+        if problem is not None:
+            claimed.unreadable[int(values["id"])] = problem
+    return claimed
 
 
 def still_open(session: Session, queue_id: int) -> bool:
@@ -120,15 +132,111 @@ def dead_letters(engine: Engine) -> list[QueueAttempt]:
         return list(session.execute(query.order_by(QueueAttempt.queue_row_id)).scalars())
 
 
-def _as_json(row: KnowledgeQueueRow) -> bytes:
-    """The row as the queue-row JSON `ingest.parse_line` validates, like a file line."""
+def _as_json(stored: Mapping[str, Any]) -> tuple[bytes, str | None]:
+    """The row as the queue-row JSON `ingest.parse_line` validates, like a file line, and
+    why it cannot be read (a column holding a value of the wrong type), or None."""
     values: dict[str, Any] = {}
-    for name in _COLUMNS:
-        value = getattr(row, name)
-        if isinstance(value, datetime) and value.tzinfo is None:
-            value = value.replace(tzinfo=UTC)  # SQLite drops the zone; stored as UTC
-        values[name] = value.isoformat() if isinstance(value, date) else value
-    return json.dumps(values).encode("utf-8")
+    problems: list[str] = []
+    for column in _TABLE:
+        if column.name == "consumed_at":
+            continue
+        value, problem = _column_value(column, stored[column.name])
+        values[column.name] = value
+        if problem:
+            problems.append(f"{column.name} {problem}")
+    why = "the queue row holds a value of the wrong type: " + "; ".join(problems)
+    return json.dumps(values).encode("utf-8"), why if problems else None
+
+
+def _column_value(column: Column[Any], value: Any) -> tuple[Any, str | None]:
+    """A stored value as JSON, or None and what is wrong with it."""
+    if value is None:
+        return None, None
+    python_type = column.type.python_type
+    if isinstance(value, bytes | bytearray | memoryview):
+        return None, f"holds {len(bytes(value))} bytes (a BLOB), not {python_type.__name__}"
+    if python_type is datetime:
+        return _timestamp(value)
+    if python_type is float and isinstance(value, int | float) and not isinstance(value, bool):
+        return float(value), None
+    if isinstance(value, python_type) and not isinstance(value, bool):
+        return value, None
+    return None, f"holds {type(value).__name__} {str(value)[:40]!r}, not {python_type.__name__}"
+
+
+def _timestamp(value: Any) -> tuple[str | None, str | None]:
+    if isinstance(value, str):
+        try:
+            value = datetime.fromisoformat(value)
+        except ValueError:
+            return None, f"is not a timestamp ({value[:40]!r})"
+    if not isinstance(value, datetime):
+        return None, f"is not a timestamp ({type(value).__name__})"
+    if value.tzinfo is None:
+        value = value.replace(tzinfo=UTC)  # SQLite drops the zone; stored as UTC
+    return value.isoformat(), None
+
+
+def column_problem(row: Mapping[str, Any]) -> tuple[str, str] | None:
+    """(column, why) for the first value the queue table cannot hold as it is: a wrong
+    type, a string past the column's length (PostgreSQL refuses it, SQLite would keep
+    it: the same limits on both), a NUL or an unpaired surrogate. None when all fit."""
+    for column in _TABLE:
+        if column.name in ("id", "consumed_at") or row.get(column.name) is None:
+            continue
+        value = row[column.name]
+        _, problem = _column_value(column, value)
+        if problem is None and isinstance(value, str):
+            problem = _text_problem(column, value)
+        if problem is not None:
+            return column.name, f"{column.name} {problem}"
+    return None
+
+
+def _text_problem(column: Column[Any], value: str) -> str | None:
+    length = getattr(column.type, "length", None)
+    if length is not None and len(value) > length:
+        return f"is {len(value)} characters; the column holds at most {length}"
+    if "\x00" in value:
+        return "holds a NUL character"
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return "holds an unpaired surrogate (not UTF-8 text)"
+    return None
+
+
+@dataclass(frozen=True)
+class QueueCounts:
+    """Every row of the table: waiting, consumed, dead letters, and the rows no run
+    takes (a label that is not ours, or none)."""
+
+    total: int
+    waiting: int
+    consumed: int
+    dead: int
+    not_ours: dict[str, int]
+
+
+def queue_counts(engine: Engine) -> QueueCounts:
+    with Session(engine) as session:
+        total = session.execute(select(func.count(KnowledgeQueueRow.id))).scalar_one()
+        consumed = session.execute(
+            select(func.count(KnowledgeQueueRow.id)).where(
+                KnowledgeQueueRow.consumed_at.is_not(None)
+            )
+        ).scalar_one()
+        labels = session.execute(
+            select(KnowledgeQueueRow.llm_label, func.count(KnowledgeQueueRow.id))
+            .where(
+                KnowledgeQueueRow.consumed_at.is_(None),
+                func.coalesce(KnowledgeQueueRow.llm_label, "").not_in(ACCEPTED_LABELS),
+            )
+            .group_by(KnowledgeQueueRow.llm_label)
+        ).all()
+    dead = len(dead_letters(engine))
+    not_ours = {str(label or "no label"): int(n) for label, n in labels}
+    return QueueCounts(int(total), pending(engine), int(consumed), dead, not_ours)
 
 
 class QueueLoadError(InputError):
@@ -142,6 +250,12 @@ def enqueue(engine: Engine, rows: Iterable[tuple[int, dict[str, Any]]]) -> tuple
     ignores them too). Values are validated by the run that drains the queue, exactly as
     file rows are, so bad rows arrive as they would from upstream.
     """
+    with Session(engine) as session, session.begin():
+        return add_rows(session, rows)
+
+
+def add_rows(session: Session, rows: Iterable[tuple[int, dict[str, Any]]]) -> tuple[int, list[str]]:
+    """`enqueue` in the caller's transaction."""
     known = {c.name for c in KnowledgeQueueRow.__table__.columns} - {"id"}
     records: list[dict[str, Any]] = []
     ignored: set[str] = set()
@@ -155,8 +269,6 @@ def enqueue(engine: Engine, rows: Iterable[tuple[int, dict[str, Any]]]) -> tuple
                 except ValueError as exc:
                     raise QueueLoadError(f"line {line}: {name} is not a timestamp") from exc
         records.append(record)
-    if records:
-        with Session(engine) as session, session.begin():
-            for record in records:
-                session.add(KnowledgeQueueRow(**record))
+    for record in records:
+        session.add(KnowledgeQueueRow(**record))
     return len(records), sorted(ignored)

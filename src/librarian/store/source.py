@@ -23,7 +23,14 @@ class QueueTable:
             claimed = claim(self.engine, size, skip)
             eof = len(claimed.lines) < size
             yield RawBatch(
-                claimed.lines, 0, 0, 0, eof=eof, queue_ids=claimed.ids, claim=claimed.session
+                claimed.lines,
+                0,
+                0,
+                0,
+                eof=eof,
+                queue_ids=claimed.ids,
+                unreadable=claimed.unreadable,
+                claim=claimed.session,
             )
             if eof:
                 return
