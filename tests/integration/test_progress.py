@@ -77,6 +77,7 @@ def test_quiet_and_json_are_for_scripts(tmp_path: Path) -> None:
         str(tmp_path / "cache"),
     )
     assert quiet.returncode == 0 and quiet.stdout == "", quiet.stdout
+    assert "INFO" not in quiet.stderr, quiet.stderr[-2000:]  # issue 21, item 20
     as_json = run_librarian(
         "run",
         SAMPLE,

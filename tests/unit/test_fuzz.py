@@ -144,6 +144,11 @@ def test_a_queue_row_of_any_type_never_fails_the_claim(
     enqueue(engine, list(enumerate(rows, start=1)))
     with engine.begin() as conn:
         update = f"UPDATE knowledge_queue SET {column} = :v WHERE chunk_id = 'odd'"
+        raw = value.encode("utf-8", "surrogatepass") if isinstance(value, str) else b""
+        if raw.decode("utf-8", "ignore") != (value if isinstance(value, str) else ""):
+            # text that is not UTF-8: another writer's bytes in a TEXT column
+            value = value.encode("utf-8", "surrogatepass")
+            update = update.replace(":v", "CAST(:v AS TEXT)")
         conn.execute(text(update), {"v": value})
     claimed = claim(engine, 10)
     claimed.session.close()

@@ -589,3 +589,121 @@ def test_a_file_of_no_known_shape_is_refused(tmp_path: Path, name: str) -> None:
     result = runner.invoke(app, ["run", str(path), "--out", str(tmp_path / "out")])
     assert result.exit_code == 2
     assert ".csv" in result.output and ".md" in result.output and ".jsonl" in result.output
+
+
+# Issue 21, items 14 and 15: never stuck ---------------------------------------------------
+
+
+def test_dead_letters_can_be_retried(tmp_path: Path) -> None:
+    from librarian.store.queue import MAX_ATTEMPTS, dead_letters, enqueue, pending, record_failure
+
+    db = f"sqlite:///{tmp_path / 'q.db'}"
+    engine = make_engine(db)
+    upgrade(engine)
+    enqueue(engine, [(1, row(chunk_id="a")), (2, row(chunk_id="b"))])
+    for queue_id in (1, 2):
+        with Session(engine) as session, session.begin():
+            for _ in range(MAX_ATTEMPTS):
+                record_failure(session, queue_id, "the database refused it")
+    assert pending(engine) == 0 and len(dead_letters(engine)) == 2
+    assert run_cli("queue", "retry", "--db", db).exit_code == 2  # an id, or --all
+    assert run_cli("queue", "retry", "7", "--db", db).exit_code == 2  # not a dead letter
+    one = run_cli("queue", "retry", "1", "--db", db)
+    assert one.exit_code == 0 and "1 dead letters back" in one.output
+    assert pending(engine) == 1
+    assert "2 dead letters back" not in run_cli("queue", "retry", "--all", "--db", db).output
+    assert pending(engine) == 2 and dead_letters(engine) == []
+    engine.dispose()
+
+
+def test_read_commands_open_a_read_only_database_without_writing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from librarian.store import db as store_db
+
+    path = tmp_path / "q.db"
+    engine = make_engine(f"sqlite:///{path}")
+    upgrade(engine)
+    engine.dispose()
+    read_only = f"sqlite:///file:{path}?mode=ro&uri=true"  # SQLite refuses every write
+    status = run_cli("queue", "status", "--db", read_only)
+    assert status.exit_code == 0 and "0 rows waiting" in status.output, status.output
+    exported = run_cli("review", "export", "--db", read_only, "--out", str(tmp_path / "x.csv"))
+    assert exported.exit_code == 0, exported.output
+    with make_engine(f"sqlite:///{path}").begin() as conn:
+        conn.exec_driver_sql("UPDATE alembic_version SET version_num = '0004'")
+    older = run_cli("queue", "status", "--db", read_only)
+    assert older.exit_code == 2 and "queue migrate" in older.output
+    with monkeypatch.context() as patched:  # a file this user cannot write: opened read-only
+        patched.setattr("librarian.store.db.os.access", lambda *_: False)
+        assert store_db.read_only(f"sqlite:///{path}").endswith("?mode=ro&uri=true")
+
+
+@pytest.mark.parametrize("field", ["chunk_id", "artifact_id", "pipeline_run_id"])
+def test_an_id_longer_than_the_store_holds_is_rejected_on_entry(field: str) -> None:
+    """Issue 21, item 18: PostgreSQL refused it with a traceback; SQLite kept it."""
+    outcome = parse_line(1, line(row(**{field: "x" * 600})))
+    assert isinstance(outcome, Rejection) and outcome.reason == RejectCode.INVALID_FIELD
+    assert field in outcome.message
+
+
+def test_a_document_name_past_the_store_is_a_usage_error(tmp_path: Path) -> None:
+    path = tmp_path / "reqs.csv"
+    path.write_text("id,text\nR1,Use TLS.\n")
+    result = run_cli("run", str(path), "--source", "s" * 585, "--out", str(tmp_path / "o"))
+    assert result.exit_code == 2 and "--source is 585 characters" in result.output
+
+
+# Issue 21, item 19: one line and exit 2, not a traceback ----------------------------------
+
+
+def test_paths_that_cannot_be_written_are_one_line(tmp_path: Path, queue_file: Path) -> None:
+    afile = tmp_path / "afile"
+    afile.write_text("x")
+    db = f"sqlite:///{tmp_path / 'q.db'}"
+    engine = make_engine(db)
+    upgrade(engine)
+    engine.dispose()
+    cases = [
+        (["explain", "x", "--uncalibrated", "--cache-dir", str(afile)], "--cache-dir"),
+        (["review", "export", "--db", db, "--out", str(tmp_path)], "is a directory"),
+        (["review", "export", "--db", db, "--out", str(afile / "x.csv")], "is a file"),
+        (["schema", "export", str(afile)], "not a directory"),
+        (["quantize", "--out", str(afile)], "not a directory"),
+        (
+            ["run", str(queue_file), "--uncalibrated", "--out", "/proc/librarian-out"],
+            "cannot write",
+        ),
+        (["queue", "status", "--db", "postgresql://u@[::1/db"], "not a database URL"),
+    ]
+    for args, said in cases:
+        result = run_cli(*args)
+        assert result.exit_code == 2 and said in result.output, (args, result.output)
+        assert "Traceback" not in result.output and len(result.output.strip().splitlines()) == 1
+
+
+def test_explain_with_stdin_closed_is_a_usage_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    import sys
+
+    from librarian.cli.inspect_text import _texts
+    from librarian.errors import UsageError
+
+    monkeypatch.setattr(sys, "stdin", None)  # `explain - <&-`: Python has no stdin at all
+    with pytest.raises(UsageError, match="stdin is closed"):
+        _texts("-")
+
+
+def test_a_locked_database_is_one_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("LIBRARIAN_SQLITE_TIMEOUT_S", "0.2")
+    db = f"sqlite:///{tmp_path / 'q.db'}"
+    engine = make_engine(db)
+    upgrade(engine)
+    queue = tmp_path / "q.jsonl"
+    queue.write_bytes(line(row()) + b"\n")
+    with engine.connect() as holder:
+        holder.exec_driver_sql("BEGIN IMMEDIATE")
+        loaded = run_cli("queue", "load", str(queue), "--db", db)
+        holder.exec_driver_sql("ROLLBACK")
+    engine.dispose()
+    assert loaded.exit_code == 1 and "locked by another writer" in loaded.output, loaded.output
+    assert "Traceback" not in loaded.output

@@ -529,3 +529,40 @@ def test_a_token_from_the_environment_is_not_printed(
     assert secret not in served.output and "$LIBRARIAN_REVIEW_TOKEN" in served.output
     typed = CliRunner().invoke(app, ["review", "serve", "--db", str(engine.url), "--token", secret])
     assert typed.exit_code == 0 and f"?token={secret}" in typed.output
+
+
+def test_escape_and_bidi_characters_are_shown_as_code_points_on_every_page(
+    tmp_path: Path,
+) -> None:
+    """Issue 21, item 6: the heading path and chunk id reached the page raw."""
+    engine = make_engine(f"sqlite:///{tmp_path / 'review.db'}")
+    upgrade(engine)
+    section = section_from_text("rotate session token after login").model_copy(
+        update={"chunk_id": "c\u202eevil", "line": 1, "heading_path": ("Guide\x1b[31m", "Part")}
+    )
+    result = stub_pipeline(threshold=0.99).link([section], "r1")
+    with Session(engine) as session:
+        write(
+            session, StoredBatch("r1", result.envelopes, {section.chunk_id: section}, [], {}, "t")
+        )
+        session.commit()
+    web = client(engine)
+    for page in (web.get("/"), web.get(f"/item/{review_ids(engine)[0]}")):
+        assert "\u202e" not in page.text and "\x1b" not in page.text
+        assert "⟨U+202E⟩" in page.text
+    assert "⟨U+001B⟩" in web.get(f"/item/{review_ids(engine)[0]}").text
+
+
+def test_review_import_errors_show_escapes_as_code_points(engine: Engine, tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from librarian.cli import app
+
+    sheet = tmp_path / "sheet.csv"
+    sheet.write_text("review_id,decision,cre_id,note\n\x1b[2Jrev-x\u202e,accept,,\n")
+    result = CliRunner().invoke(
+        app, ["review", "import", str(sheet), "--db", str(engine.url), "--reviewer", "rita"]
+    )
+    assert result.exit_code != 0
+    assert "\x1b" not in result.output and "\u202e" not in result.output
+    assert "⟨U+001B⟩" in result.output

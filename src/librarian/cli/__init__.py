@@ -29,6 +29,13 @@ class _Commands(TyperGroup):
             from librarian.cli.errors import report
 
             raise typer.Exit(report(exc)) from exc
+        except Exception as exc:  # only the known ones become a line; a bug still shows as one
+            from librarian.cli.errors import known_failure, report
+
+            failure = known_failure(exc)
+            if failure is None:
+                raise
+            raise typer.Exit(report(failure)) from exc
 
     def main(self, *args: Any, **kwargs: Any) -> Any:
         standalone = kwargs.pop("standalone_mode", True)

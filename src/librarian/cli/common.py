@@ -33,6 +33,8 @@ def linker_settings(options: LinkerOptions, **extra: Any) -> LinkerSettings:
     values["collections"] = tuple(p.strip() for c in pins for p in c.split(",") if p.strip())
     if not values.get("uncalibrated"):
         values["models_dir"] = values.get("models_dir") or home.models
+    if values.get("cache_dir"):
+        writable_output(Path(values["cache_dir"]), "--cache-dir")
     values["cache_dir"] = values.get("cache_dir") or home.cache
     values["vector_db"] = _vector_db(options, home)
     return LinkerSettings(**values)
@@ -49,12 +51,25 @@ def _vector_db(options: LinkerOptions, home: Home) -> str | None:
     return reference(url)  # settings travel as flow parameters: never with the password
 
 
-def database(explicit: str | None, home: Home, create: bool) -> str:
-    """The database URL, checked (and migrated when `create`) before any model starts."""
-    from librarian.store.db import check_database, database_url, make_engine, upgrade
+def database(explicit: str | None, home: Home, create: bool, reads_only: bool = False) -> str:
+    """The database URL, checked and migrated before any model starts. A command that
+    `reads_only` never writes: a current schema is used as it is (a SQLite file this user
+    may not write is opened read-only), an older one refused, saying how to migrate it."""
+    from librarian.store.db import (
+        check_current,
+        check_database,
+        database_url,
+        make_engine,
+        read_only,
+        upgrade,
+    )
 
     url = database_url(explicit, home.database_url)
     check_database(url, create)
+    if reads_only:
+        url = read_only(url)
+        check_current(url)
+        return url
     engine = make_engine(url)
     try:
         upgrade(engine)
@@ -100,14 +115,34 @@ def readable_input(path: Path, what: str = "input") -> None:
 
 
 def writable_output(target: Path, what: str = "--out") -> None:
-    """Refuse an output path that is a file, or lies under one, before anything starts."""
+    """Refuse an output directory that is a file, lies under one, or where nothing can be
+    written (a read-only filesystem), before anything starts."""
     if target.exists() and not target.is_dir():
         raise UsageError(f"{what} {target} exists and is not a directory")
+    _writable_under(target, what)
+
+
+def writable_file(target: Path, what: str = "--out") -> None:
+    """Refuse an output file that is a directory, lies under a file, or cannot be written."""
+    if target.is_dir():
+        raise UsageError(f"{what} {target} is a directory; name the file to write")
+    _writable_under(target, what)
+
+
+def _writable_under(target: Path, what: str) -> None:
+    import tempfile
+
     for parent in target.absolute().parents:
         if parent.exists():
             if not parent.is_dir():
                 raise UsageError(f"{what} {target}: {parent} is a file, not a directory")
-            break
+            try:
+                with tempfile.TemporaryFile(dir=parent):
+                    pass
+            except OSError as exc:
+                why = f"{what} {target}: cannot write in {parent} ({exc.strerror})"
+                raise UsageError(why) from exc
+            return
 
 
 def unicode_text(text: str, what: str = "TEXT") -> str:

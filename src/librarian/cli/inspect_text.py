@@ -27,6 +27,8 @@ PriorTextOpt = Annotated[
 
 def _texts(text: str) -> list[str]:
     if text == "-":
+        if sys.stdin is None or sys.stdin.closed:
+            raise UsageError("TEXT is - but stdin is closed: pipe the texts in, one a line")
         try:
             texts = [line for line in sys.stdin.buffer.read().decode("utf-8").splitlines()]
         except UnicodeDecodeError as exc:

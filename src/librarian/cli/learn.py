@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from librarian.cli import render
-from librarian.cli.common import err, home_of, linker_settings, out, redacted
+from librarian.cli.common import err, home_of, linker_settings, out, redacted, writable_output
 from librarian.cli.options import (
     CacheOpt,
     EmbeddingOpt,
@@ -159,6 +159,7 @@ def quantize(
     if source is not None and not (source / "config.json").is_file():
         raise UsageError(f"--source {source} is not a model directory (no config.json)")
     target = out_dir or home_of(home).embedder_int8
+    writable_output(target)
     render.quantized(build_int8(target, hub or DEFAULT_HUB, source), target)
 
 

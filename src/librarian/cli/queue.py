@@ -10,6 +10,7 @@ import typer
 
 from librarian.cli.common import database, err, home_of, out, readable_input, redacted
 from librarian.cli.options import DbOpt, HomeOpt
+from librarian.errors import UsageError
 from librarian.schemas.records import RejectCode, Rejection, rejected
 from librarian.text import visible
 
@@ -107,7 +108,7 @@ def queue_status(db: DbOpt = None, home: HomeOpt = None) -> None:
     from librarian.store.db import make_engine
     from librarian.store.queue import MAX_ATTEMPTS, dead_letters, queue_counts
 
-    url = database(db, home_of(home), create=False)
+    url = database(db, home_of(home), create=False, reads_only=True)
     engine = make_engine(url)
     try:
         counts, dead = queue_counts(engine), dead_letters(engine)
@@ -130,3 +131,37 @@ def queue_status(db: DbOpt = None, home: HomeOpt = None) -> None:
             f"last {letter.updated_at:%Y-%m-%d %H:%M}: {visible(letter.last_error)}",
             markup=False,
         )
+
+
+@app.command("migrate")
+def queue_migrate(db: DbOpt = None, home: HomeOpt = None) -> None:
+    """Bring the database's schema to this build's (commands that only read never do)."""
+    url = database(db, home_of(home), create=False)
+    out.print(f"{redacted(url)}: schema current", markup=False)
+
+
+@app.command("retry")
+def queue_retry(
+    queue_id: Annotated[
+        int | None, typer.Argument(help="the dead letter's queue row id (queue status lists them)")
+    ] = None,
+    every: Annotated[bool, typer.Option("--all", help="every dead letter")] = False,
+    db: DbOpt = None,
+    home: HomeOpt = None,
+) -> None:
+    """Give dead letters another MAX_ATTEMPTS tries: the next run that drains the queue
+    takes them again (fix what made them fail first: `queue status` says why)."""
+    from librarian.store.db import make_engine
+    from librarian.store.queue import retry
+
+    if (queue_id is None) == (not every):
+        raise UsageError("give a dead letter's queue row id, or --all")
+    url = database(db, home_of(home), create=False)
+    engine = make_engine(url)
+    try:
+        count = retry(engine, None if every else [queue_id] if queue_id is not None else [])
+    finally:
+        engine.dispose()
+    if queue_id is not None and count == 0:
+        raise UsageError(f"queue row {queue_id} is not a dead letter (`queue status` lists them)")
+    out.print(f"{count} dead letters back in the queue of {redacted(url)}", markup=False)

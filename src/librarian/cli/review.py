@@ -11,10 +11,19 @@ from typing import Annotated
 
 import typer
 
-from librarian.cli.common import database, err, home_of, out, readable_input, redacted
+from librarian.cli.common import (
+    database,
+    err,
+    home_of,
+    out,
+    readable_input,
+    redacted,
+    writable_file,
+)
 from librarian.cli.options import DbOpt, ExportFormat, HomeOpt, HubsOpt, ItemStatus
 from librarian.errors import RunError, UsageError
 from librarian.paths import DEFAULT_HUB
+from librarian.text import visible
 
 app = typer.Typer(no_args_is_help=True, help="The reviewers' queue.")
 
@@ -157,6 +166,8 @@ def review_export(
     """Export the reviewers' queue, oldest first, or the decisions taken on it."""
     from sqlalchemy.orm import Session
 
+    if out_file is not None:
+        writable_file(out_file)
     from librarian.review.sheets import to_csv, to_html, to_human_decisions, to_jsonl
     from librarian.store.db import make_engine
     from librarian.store.human import standing_decisions
@@ -164,7 +175,7 @@ def review_export(
 
     if since is not None and since.tzinfo is None:
         since = since.replace(tzinfo=UTC)
-    engine = make_engine(database(db, home_of(home), create=False))
+    engine = make_engine(database(db, home_of(home), create=False, reads_only=True))
     try:
         with Session(engine) as session:
             if fmt == "human-decision":
@@ -223,7 +234,7 @@ def review_import(
     errors = read.errors + (result.errors if result else [])
     if errors or result is None:
         for problem in errors[:20]:
-            err.print(f"error: {sheet} {problem}", markup=False)
+            err.print(visible(f"error: {sheet} {problem}"), markup=False)
         if len(errors) > 20:
             err.print(f"... and {len(errors) - 20} more", markup=False)
         raise RunError("nothing was recorded")

@@ -91,6 +91,8 @@ def run(
     (one section per heading). --commit stores every decision in the database (--db,
     LIBRARIAN_DB, default librarian.db in the home); --from-db drains its knowledge_queue
     table instead of a file; a dry run given --db reads prior decisions from it."""
+    if quiet:  # errors only, as one line: none of Prefect's INFO lines or task tracebacks
+        os.environ.setdefault("PREFECT_LOGGING_HANDLERS_CONSOLE_LEVEL", "CRITICAL")
     check_input(input, from_db)
     rows = plain_rows(input, source)
     dry_run = dry_run and not from_db
@@ -239,7 +241,16 @@ def plain_rows(input: Path | None, source: str | None) -> int | None:
                 "or JSONL with id and text)"
             )
         return None
+    if source is not None and not 0 < len(source.strip()) <= MAX_SOURCE_CHARS:
+        raise UsageError(
+            f"--source is {len(source)} characters: name the document in 1 to "
+            f"{MAX_SOURCE_CHARS} (the store keeps it in every row's artifact id)"
+        )
     return len(plain_lines(input, source).lines)
+
+
+# A document name: its rows' artifact ids (`plain:NAME`) and locators must fit the store.
+MAX_SOURCE_CHARS = 200
 
 
 def _count_lines(path: Path) -> int:

@@ -114,6 +114,9 @@ def create_app(bench: Workbench) -> FastAPI:
     app = FastAPI(title="librarian review", docs_url=None, redoc_url=None, openapi_url=None)
     templates = Jinja2Templates(directory=str(HERE / "templates"))
     templates.env.globals.update(url=url, shown=visible, safe_link=_safe_link)
+    # Every value a page shows, not only the section's text: a heading path, a chunk id or
+    # a reviewer's note with a bidi override or an escape shows it as ⟨U+…⟩.
+    templates.env.finalize = lambda value: visible(value) if isinstance(value, str) else value
     app.mount("/static", StaticFiles(directory=str(HERE / "static")), name="static")
     app.middleware("http")(_guard(bench))
     app.add_middleware(TrustedHostMiddleware, allowed_hosts=bench.allowed_hosts())

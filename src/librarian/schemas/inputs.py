@@ -60,6 +60,11 @@ def _require_provenance(model: BaseModel, fields: tuple[str, ...], what: str) ->
         )
 
 
+# The store's columns hold these (on SQLite as on PostgreSQL): longer is refused on entry.
+MAX_ID_CHARS = 512
+MAX_RUN_ID_CHARS = 128
+
+
 class QueueRow(BaseModel):
     """A row as the upstream noise filter writes it; extra columns are tolerated."""
 
@@ -67,9 +72,9 @@ class QueueRow(BaseModel):
 
     id: str | int | None = None
     content_hash: str | None = None
-    chunk_id: str = Field(min_length=1)
-    artifact_id: str = Field(min_length=1)
-    pipeline_run_id: str | None = None
+    chunk_id: str = Field(min_length=1, max_length=MAX_ID_CHARS)
+    artifact_id: str = Field(min_length=1, max_length=MAX_ID_CHARS)
+    pipeline_run_id: str | None = Field(default=None, max_length=MAX_RUN_ID_CHARS)
     schema_version: str | None = None
     source_type: Literal["github", "rss"]
     source_repo: str | None = None
@@ -177,10 +182,10 @@ class KnowledgeItem(BaseModel):
     model_config = ConfigDict(extra="ignore")
 
     schema_version: str = Field(pattern=r"^0\.\d+\.\d+$")
-    chunk_id: str = Field(min_length=1)
-    artifact_id: str = Field(min_length=1)
+    chunk_id: str = Field(min_length=1, max_length=MAX_ID_CHARS)
+    artifact_id: str = Field(min_length=1, max_length=MAX_ID_CHARS)
     event_id: str | None = None
-    pipeline_run_id: str | None = None
+    pipeline_run_id: str | None = Field(default=None, max_length=MAX_RUN_ID_CHARS)
     filtered_at: Timestamp
     status: Literal["accepted", "rejected", "deferred"]
     source: KnowledgeSource

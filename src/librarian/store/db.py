@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from urllib.parse import quote, unquote, urlsplit
 
 from sqlalchemy import Engine, create_engine, event
 from sqlalchemy.engine import URL, make_url
@@ -36,6 +37,9 @@ def sqlite_file(url: str) -> Path | None:
     parsed = _parse(url)
     if parsed.get_backend_name() != "sqlite" or parsed.database in (None, "", ":memory:"):
         return None
+    if parsed.query.get("uri") == "true" and parsed.database.startswith("file:"):
+        # `sqlite:///file:/path/x.db?mode=ro&uri=true`: SQLite's own URI, read-only here.
+        return Path(unquote(urlsplit(parsed.database).path))
     return Path(parsed.database)
 
 
@@ -59,10 +63,20 @@ def check_database(url: str, create: bool) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
 
 
+def read_only(url: str) -> str:
+    """A SQLite file this user may not write, opened read-only (SQLite's `mode=ro` URI);
+    any other URL as it is."""
+    path = sqlite_file(url)
+    if path is None or os.access(path, os.W_OK) or _parse(url).query.get("uri") == "true":
+        return url
+    return f"sqlite:///file:{quote(str(path.resolve()))}?mode=ro&uri=true"
+
+
 def _parse(url: str) -> URL:
     try:
         parsed = make_url(url)
-    except ArgumentError as exc:
+        parsed.port  # noqa: B018 - a malformed IPv6 host fails here, not on first use
+    except (ArgumentError, ValueError) as exc:
         raise DatabaseUrlError(f"{redacted(url)} is not a database URL") from exc
     if parsed.host and "@" in parsed.host:
         # "u:p@ss@host" parses as password "p", host "ss@host": part of the password
@@ -147,8 +161,8 @@ def check_current(url: str) -> None:
     if current != head:
         raise DatabaseUrlError(
             f"database {redacted(url)} is at schema revision {current or 'none'}, this build "
-            f"reads {head}: a dry run only reads it; migrate it first (`librarian queue "
-            "status --db URL` does, as does any run with --commit)"
+            f"reads {head}: this command only reads it; migrate it first: `librarian queue "
+            "migrate --db URL`"
         )
 
 
@@ -196,7 +210,7 @@ def redacted(url: str) -> str:
     scheme = url.split("://", 1)[0] if "://" in url else "?"
     try:
         parsed = make_url(url)
-    except ArgumentError:
+    except (ArgumentError, ValueError):
         return f"<unparseable database URL, scheme {scheme[:20]!r}>"
     if parsed.host and "@" in parsed.host:
         return f"{scheme}://***@{parsed.host.rsplit('@', 1)[1]}/…"

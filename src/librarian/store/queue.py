@@ -126,6 +126,19 @@ def record_failure(session: Session, queue_id: int, error: str) -> bool:
     return attempt.dead_lettered_at is not None
 
 
+def retry(engine: Engine, queue_ids: Collection[int] | None) -> int:
+    """Forget the failed attempts of dead letters (`queue_ids`, or all of them): the next
+    run claims them again, with MAX_ATTEMPTS more tries. Returns how many."""
+    with Session(engine) as session, session.begin():
+        query = select(QueueAttempt).where(QueueAttempt.dead_lettered_at.is_not(None))
+        if queue_ids is not None:
+            query = query.where(QueueAttempt.queue_row_id.in_(list(queue_ids)))
+        letters = list(session.execute(query).scalars())
+        for letter in letters:
+            session.delete(letter)
+    return len(letters)
+
+
 def dead_letters(engine: Engine) -> list[QueueAttempt]:
     with Session(engine) as session:
         query = select(QueueAttempt).where(QueueAttempt.dead_lettered_at.is_not(None))
