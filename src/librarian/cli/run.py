@@ -54,6 +54,13 @@ def new_run_id() -> str:
     return f"run-{datetime.now(UTC):%Y%m%dT%H%M%SZ}-{secrets.token_hex(3)}"
 
 
+def quiet_prefect(quiet: bool) -> None:
+    """--quiet: errors only, as one line; none of Prefect's INFO lines or task tracebacks
+    on stderr (a cron job mails whatever it prints). Set before Prefect is imported."""
+    if quiet:
+        os.environ.setdefault("PREFECT_LOGGING_HANDLERS_CONSOLE_LEVEL", "CRITICAL")
+
+
 def check_input(input: Path | None, from_db: bool) -> None:
     if from_db and input is not None:
         raise UsageError("give INPUT or --from-db, not both")
@@ -86,13 +93,11 @@ def run(
     linker: LinkerOptions,
 ) -> None:
     """Run the linking flow over INPUT and write envelopes (dry-run: files, nothing changed).
-    INPUT: knowledge-queue JSONL (queue rows or KnowledgeItems), or a plain input: a CSV or
-    JSONL table with id, text (optional title, url, section_path), or a Markdown document
-    (one section per heading). --commit stores every decision in the database (--db,
-    LIBRARIAN_DB, default librarian.db in the home); --from-db drains its knowledge_queue
-    table instead of a file; a dry run given --db reads prior decisions from it."""
-    if quiet:  # errors only, as one line: none of Prefect's INFO lines or task tracebacks
-        os.environ.setdefault("PREFECT_LOGGING_HANDLERS_CONSOLE_LEVEL", "CRITICAL")
+    INPUT: knowledge-queue JSONL (queue rows or KnowledgeItems), a CSV or JSONL table (id,
+    text; optional title, url, section_path) or a Markdown document (a section a heading).
+    --commit stores every decision in the database (--db, LIBRARIAN_DB, else the home's);
+    --from-db drains its knowledge_queue table; a dry run given --db reads its decisions."""
+    quiet_prefect(quiet)
     check_input(input, from_db)
     rows = plain_rows(input, source)
     dry_run = dry_run and not from_db
