@@ -163,3 +163,62 @@ def test_a_queue_row_of_any_type_never_fails_the_claim(
         assert isinstance(outcome, Section | Rejection | Skip)
         if queue_id != 2:
             assert isinstance(outcome, Section), outcome
+
+
+# Plain inputs (issue 21, item 7 and 11): no row cut or merged without a word -------------
+
+CELLS = st.text(alphabet=st.sampled_from('ab ,"\n;\t\u202e\u00e9'), max_size=12)
+
+
+@given(rows=st.lists(st.lists(CELLS, min_size=1, max_size=4), max_size=6))
+def test_every_csv_record_is_a_row_or_a_rejection_or_the_file_is_refused(
+    tmp_path_factory: Any, rows: list[list[str]]
+) -> None:
+    import csv
+    import io
+
+    from librarian.pipeline.plain import PlainInputError, plain_lines
+
+    buffer = io.StringIO()
+    writer = csv.writer(buffer)
+    writer.writerow(["id", "text"])
+    for number, cells in enumerate(rows):
+        writer.writerow([f"R{number}", *cells])  # some rows have more cells than the header
+    path = tmp_path_factory.mktemp("csv") / "reqs.csv"
+    path.write_text(buffer.getvalue(), encoding="utf-8")
+    try:
+        read = plain_lines(path)
+    except PlainInputError:
+        return
+    records = [r for r in csv.reader(io.StringIO(buffer.getvalue())) if any(c.strip() for c in r)]
+    assert len(read.lines) == len(records) - 1  # every data record, once
+    for number, data in read.lines:
+        if number in read.unreadable:
+            assert "cells, the header 2" in read.unreadable[number]
+        else:
+            assert isinstance(parse_line(number, data), Section | Rejection)
+
+
+PIECES = st.one_of(
+    st.builds(
+        lambda n, t: "#" * n + " " + t, st.integers(1, 6), st.text("Ab !?é", min_size=1, max_size=8)
+    ),
+    st.text(alphabet=st.sampled_from("abc d.é"), min_size=1, max_size=30)
+    .map(str.strip)
+    .filter(bool),
+    st.sampled_from(["```\n# not a heading\n```", "~~~\ncode\n~~~", "Setext\n------", "---"]),
+)
+
+
+@given(pieces=st.lists(PIECES, max_size=12))
+def test_markdown_keeps_every_paragraph_under_unique_ids(pieces: list[str]) -> None:
+    from librarian.pipeline.plain import markdown_blocks
+
+    text = "\n\n".join(pieces)
+    blocks = list(markdown_blocks(text))
+    ids = [b["id"] for b in blocks]
+    assert len(ids) == len(set(ids))
+    everything = "\n".join(b["text"] for b in blocks)
+    for piece in pieces:
+        if not piece.startswith(("#", "```", "~~~", "Setext", "---")):
+            assert piece in everything, (piece, blocks)
