@@ -127,3 +127,21 @@ def test_accounting_must_hold() -> None:
         check_accounting(summary(read=4, lines_total=4, linked=1, review=1, rejected=1))
     with pytest.raises(AccountingError, match="blank"):
         check_accounting(summary(read=1, lines_total=3, blank_lines=1, linked=1))
+
+
+def test_summary_md_says_what_happened_to_each_row(tmp_path: Path) -> None:
+    """Issue 22, item 10: the guide promised summary.md; no run wrote it."""
+    out = tmp_path / "out"
+    writer = FileSink(out)
+    batch = envelopes()
+    writer.write_batch(
+        batch, [Rejection(line=3, reason=RejectCode.INVALID_JSON, message="line 3: bad | row")]
+    )
+    writer.commit(summary(read=3, lines_total=3, linked=1, review=1, rejected=1))
+    text = (out / "summary.md").read_text()
+    assert text.startswith("# librarian run `r`")
+    rows = [line for line in text.splitlines() if line.startswith("| ") and "outcome" not in line]
+    rows = rows[-3:]
+    assert "| linked | LinkedTo | 200-001 " in rows[0]
+    assert "| review | BELOW_THRESHOLD" in rows[1] or "| review |" in rows[1]
+    assert rows[2].startswith("| line 3 | rejected | INVALID_JSON: line 3: bad \\| row |")

@@ -265,3 +265,61 @@ def test_a_reviewer_name_past_the_column_is_refused(tmp_path: Path, engine: Engi
     read = read_decisions(path, "r" * 300)
     result = import_decisions(engine, read.incoming, small_hub().ids, str(path))
     assert any("at most 256" in e for e in result.errors), result.errors
+
+
+# Issue 22, item 1: train learns from decisions however they are kept ----------------------
+
+
+def test_train_links_come_from_the_database_a_sheet_and_a_decisions_file(
+    tmp_path: Path, engine: Engine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from librarian.cli.learn import REVIEWS, load_links
+    from librarian.paths import Home
+    from librarian.review.sheets import to_human_decisions
+    from librarian.training.reviewers import REVIEWERS_FRAMEWORK
+
+    filled = sheet(tmp_path, engine, {0: ("accept", ""), 1: ("choose", "400-000 200-001")})
+    before_import = items(engine)
+    first_cre = before_import[0].suggestions[0].cre_id
+    from_sheet = load_links([str(filled)], Home(tmp_path / "home"))
+    assert [(x.section_id, x.cre_id) for x in from_sheet] == [
+        (before_import[0].review_id, first_cre),
+        (before_import[1].review_id, "400-000"),
+        (before_import[1].review_id, "200-001"),
+    ]
+    assert from_sheet[0].text == TEXTS[0] and from_sheet[0].framework_id == REVIEWERS_FRAMEWORK
+    apply(engine, filled)
+    with Session(engine) as session:
+        exported = to_human_decisions(standing_decisions(session))
+    decisions = tmp_path / "decisions.jsonl"
+    decisions.write_text(exported)
+    home = Home(tmp_path / "home")
+    monkeypatch.setenv("LIBRARIAN_DB", str(engine.url))
+    # an approve carries no text: it is read from the database, as `reviews` reads it
+    from_file = load_links([str(decisions)], home)
+    from_db = load_links([REVIEWS], home)
+    assert {(x.section_id, x.cre_id, x.text) for x in from_file} == {
+        (x.section_id, x.cre_id, x.text) for x in from_db
+    }
+    assert len(from_db) == 3
+    both = load_links([REVIEWS, str(decisions), str(filled)], home)
+    assert len(both) == 3  # one decision, one link, wherever it is kept
+
+
+def test_a_correction_that_adds_cres_is_not_a_loss(tmp_path: Path, engine: Engine) -> None:
+    """Issue 22, item 9: the first suggestion kept and more added was recorded as a wrong
+    prediction and counted as "not approved first"."""
+    from librarian.store.human import agreement_by_reason
+
+    item = items(engine)[0]
+    first = item.suggestions[0].cre_id
+    added = "400-000" if first != "400-000" else "200-001"
+    apply(engine, sheet(tmp_path, engine, {0: ("choose", f"{first} {added}")}))
+    with Session(engine) as session:
+        (decision,) = standing_decisions(session)
+        agreement = agreement_by_reason(session)
+    assert decision.action == "correct" and decision.loss_event is None
+    assert set(decision.cre_ids) == {first, added}
+    (only,) = agreement.values()
+    assert (only.agreed, only.decided) == (1, 1)
+    assert_rfc_valid_decisions([dump_decision(decision)])

@@ -12,7 +12,15 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from librarian.cli import render
-from librarian.cli.common import err, home_of, linker_settings, out, redacted, writable_output
+from librarian.cli.common import (
+    err,
+    home_of,
+    linker_settings,
+    out,
+    readable_input,
+    redacted,
+    writable_output,
+)
 from librarian.cli.options import (
     CacheOpt,
     EmbeddingOpt,
@@ -25,13 +33,14 @@ from librarian.cli.options import (
     LinkerOptions,
     LinksOpt,
     ModelsOutOpt,
+    ReplaceLinksOpt,
     SectionTextsOpt,
     SeedOpt,
     SourceOpt,
     with_linker_options,
 )
 from librarian.errors import RunError, UsageError
-from librarian.paths import DEFAULT_HUB, DEFAULT_LINKS, DEFAULT_SECTION_TEXTS
+from librarian.paths import DEFAULT_HUB, DEFAULT_LINKS, DEFAULT_SECTION_TEXTS, Home
 from librarian.schemas.evaluation import GoldenRow
 from librarian.settings import DEFAULT_SEED
 from librarian.training.links import DEV_FRAMEWORKS, TrainingLink
@@ -80,6 +89,7 @@ def train(
     cache_dir: CacheOpt = None,
     seed: SeedOpt = DEFAULT_SEED,
     force: ForceOpt = False,
+    replace_links: ReplaceLinksOpt = False,
     home: HomeOpt = None,
 ) -> None:
     """Build everything a run needs into the model directory (skipped when up to date).
@@ -91,8 +101,10 @@ def train(
     if target.exists() and not target.is_dir():
         raise UsageError(f"--out {target} exists and is not a directory")
     hub_path = hub or DEFAULT_HUB
-    sources = links or [str(DEFAULT_LINKS)]
-    loaded = load_links(sources)
+    sources = [*([] if replace_links else [str(DEFAULT_LINKS)]), *(links or [])]
+    if not sources:
+        raise UsageError("--replace-links needs --links: there is nothing else to learn from")
+    loaded = load_links(sources, where)
     excluded = [*(exclude_framework or ()), *(DEV_FRAMEWORKS if holdout_dev else ())]
     embedder_dir = embedding_model or ensure_int8(target / "embedder-int8", hub_path)
     from librarian.training.train import TrainRequest, train_directory
@@ -163,25 +175,117 @@ def quantize(
     render.quantized(build_int8(target, hub or DEFAULT_HUB, source), target)
 
 
-def load_links(sources: list[str]) -> list[TrainingLink]:
-    """Links from files and from stores (the reviewers' accepted decisions), in order."""
-    from librarian.training.links import load_links as read_file
+def load_links(sources: list[str], home: Home) -> list[TrainingLink]:
+    """Links from every source, in order, each (section, CRE) once: curated links files,
+    the reviewers' decisions in a database (`reviews`: the home's, or LIBRARIAN_DB; or a
+    URL), a filled review sheet, a HumanDecision export (its texts read from that
+    database where the file does not carry them)."""
+    from librarian.store.db import database_url
 
     found: list[TrainingLink] = []
     for source in sources:
-        if "://" in source:
-            from librarian.store.db import check_database, make_engine
-            from librarian.training.reviewers import reviewer_links
-
-            check_database(source, create=False)
-            engine = make_engine(source)
-            try:
-                found.extend(reviewer_links(engine))
-            finally:
-                engine.dispose()
+        if source == REVIEWS or "://" in source:
+            url = database_url(None, home.database_url) if source == REVIEWS else source
+            found.extend(_database_links(url))
+        elif _is_decisions_file(Path(source)):
+            found.extend(_decision_file_links(Path(source), database_url(None, home.database_url)))
         else:
+            from librarian.training.links import load_links as read_file
+
             found.extend(read_file(Path(source)))
-    return found
+    return _each_decision_once(found)
+
+
+def _each_decision_once(links: list[TrainingLink]) -> list[TrainingLink]:
+    """A reviewer's link once, though the database and its export both hold it (curated
+    files are taken as they are)."""
+    from librarian.training.reviewers import REVIEWERS_FRAMEWORK
+
+    seen: set[tuple[str, str]] = set()
+    kept = []
+    for link in links:
+        key = (link.section_id, link.cre_id)
+        if link.framework_id == REVIEWERS_FRAMEWORK:
+            if key in seen:
+                continue
+            seen.add(key)
+        kept.append(link)
+    return kept
+
+
+# `--links reviews`: the reviewers' decisions in this home's database (or LIBRARIAN_DB).
+REVIEWS = "reviews"
+
+
+def _database_links(url: str) -> list[TrainingLink]:
+    from librarian.store.db import check_database, make_engine
+    from librarian.training.reviewers import reviewer_links
+
+    check_database(url, create=False)
+    engine = make_engine(url)
+    try:
+        return reviewer_links(engine)
+    finally:
+        engine.dispose()
+
+
+def _is_decisions_file(path: Path) -> bool:
+    """A review sheet (CSV, or JSONL with a `decision` column) or a HumanDecision export."""
+    if path.suffix.lower() == ".csv":
+        return True
+    if path.suffix.lower() != ".jsonl" or not path.is_file():
+        return False
+    with path.open(encoding="utf-8-sig", errors="replace") as handle:
+        first = next((line for line in handle if line.strip()), "")
+    try:
+        record = json.loads(first)
+    except ValueError:
+        return False
+    return isinstance(record, dict) and bool({"decision_id", "decision"} & set(record))
+
+
+def _decision_file_links(path: Path, url: str) -> list[TrainingLink]:
+    from librarian.review.sheets import decided_texts
+    from librarian.training.reviewers import REVIEWERS_FRAMEWORK
+
+    readable_input(path, "--links")
+    decided = decided_texts(path)
+    texts = _stored_texts(url, [d.review_id for d in decided if d.text is None])
+    links = []
+    for item in decided:
+        text = item.text or texts.get(item.review_id)
+        if text is None:
+            raise UsageError(
+                f"--links {path}: review item {item.review_id} has no text in the file and "
+                f"is not in {redacted(url)} (give the database it came from: LIBRARIAN_DB)"
+            )
+        links += [
+            TrainingLink(REVIEWERS_FRAMEWORK, item.review_id, text, c, True) for c in item.cre_ids
+        ]
+    return links
+
+
+def _stored_texts(url: str, review_ids: list[str]) -> dict[str, str]:
+    if not review_ids:
+        return {}
+    from sqlalchemy import select
+    from sqlalchemy.orm import Session
+
+    from librarian.store.db import check_database, make_engine
+    from librarian.store.tables import DecisionRow
+
+    check_database(url, create=False)
+    engine = make_engine(url)
+    try:
+        with Session(engine) as session:
+            rows = session.execute(
+                select(DecisionRow.review_id, DecisionRow.text).where(
+                    DecisionRow.review_id.in_(review_ids)
+                )
+            )
+            return {str(r): str(t) for r, t in rows.tuples()}
+    finally:
+        engine.dispose()
 
 
 def write_json(path: Path, data: object) -> None:

@@ -47,8 +47,10 @@ _HELP = {
     "out_root": "each run writes OUT_ROOT/<run-id>/",
     "commit": "store decisions in --db",
     "from_db": "drain the knowledge_queue table",
-    "links": "links.jsonl file, or a database URL for the reviewers' decisions (repeatable; "
-    "default: the packaged OpenCRE links)",
+    "links": "more links, added to the packaged OpenCRE links (repeatable): a links.jsonl "
+    "file; `reviews` (the reviewers' decisions in the home's database, or LIBRARIAN_DB) or a "
+    "database URL; a filled review sheet; a HumanDecision export",
+    "replace_links": "learn from the --links alone, not the packaged OpenCRE links",
     "section_texts": "section prose, section_texts.jsonl format (default: the packaged prose of "
     "1,174 linked sections)",
     "exclude": "leave this framework out (repeatable)",
@@ -113,6 +115,7 @@ Int8OutOpt = Annotated[Path | None, opt("--out", _HELP["int8_out"])]
 SourceOpt = Annotated[Path | None, opt("--source", _HELP["source"])]
 SeedOpt = Annotated[int, opt("--seed", _HELP["seed"])]
 ForceOpt = Annotated[bool, opt("--force", _HELP["force"])]
+ReplaceLinksOpt = Annotated[bool, opt("--replace-links", _HELP["replace_links"])]
 
 
 def setting_option(field: str, name: str | None = None) -> Any:

@@ -270,7 +270,7 @@ def markdown_blocks(text: str) -> Iterator[dict[str, Any]]:
     for index, token in enumerate(tokens):
         if token.level != 0 or token.map is None or token.nesting == -1:
             continue
-        if token.type in ("front_matter", "hr"):
+        if token.type == "hr" or (token.type == "front_matter" and _is_metadata(token.content)):
             continue
         if token.type == "heading_open":
             yield from flush()
@@ -282,6 +282,17 @@ def markdown_blocks(text: str) -> Iterator[dict[str, Any]]:
         first, last = token.map
         body.append("\n".join(lines[first:last]))
     yield from flush()
+
+
+def _is_metadata(front: str) -> bool:
+    """Front matter is YAML keys and values; anything else between `---` lines is text
+    (a document that opens with a rule), kept."""
+    import yaml
+
+    try:
+        return isinstance(yaml.safe_load(front), dict)
+    except yaml.YAMLError:
+        return False
 
 
 def _parser() -> Any:

@@ -23,8 +23,10 @@ from typing import IO, Any
 
 from pydantic import BaseModel
 
-from librarian.schemas.envelopes import Envelope, LinkProposal, dump_envelope
-from librarian.schemas.records import BatchResult
+from librarian.pipeline.accounting import summary_markdown
+from librarian.schemas.envelopes import Envelope, Link, LinkProposal, dump_envelope
+from librarian.schemas.records import BatchResult, RunSummary
+from librarian.text import visible
 
 OUTPUT_FILES = (
     "proposals.jsonl",
@@ -45,10 +47,14 @@ class FileSink:
         self._handles: dict[str, IO[str]] = {
             name: _create(self.staging / name) for name in OUTPUT_FILES
         }
+        self._rows: list[str] = []  # summary.md: one line a row, in input order
+        self._more_rows = 0
 
     def paths(self) -> dict[str, str]:
-        return {
-            name.split(".")[0]: str(self.out_dir / name) for name in (*OUTPUT_FILES, "summary.json")
+        paths = {name.split(".")[0]: str(self.out_dir / name) for name in OUTPUT_FILES}
+        return paths | {
+            "summary": str(self.out_dir / "summary.json"),
+            "summary_md": str(self.out_dir / "summary.md"),
         }
 
     def write(self, result: BatchResult) -> None:
@@ -62,6 +68,7 @@ class FileSink:
         routing: Iterable[BaseModel] = (),
     ) -> None:
         """Append one batch all or nothing, so a retried write never doubles a row."""
+        envelopes, rejections, skips = list(envelopes), list(rejections), list(skips)
         lines: dict[str, list[str]] = {name: [] for name in OUTPUT_FILES}
         for envelope in envelopes:
             name = "proposals.jsonl" if isinstance(envelope, LinkProposal) else "reviews.jsonl"
@@ -83,18 +90,41 @@ class FileSink:
                 handle.seek(marks[name])
                 handle.truncate()
             raise
+        self._add_rows(envelopes, rejections, skips)
 
-    def commit(self, summary: BaseModel) -> None:
+    def _add_rows(
+        self,
+        envelopes: Iterable[Envelope],
+        rejections: Iterable[BaseModel],
+        skips: Iterable[BaseModel],
+    ) -> None:
+        rows = [*map(envelope_row, envelopes), *(note_row(r, "rejected") for r in rejections)]
+        rows += [note_row(s, "skipped") for s in skips]
+        room = max(0, MAX_SUMMARY_ROWS - len(self._rows))
+        self._rows += rows[:room]
+        self._more_rows += len(rows) - len(rows[:room])
+
+    def commit(self, summary: RunSummary) -> None:
         """Close every file, write the summary last, then swap the directory into place."""
         for handle in self._handles.values():
             handle.flush()
             os.fsync(handle.fileno())
             handle.close()
+        with _create(self.staging / "summary.md") as handle:
+            handle.write(self.markdown(summary))
         with _create(self.staging / "summary.json") as handle:
             handle.write(summary.model_dump_json(indent=2) + "\n")
             handle.flush()
             os.fsync(handle.fileno())
         swap_into_place(self.staging, self.out_dir)
+
+    def markdown(self, summary: RunSummary) -> str:
+        """The summary, then what happened to each row."""
+        lines = [summary_markdown(summary), "", "## Rows", "", ROWS_HEADER, "|---|---|---|---|---|"]
+        lines += self._rows
+        if self._more_rows:
+            lines += ["", f"… and {self._more_rows} more rows: see the JSONL files."]
+        return "\n".join(lines) + "\n"
 
     def abort(self) -> None:
         for handle in self._handles.values():
@@ -112,6 +142,39 @@ class FileSink:
     ) -> None:
         if exc_type is not None:
             self.abort()
+
+
+MAX_SUMMARY_ROWS = 10_000  # summary.md is for reading; every row is in the JSONL files
+ROWS_HEADER = "| row | outcome | reason | top CRE | confidence |"
+
+
+def envelope_row(envelope: Envelope) -> str:
+    """One row of summary.md: where the section is, what was decided, the top CRE."""
+    where = envelope.knowledge.locator.id or envelope.chunk_id
+    names = {c.cre_id: c.cre_name for c in envelope.retrieval.candidates}
+    top: Link | None
+    if isinstance(envelope, LinkProposal):
+        outcome, reason, top = "linked", str(envelope.links[0].link_type), envelope.links[0]
+    else:
+        flags = envelope.update_detection.adversarial_flags
+        reason = str(envelope.reason_code) + (f" ({', '.join(flags)})" if flags else "")
+        outcome = "review"
+        top = envelope.suggested_links[0] if envelope.suggested_links else None
+    cre = f"{top.cre_id} {names.get(top.cre_id, '')}".strip() if top else "none"
+    confidence = f"{top.confidence:.3f}" if top else ""
+    return "| " + " | ".join(_cell(c) for c in (where, outcome, reason, cre, confidence)) + " |"
+
+
+def note_row(note: BaseModel, outcome: str) -> str:
+    data = note.model_dump(mode="json")
+    where = f"line {data.get('line')}" + (f" ({data['chunk_id']})" if data.get("chunk_id") else "")
+    reason = f"{data.get('reason')}: {data.get('message', '')}"
+    return "| " + " | ".join(_cell(c) for c in (where, outcome, reason, "", "")) + " |"
+
+
+def _cell(text: str) -> str:
+    """Text for one Markdown table cell: shown as it is, escapes visible, no cell break."""
+    return visible(" ".join(str(text).split())).replace("|", "\\|")[:300]
 
 
 def _line(obj: dict[str, Any]) -> str:

@@ -89,6 +89,10 @@ def build_decision(
     ]
     if suggested and chosen == suggested[:1]:
         return HumanDecision(**base, action="approve", final_links=links)
+    if suggested and suggested[0] in chosen:
+        # More CREs than the first suggestion, the first among them: a correction, but
+        # nothing was predicted wrong (the RFC makes the loss event optional).
+        return HumanDecision(**base, action="correct", final_links=links)
     loss = LossEvent(
         input_snapshot={
             "chunk_id": row.chunk_id,

@@ -137,7 +137,7 @@ def decided_since(session: Session, reviewer: str, since: datetime) -> int:
 
 @dataclass(frozen=True)
 class Agreement:
-    agreed: int  # approved: the first suggestion was right
+    agreed: int  # the first suggestion was right: kept among the final links
     decided: int
 
     @property
@@ -146,20 +146,21 @@ class Agreement:
 
 
 def agreement_by_reason(session: Session) -> dict[str, Agreement]:
-    """Per reason code, how often reviewers approved the first suggestion: the number that
-    says when the threshold could come down."""
+    """Per reason code, how often the first suggestion was right (kept among the final
+    links, alone or with others): the number that says when the threshold could come
+    down."""
     rows = session.execute(
-        select(DecisionRow.reason_code, HumanDecisionRow.action, func.count())
+        select(DecisionRow.reason_code, DecisionRow.top_cre_id, HumanDecisionRow.final_cre_ids)
         .join(DecisionRow, DecisionRow.id == HumanDecisionRow.decision_row_id)
         .where(HumanDecisionRow.undone_at.is_(None))
-        .group_by(DecisionRow.reason_code, HumanDecisionRow.action)
     ).all()
     agreed: dict[str, int] = {}
     decided: dict[str, int] = {}
-    for code, action, count in rows:
+    for code, top, final in rows:
         reason = str(code)
-        decided[reason] = decided.get(reason, 0) + count
-        agreed[reason] = agreed.get(reason, 0) + (count if action == "approve" else 0)
+        decided[reason] = decided.get(reason, 0) + 1
+        kept = top is not None and top in (final or "").split()
+        agreed[reason] = agreed.get(reason, 0) + kept
     return {r: Agreement(agreed[r], decided[r]) for r in sorted(decided)}
 
 
