@@ -166,6 +166,7 @@ def assemble(
         "calibrator": str(trained.directory)
         if isinstance(scaler, CalibratedScaler) and trained
         else None,
+        "card": trained.card.card_sha256[:16] if trained else None,
     }
     return Pipeline(
         hub,

@@ -173,3 +173,32 @@ def test_a_queue_row_of_undecodable_bytes_is_rejected_not_a_blocked_claim(
     parsed = [parse_line(n, raw) for n, raw in claimed.lines]
     assert [type(p).__name__ for p in parsed] == ["Rejection", "Section"]
     assert isinstance(parsed[0], Rejection) and parsed[0].reason == RejectCode.INVALID_ENCODING
+
+
+def test_open_items_decided_by_other_models_are_decided_again(engine: Engine) -> None:
+    """Issue 22, item 2: after retraining, every still-open item was skipped as UNCHANGED
+    and the better models never reached it. Decided items are left alone."""
+    batch = sections("rotate session token after login", "sql injection queries")
+    old = stub_pipeline(threshold=0.99).link(batch, "r1")  # both to review
+    with Session(engine) as session:
+        write(session, batch_of("r1", old.envelopes, batch, models_digest="old-models"))
+        session.commit()
+        first = session.execute(
+            select(DecisionRow).where(DecisionRow.chunk_id == "c0")
+        ).scalar_one()
+        first.consumed_at = first.created_at  # a reviewer decided c0
+        session.commit()
+        still = unchanged(session, batch, "old-models")
+        again = unchanged(session, batch, "new-models")
+    assert len(still) == 2  # the same models: nothing to do
+    assert [s.chunk_id for s in again] == ["c0"]  # c1 is open, and other models decided it
+    new = stub_pipeline(threshold=0.99).link(batch[1:], "r2")
+    with Session(engine) as session:
+        written = write(
+            session, batch_of("r2", new.envelopes, batch[1:], models_digest="new-models")
+        )
+        session.commit()
+        rows = session.execute(select(DecisionRow).order_by(DecisionRow.id)).scalars().all()
+    assert written.redecided == 1 and len(rows) == 2  # replaced in place, not added
+    assert rows[1].models_digest == "new-models" and rows[1].pipeline_run_id == "r2"
+    assert rows[0].models_digest == "old-models"

@@ -76,7 +76,8 @@ def admit_batch(
     pipeline: Pipeline, raw: RawBatch, registry: ChunkRegistry, session: Session | None
 ) -> Admitted:
     """C.0-C.1 and the prior lookup, in the flow's process (it reads the store)."""
-    return pipeline.admit(raw, registry, StoredPriors(session) if session is not None else None)
+    lookup = StoredPriors(session, pipeline.models_digest) if session is not None else None
+    return pipeline.admit(raw, registry, lookup)
 
 
 @task(name="prepare-batch", cache_policy=NONE)
@@ -262,6 +263,7 @@ class _Run:
                 "already_stored": stored.already_there,
                 "failed": len(stored.failed),
                 "dead_lettered": stored.dead_lettered,
+                "redecided": stored.redecided,
             }
         check_accounting(self.summary)
 
@@ -363,7 +365,7 @@ def link_queue(
     try:
         with FileSink(out_dir) as files:
             summary.outputs = files.paths()
-            sink = DatabaseSink(run_id, source.name) if commit else None
+            sink = DatabaseSink(run_id, source.name, pipeline.models_digest) if commit else None
             run = _Run(source, pipeline, settings, run_id, summary, files, engine, sink)
             phase(run_id, "linking")
             drain(run, in_flight)

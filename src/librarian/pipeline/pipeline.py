@@ -23,6 +23,8 @@ builds a Pipeline from settings (construction only: no rows read).
 
 from __future__ import annotations
 
+import hashlib
+import json
 import time
 from collections import defaultdict
 from collections.abc import Iterator, Mapping, Sequence
@@ -155,6 +157,14 @@ class Pipeline:
     threshold: float
     top_n: int
     models: dict[str, str | None] = field(default_factory=dict)
+
+    @property
+    def models_digest(self) -> str:
+        """What decided a row: the embedder, the reranker and the trained models' card
+        (not where they lie). The store re-decides open items decided by others."""
+        keys = ("embedding_fingerprint", "reranker", "card")
+        material = json.dumps({k: self.models.get(k) for k in keys}, sort_keys=True)
+        return hashlib.sha256(material.encode()).hexdigest()
 
     def __post_init__(self) -> None:
         if self.index.ids != self.hub.ids:

@@ -6,6 +6,7 @@ import hashlib
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
+from typing import Any
 
 from sqlalchemy import Connection, Engine, or_, select, tuple_
 from sqlalchemy.exc import InterfaceError, OperationalError, SQLAlchemyError
@@ -33,8 +34,10 @@ class WriteResult:
     # run, their attempts counted, and dead-lettered after the last one.
     failed: dict[int, str] = field(default_factory=dict)
     dead_lettered: int = 0
+    redecided: int = 0  # open items decided by other models, decided again
 
     def add(self, other: WriteResult) -> None:
+        self.redecided += other.redecided
         self.decisions += other.decisions
         self.rejections += other.rejections
         self.already_there += other.already_there
@@ -123,8 +126,12 @@ def _record_refusal(
     return result
 
 
-def unchanged(session: Session, sections: Sequence[Section]) -> list[Skip]:
-    """Sections already decided with the same text (same chunk, or same span): no work."""
+def unchanged(
+    session: Session, sections: Sequence[Section], models_digest: str | None = None
+) -> list[Skip]:
+    """Sections already decided with the same text (same chunk, or same span): no work.
+    An item still open that other models decided (`models_digest` differs) is not: the
+    run decides it again, and the store replaces the open item."""
     if not sections:
         return []
     chunk_keys = {(s.chunk_id, s.content_hash) for s in sections}
@@ -135,6 +142,9 @@ def unchanged(session: Session, sections: Sequence[Section]) -> list[Skip]:
             DecisionRow.span_key,
             DecisionRow.content_hash,
             DecisionRow.pipeline_run_id,
+            DecisionRow.status,
+            DecisionRow.consumed_at,
+            DecisionRow.models_digest,
         ).where(
             or_(
                 tuple_(DecisionRow.chunk_id, DecisionRow.content_hash).in_(chunk_keys),
@@ -142,6 +152,7 @@ def unchanged(session: Session, sections: Sequence[Section]) -> list[Skip]:
             )
         )
     ).all()
+    rows = [r for r in rows if not _decided_by_others(r, models_digest)]
     by_chunk = {(r.chunk_id, r.content_hash): r.pipeline_run_id for r in rows}
     by_span = {(r.span_key, r.content_hash): r.pipeline_run_id for r in rows}
     out: list[Skip] = []
@@ -191,6 +202,7 @@ class StoredBatch:
     claimed_ids: list[int] = field(default_factory=list)
     routing: list[RoutingDecision] = field(default_factory=list)
     failures: dict[int, str] = field(default_factory=dict)
+    models_digest: str | None = None  # of the models that decided the batch
 
     @property
     def from_queue(self) -> bool:
@@ -224,26 +236,68 @@ def write(session: Session, batch: StoredBatch) -> WriteResult:
     present = _present(session, batch)
     for envelope in batch.envelopes:
         section = batch.sections[envelope.chunk_id]
-        if (envelope.chunk_id, section.content_hash) in present:
+        key = (envelope.chunk_id, section.content_hash)
+        if key in present and present[key] is None:
             result.already_there += 1
             continue
         row = _decision_row(envelope, section, batch.run_id, now, queue_ids)
         row.routing = routed.get(envelope.chunk_id)
-        session.add(row)
+        row.models_digest = batch.models_digest
+        if (stale := present.get(key)) is not None:
+            _replace(stale, row)
+            result.redecided += 1
+        else:
+            session.add(row)
         result.decisions += 1
     for rejection in batch.rejections:
         result.rejections += _add_rejection(session, batch, rejection, now)
     return result
 
 
-def _present(session: Session, batch: StoredBatch) -> set[tuple[str, str]]:
+def _decided_by_others(row: Any, models_digest: str | None) -> bool:
+    """An open review item that other models decided (None: not asked)."""
+    if models_digest is None or row.status != REVIEW_REQUIRED or row.consumed_at is not None:
+        return False
+    return bool(row.models_digest != models_digest)
+
+
+def _present(session: Session, batch: StoredBatch) -> dict[tuple[str, str], DecisionRow | None]:
+    """The batch's chunks the store holds already: None, or the open row decided by other
+    models that this batch's decision replaces."""
     keys = [(e.chunk_id, batch.sections[e.chunk_id].content_hash) for e in batch.envelopes]
     if not keys:
-        return set()
-    query = select(DecisionRow.chunk_id, DecisionRow.content_hash).where(
+        return {}
+    query = select(DecisionRow).where(
         tuple_(DecisionRow.chunk_id, DecisionRow.content_hash).in_(keys)
     )
-    return {(c, h) for c, h in session.execute(query).tuples()}
+    return {
+        (row.chunk_id, row.content_hash): row
+        if _decided_by_others(row, batch.models_digest)
+        else None
+        for row in session.execute(query).scalars()
+    }
+
+
+def _replace(stale: DecisionRow, fresh: DecisionRow) -> None:
+    """An open item decided again by newer models: its row takes the new decision (the
+    row, its id and any undone decisions on it stay)."""
+    for name in (
+        "pipeline_run_id",
+        "status",
+        "top_cre_id",
+        "confidence",
+        "reason_code",
+        "is_update",
+        "prior_chunk_id",
+        "review_id",
+        "envelope",
+        "routing",
+        "created_at",
+        "models_digest",
+        "source_key",
+        "heading_path",
+    ):
+        setattr(stale, name, getattr(fresh, name))
 
 
 def _add_rejection(

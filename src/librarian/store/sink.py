@@ -33,9 +33,10 @@ class StoredPriors:
     """Prior decisions read from the store (commit mode, and a dry run given --db)."""
 
     session: Session
+    models_digest: str | None = None  # an open item other models decided is not unchanged
 
     def unchanged(self, sections: Sequence[Section]) -> list[Skip]:
-        return unchanged(self.session, sections)
+        return unchanged(self.session, sections, self.models_digest)
 
     def priors(self, sections: Sequence[Section]) -> dict[str, PriorDecision]:
         return priors(self.session, sections)
@@ -50,6 +51,7 @@ def session_for(engine: Engine, raw: RawBatch) -> Session:
 class DatabaseSink:
     run_id: str
     source: str
+    models_digest: str | None = None
     stored: WriteResult = field(default_factory=WriteResult)
     failed_ids: set[int] = field(default_factory=set)  # queue rows left for a later run
 
@@ -78,6 +80,7 @@ class DatabaseSink:
             raw.queue_ids,
             result.routing,
             failures,
+            self.models_digest,
         )
         written = commit(session, batch)
         self.stored.add(written)

@@ -57,6 +57,9 @@ class DecisionRow(Base):
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
     # Set when a reviewer (ours or another tool) has decided a ReviewItem.
     consumed_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    # `Pipeline.models_digest` of the models that decided it: an open item decided by
+    # other models is decided again.
+    models_digest: Mapped[str | None] = mapped_column(String(64), nullable=True)
 
 
 class RejectedRow(Base):
