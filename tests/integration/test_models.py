@@ -219,3 +219,20 @@ def test_route_auto_uses_the_trained_branch_classifier(dev_models: Path) -> None
     assert "technical" in decision["selected"]
     off = CliRunner().invoke(app, [*args[:2], "--routing", "off", "--json", "--uncalibrated"])
     assert json.loads(off.output)["effective"] == "all"
+
+
+def test_hub_search_finds_cres_by_meaning_and_hub_show_names_them() -> None:
+    """Issue 22, item 3: "DoS" missed "Denial Of Service protection", "key rotation" found
+    nothing, and no command looked a CRE up."""
+    runner = CliRunner()
+    found = runner.invoke(app, ["hub", "search", "DoS", "--json", "--limit", "3"])
+    assert found.exit_code == 0, found.output
+    assert json.loads(found.output)[0]["cre_id"] == "623-550"
+    rotation = json.loads(runner.invoke(app, ["hub", "search", "key rotation", "--json"]).output)
+    assert any("key" in hit["name"].lower() for hit in rotation[:3]), rotation[:3]
+    shown = runner.invoke(app, ["hub", "show", "616-305", "--json"])
+    assert shown.exit_code == 0
+    card = json.loads(shown.output)
+    assert card["name"] and card["path"][-1] == card["name"] and card["children"]
+    missing = runner.invoke(app, ["hub", "show", "999-999"])
+    assert missing.exit_code == 2 and "hub search" in missing.output

@@ -13,6 +13,7 @@ import socket
 import threading
 import time
 from collections.abc import Iterator
+from functools import partial
 from pathlib import Path
 
 import pytest
@@ -21,7 +22,7 @@ from sqlalchemy import Engine
 from sqlalchemy.orm import Session
 
 from librarian.catalogue.hub import load_hub
-from librarian.factory import build_pipeline
+from librarian.factory import build_hub_search, build_pipeline
 from librarian.paths import DEFAULT_HUB, packaged_data
 from librarian.pipeline.ingest import parse_line
 from librarian.review.web import Workbench, create_app
@@ -62,7 +63,9 @@ def free_port() -> int:
 @pytest.fixture
 def served(tmp_path: Path) -> Iterator[tuple[str, Engine]]:
     engine = seeded_store(tmp_path / "review.db", tmp_path / "cache")
-    app = create_app(Workbench(engine, load_hub(DEFAULT_HUB)))
+    hub = load_hub(DEFAULT_HUB)
+    finder = partial(build_hub_search, hub, None, tmp_path / "cache")  # the real MiniLM
+    app = create_app(Workbench(engine, hub, finder=finder))
     port = free_port()
     server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
     thread = threading.Thread(target=server.run, daemon=True)
@@ -110,10 +113,12 @@ def test_a_reviewer_clears_items_with_keyboard_and_mouse(
         listed = page.locator("table.suggestions a.id")
         first_suggested = listed.first.text_content() if listed.count() else None
         page.keyboard.press("/")
-        page.keyboard.type("session token")
+        page.keyboard.type("DoS")  # by meaning: no CRE is named "DoS"
         page.wait_for_selector("#results li")
+        expect(page.locator("#results li").first).to_contain_text("Denial Of Service protection")
         page.keyboard.press("Enter")  # ticks the first hit
         chosen = page.locator("#results input:checked").first.get_attribute("value")
+        assert chosen == "623-550"
         page.click("#choose")  # the mouse
         page.wait_for_url(lambda u: not u.startswith(second))
 

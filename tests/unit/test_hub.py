@@ -75,3 +75,24 @@ def test_bad_json_line_is_named(tmp_path: Path) -> None:
 def test_missing_file(tmp_path: Path) -> None:
     with pytest.raises(HubError, match="does not exist"):
         load_hub(tmp_path / "nope.jsonl")
+
+
+# Issue 22, item 3: find a CRE by meaning and words together --------------------------
+
+
+def test_hub_search_ranks_an_exact_id_first_and_spells_out_abbreviations() -> None:
+    from librarian.retrieval.hub_search import HubSearch
+    from librarian.retrieval.index import build_index
+    from tests.stubs import StubEmbedder, small_hub
+
+    hub = small_hub()
+    embedder = StubEmbedder()
+    search = HubSearch(hub, embedder, build_index(hub, embedder, None))
+    assert search.search("300-001")[0].cre_id == "300-001"
+    assert search.search("sqli")[0].cre_id == "300-001"  # "sql injection", spelled out
+    rotation = search.search("token rotation")  # "rotation" is in no name: meaning finds it
+    assert rotation[0].cre_id == "200-001" and rotation[0].words < 1.0
+    words_only = HubSearch(hub, None, None)
+    assert words_only.search("token rotation") == []  # every word must be there
+    assert [h.cre_id for h in words_only.search("session token")] == ["200-001"]
+    assert search.search("   ") == []

@@ -90,6 +90,7 @@ def _root(
 
 def _register() -> None:
     from librarian.cli import (
+        hub,
         inspect_text,
         learn,
         queue,
@@ -111,6 +112,7 @@ def _register() -> None:
     app.command()(schedule.deploy)
     app.command()(samples.samples)
     app.add_typer(review.app, name="review")
+    app.add_typer(hub.app, name="hub")
     app.add_typer(queue.app, name="queue")
     app.add_typer(schema.app, name="schema")
     app.add_typer(server.app, name="server")

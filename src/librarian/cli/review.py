@@ -64,16 +64,16 @@ def review_serve(
     home: HomeOpt = None,
 ) -> None:
     """Decide the review queue in the browser: http://HOST:PORT/ (Ctrl-C stops)."""
+    from functools import partial
+
     import uvicorn
 
     from librarian.catalogue.teams import load_hubs
+    from librarian.factory import build_hub_search
     from librarian.review.web import Workbench, create_app
     from librarian.store.db import make_engine
 
-    from_env = token is None and bool(os.environ.get(TOKEN_ENV))
-    token = token if token is not None else os.environ.get(TOKEN_ENV) or None
-    if token is not None:
-        check_token(token, "--token" if not from_env else TOKEN_ENV)
+    token, from_env = access_token(token)
     if host not in LOOPBACK and not token:
         raise UsageError(f"--host {host} exposes the queue: give --token (or {TOKEN_ENV})")
     if db is not None and reviews is not None:
@@ -81,8 +81,11 @@ def review_serve(
     url = _reviews_database(reviews) if reviews else database(db, home_of(home), create=False)
     first, *rest = hub or [DEFAULT_HUB]
     engine = make_engine(url)
+    catalogue = load_hubs(first, rest)
+    where = home_of(home)
+    finder = partial(build_hub_search, catalogue, where.models, where.cache)
     bench = Workbench(
-        engine, load_hubs(first, rest), reviewer or os.environ.get(REVIEWER_ENV), token, host
+        engine, catalogue, reviewer or os.environ.get(REVIEWER_ENV), token, host, finder
     )
     # A token the operator typed is printed once, as the link to open; one kept in the
     # environment stays there (the terminal, its scrollback, a log may be read by others).
@@ -97,6 +100,16 @@ def review_serve(
 
 
 MIN_TOKEN_CHARS = 16
+
+
+def access_token(given: str | None) -> tuple[str | None, bool]:
+    """The token (--token, else LIBRARIAN_REVIEW_TOKEN), checked; and whether it came
+    from the environment (then it is never printed)."""
+    from_env = given is None and bool(os.environ.get(TOKEN_ENV))
+    token = given if given is not None else os.environ.get(TOKEN_ENV) or None
+    if token is not None:
+        check_token(token, TOKEN_ENV if from_env else "--token")
+    return token, from_env
 
 
 def check_token(token: str, where: str) -> None:

@@ -32,7 +32,8 @@ from sqlalchemy.orm import Session
 from starlette.middleware.trustedhost import TrustedHostMiddleware
 
 from librarian.artifacts.source_model import MIN_SOURCE_DECISIONS
-from librarian.catalogue.hub import Hub, path_text
+from librarian.catalogue.hub import Hub
+from librarian.retrieval.hub_search import HubSearch
 from librarian.review.decisions import DecisionRequest, decide
 from librarian.schemas.human import Ui
 from librarian.schemas.records import source_key_of
@@ -94,6 +95,9 @@ class Workbench:
     reviewer: str | None = None  # fixed by --reviewer; else each browser names itself
     token: str | None = None  # required on every request when set
     host: str = "127.0.0.1"  # the address bound: only its names are served
+    # Builds the search by meaning and words, once, at the first search (loading the
+    # embedder takes seconds: the workbench starts without waiting); None: words alone.
+    finder: Callable[[], HubSearch] | None = None
     csrf: str = field(default_factory=lambda: secrets.token_urlsafe(32))
     decided_here: dict[str, list[str]] = field(default_factory=dict)  # desk -> review ids
 
@@ -199,6 +203,13 @@ class _Pages:
     def __init__(self, bench: Workbench, templates: Jinja2Templates) -> None:
         self.bench = bench
         self.templates = templates
+        self._finder: HubSearch | None = None
+
+    def finder(self) -> HubSearch:
+        if self._finder is None:
+            build = self.bench.finder
+            self._finder = build() if build else HubSearch(self.bench.hub, None, None)
+        return self._finder
 
     def reviewer_of(self, request: Request) -> str | None:
         named = unquote(request.cookies.get(REVIEWER_COOKIE) or "").strip()
@@ -392,7 +403,8 @@ class _Pages:
         return shown
 
     async def search(self, request: Request) -> JSONResponse:
-        return JSONResponse(search_hub(self.bench.hub, request.query_params.get("q", "")))
+        hits = self.finder().search(request.query_params.get("q", "")[:500])
+        return JSONResponse([{"cre_id": h.cre_id, "name": h.name, "path": h.path} for h in hits])
 
 
 def source_panel(session: Session, envelope: dict[str, Any]) -> dict[str, Any] | None:
@@ -418,21 +430,9 @@ def source_panel(session: Session, envelope: dict[str, Any]) -> dict[str, Any] |
 
 
 def search_hub(hub: Hub, query: str, limit: int = 20) -> list[dict[str, str]]:
-    """Hub nodes whose id, name or path hold every word of `query`, names first."""
-    words = query.lower().split()
-    if not words:
-        return []
-    hits: list[tuple[int, str, dict[str, str]]] = []
-    for node in hub.nodes:
-        path = path_text(node)
-        haystack = f"{node.cre_id} {node.name} {path}".lower()
-        if all(w in haystack for w in words):
-            in_name = sum(w in node.name.lower() or w in node.cre_id for w in words)
-            hits.append(
-                (-in_name, node.name, {"cre_id": node.cre_id, "name": node.name, "path": path})
-            )
-    hits.sort(key=lambda h: (h[0], h[1]))
-    return [hit for _, _, hit in hits[:limit]]
+    """Hub nodes whose id, name or path hold every word of `query` (no model loaded)."""
+    hits = HubSearch(hub, None, None).search(query, limit)
+    return [{"cre_id": h.cre_id, "name": h.name, "path": h.path} for h in hits]
 
 
 def _request(review_id: str, reviewer: str, form: Any) -> DecisionRequest:

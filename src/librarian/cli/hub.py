@@ -1,0 +1,88 @@
+"""`librarian hub`: look a CRE up, by meaning and words (`search`) or by id (`show`)."""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Annotated, Any
+
+import typer
+
+from librarian.cli.common import home_of, out, unicode_text
+from librarian.cli.options import HomeOpt, HubsOpt
+from librarian.errors import UsageError
+from librarian.paths import DEFAULT_HUB
+
+app = typer.Typer(no_args_is_help=True, help="The hub catalogue: find a CRE, show one.")
+AsJson = Annotated[bool, typer.Option("--json", help="JSON on stdout (for scripts)")]
+
+
+@app.command("search")
+def hub_search(
+    text: Annotated[str, typer.Argument(help="what the CRE is about, in words or an id")],
+    limit: Annotated[int, typer.Option(min=1, max=200, help="how many hits")] = 10,
+    as_json: AsJson = False,
+    hub: HubsOpt = None,
+    home: HomeOpt = None,
+) -> None:
+    """CREs by meaning and by words together ("DoS" finds "Denial Of Service protection"),
+    with the embedder the trained models use (else the packaged MiniLM)."""
+    from librarian.catalogue.teams import load_hubs
+    from librarian.factory import build_hub_search
+
+    query = unicode_text(text, "TEXT").strip()
+    if not query:
+        raise UsageError("TEXT is empty: say what the CRE is about")
+    first, *rest = hub or [DEFAULT_HUB]
+    where = home_of(home)
+    search = build_hub_search(load_hubs(first, rest), where.models, where.cache)
+    hits = search.search(query, limit)
+    if as_json:
+        rows = [
+            {"cre_id": h.cre_id, "name": h.name, "path": h.path, "score": round(h.score, 4)}
+            for h in hits
+        ]
+        sys.stdout.write(json.dumps(rows, indent=1) + "\n")
+        return
+    for h in hits:
+        out.print(f"{h.cre_id}  {h.score:5.2f}  {h.name}  ({h.path})", markup=False)
+    if not hits:
+        out.print("no CRE matches", markup=False)
+
+
+@app.command("show")
+def hub_show(
+    cre_id: Annotated[str, typer.Argument(help="a CRE id, e.g. 616-305")],
+    as_json: AsJson = False,
+    hub: HubsOpt = None,
+) -> None:
+    """One CRE: its name, where it sits, its children and related CREs, by name."""
+    from librarian.catalogue.teams import load_hubs
+
+    first, *rest = hub or [DEFAULT_HUB]
+    catalogue = load_hubs(first, rest)
+    node = catalogue.by_id.get(cre_id.strip())
+    if node is None:
+        raise UsageError(f"no CRE {cre_id!r} in the hub (find one: librarian hub search TEXT)")
+
+    def named(ids: Any) -> list[dict[str, str]]:
+        return [{"cre_id": i, "name": catalogue.by_id[i].name} for i in ids if i in catalogue.by_id]
+
+    around = {
+        "parent": named([node.parent_id] if node.parent_id else []),
+        "children": named(n.cre_id for n in catalogue.nodes if n.parent_id == node.cre_id),
+        "related": named(node.related_ids),
+    }
+    url = f"https://www.opencre.org/cre/{node.cre_id}"
+    if as_json:
+        shown: dict[str, Any] = {"cre_id": node.cre_id, "name": node.name}
+        shown["path"] = list(node.hierarchy_path)
+        shown |= {**around, "collection": catalogue.collection_of.get(node.cre_id), "url": url}
+        sys.stdout.write(json.dumps(shown, indent=1) + "\n")
+        return
+    out.print(f"{node.cre_id}  {node.name}", markup=False)
+    out.print("  path: " + " > ".join(node.hierarchy_path), markup=False)
+    for part, items in around.items():
+        for item in items:
+            out.print(f"  {part}: {item['cre_id']}  {item['name']}", markup=False)
+    out.print(f"  {url}", markup=False)
