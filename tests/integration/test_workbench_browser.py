@@ -99,6 +99,9 @@ def test_a_reviewer_clears_items_with_keyboard_and_mouse(
         page.click("text=start reviewing")
         expect(page.locator("header")).to_contain_text("reviewing as bianca")
         expect(page.locator("h1")).to_contain_text("12 open items")
+        # each source's progress towards its own calibration, and where to start
+        expect(page.locator("#sources")).to_contain_text("decisions before each calibrates")
+        expect(page.locator("#sources a.id").first).to_be_visible()
         page.screenshot(path=str(shots / "workbench-queue.png"), full_page=False)
 
         page.keyboard.press("j")  # the first row, then open it

@@ -566,3 +566,29 @@ def test_review_import_errors_show_escapes_as_code_points(engine: Engine, tmp_pa
     assert result.exit_code != 0
     assert "\x1b" not in result.output and "\u202e" not in result.output
     assert "⟨U+001B⟩" in result.output
+
+
+def test_per_source_progress_on_the_queue_page_and_in_queue_status(engine: Engine) -> None:
+    """Issue 22, item 11: each source's decisions, how many more it needs, and the items
+    to review first."""
+    from typer.testing import CliRunner
+
+    from librarian.cli import app
+    from librarian.store.history import source_progress
+
+    with Session(engine) as session:
+        (source,) = source_progress(session)
+    assert (source.open_items, source.decisions, source.needed) == (4, 0, 20)
+    assert len(source.review_first) == 3 and set(source.review_first) <= set(review_ids(engine))
+    web = client(engine)
+    post(web, f"/item/{review_ids(engine)[0]}", action="approve")
+    page = web.get("/").text
+    assert 'id="sources"' in page and "19" in page and source.key in page
+    with Session(engine) as session:
+        (after,) = source_progress(session)
+    assert (after.open_items, after.decisions, after.needed) == (3, 1, 19)
+    status = CliRunner().invoke(app, ["queue", "status", "--db", str(engine.url)])
+    assert status.exit_code == 0, status.output
+    assert f"source {source.key}: 3 open, 1 decided, 19 more before it calibrates" in " ".join(
+        status.output.split()
+    )

@@ -131,6 +131,36 @@ def queue_status(db: DbOpt = None, home: HomeOpt = None) -> None:
             f"last {letter.updated_at:%Y-%m-%d %H:%M}: {visible(letter.last_error)}",
             markup=False,
         )
+    _sources_status(url)
+
+
+def _sources_status(url: str) -> None:
+    """Per source: its reviewers' progress towards its own calibration."""
+    from sqlalchemy.orm import Session
+
+    from librarian.store.db import make_engine
+    from librarian.store.history import source_progress
+
+    engine = make_engine(url)
+    try:
+        with Session(engine) as session:
+            sources = source_progress(session)
+    finally:
+        engine.dispose()
+    for p in sources:
+        needs = (
+            f"{p.needed} more before it calibrates on its own"
+            if p.needed
+            else "its own calibration"
+        )
+        out.print(
+            visible(
+                f"source {p.key}: {p.open_items} open, {p.decisions} decided, {needs}"
+                + (f"; linked: {p.linked}" if p.linked else "")
+                + (f"; review first: {', '.join(p.review_first)}" if p.review_first else "")
+            ),
+            markup=False,
+        )
 
 
 @app.command("migrate")

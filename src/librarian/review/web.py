@@ -37,7 +37,7 @@ from librarian.retrieval.hub_search import HubSearch
 from librarian.review.decisions import DecisionRequest, decide
 from librarian.schemas.human import Ui
 from librarian.schemas.records import source_key_of
-from librarian.store.history import decisions_seen
+from librarian.store.history import decisions_seen, linked_as, source_progress
 from librarian.store.human import (
     AlreadyDecided,
     ReviewError,
@@ -239,6 +239,7 @@ class _Pages:
         with Session(self.bench.engine) as session:
             found = queue_page(session, flt, page, PAGE_SIZE)
             agreement = agreement_by_reason(session)
+            sources = source_progress(session)
         params = {k: v for k, v in request.query_params.items() if k not in ("page", "msg", "sig")}
 
         def page_url(n: int) -> str:
@@ -250,6 +251,7 @@ class _Pages:
             page=found,
             flt=flt,
             agreement=agreement,
+            sources=sources,
             reasons=REASONS,
             sorts=SORTS,
             page_url=page_url,
@@ -416,10 +418,7 @@ def source_panel(session: Session, envelope: dict[str, Any]) -> dict[str, Any] |
     if "type" not in source:
         return None
     key = source_key_of(source["type"], source.get("repo"), source.get("url") or locator.get("url"))
-    retriever = str(envelope.get("retrieval", {}).get("retriever", ""))
-    linked = next(
-        (p[len("source=") :] for p in retriever.split("; ") if p.startswith("source=")), None
-    )
+    linked = linked_as(envelope)
     seen = decisions_seen(session, key)
     return {
         "key": key,

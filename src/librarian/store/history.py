@@ -5,12 +5,14 @@ the text they were made on (the latest MAX_REVIEWED per source)."""
 from __future__ import annotations
 
 from collections.abc import Collection
+from dataclasses import dataclass
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from librarian.artifacts.source_model import MIN_SOURCE_DECISIONS
 from librarian.schemas.records import Reviewed, SourceHistory
-from librarian.store.decisions import LINKED
+from librarian.store.decisions import LINKED, REVIEW_REQUIRED
 from librarian.store.tables import DecisionRow, HumanDecisionRow
 
 # A source's decisions read per run: enough to calibrate it, bounded in embedding work.
@@ -71,3 +73,55 @@ def decisions_seen(session: Session, source: str) -> int:
         .distinct()
     ).all()
     return len(rows)
+
+
+@dataclass(frozen=True)
+class SourceProgress:
+    """Where one source stands with its reviewers: its open items, its decisions, how many
+    more before its own calibration and threshold apply (`needed`), how it was linked
+    last (the audit's `source=` part), and the open items to review first."""
+
+    key: str
+    open_items: int
+    decisions: int
+    needed: int
+    linked: str | None
+    review_first: tuple[str, ...]  # review ids, nearest the auto-link threshold first
+
+
+def source_progress(session: Session, first: int = 3) -> list[SourceProgress]:
+    """Every source in the store, most open items first. The items to review first are
+    those whose confidence lies nearest the threshold: a decision there says the most
+    about where the source's own threshold belongs."""
+    rows = session.execute(
+        select(DecisionRow).where(DecisionRow.source_key.is_not(None)).order_by(DecisionRow.id)
+    ).scalars()
+    by_source: dict[str, list[DecisionRow]] = {}
+    for row in rows:
+        by_source.setdefault(str(row.source_key), []).append(row)
+    out = []
+    for key, items in by_source.items():
+        open_items = [r for r in items if r.status == REVIEW_REQUIRED and r.consumed_at is None]
+        seen = decisions_seen(session, key)
+        latest = items[-1].envelope or {}
+        threshold = float(latest.get("retrieval", {}).get("threshold") or 0.0)
+        nearest = sorted(open_items, key=lambda r: abs((r.confidence or 0.0) - threshold))
+        out.append(
+            SourceProgress(
+                key,
+                len(open_items),
+                seen,
+                max(0, MIN_SOURCE_DECISIONS - seen),
+                linked_as(latest),
+                tuple(str(r.review_id) for r in nearest[:first]),
+            )
+        )
+    return sorted(out, key=lambda p: (-p.open_items, p.key))
+
+
+def linked_as(envelope: dict[str, object]) -> str | None:
+    """How the source was linked when this envelope was written: its `source=` part."""
+    retrieval = envelope.get("retrieval")
+    retriever = str(retrieval.get("retriever", "")) if isinstance(retrieval, dict) else ""
+    part = next((p for p in retriever.split("; ") if p.startswith("source=")), None)
+    return part[len("source=") :] if part else None

@@ -85,7 +85,11 @@ def _matching(flt: QueueFilter) -> Select[DecisionRow]:
     if flt.source:
         like = f"%{flt.source}%"
         query = query.where(
-            or_(DecisionRow.artifact_id.like(like), DecisionRow.chunk_id.like(like))
+            or_(
+                DecisionRow.source_key == flt.source,
+                DecisionRow.artifact_id.like(like),
+                DecisionRow.chunk_id.like(like),
+            )
         )
     if flt.update is not None:
         query = query.where(DecisionRow.is_update.is_(flt.update))
