@@ -592,3 +592,23 @@ def test_per_source_progress_on_the_queue_page_and_in_queue_status(engine: Engin
     assert f"source {source.key}: 3 open, 1 decided, 19 more before it calibrates" in " ".join(
         status.output.split()
     )
+
+
+def test_the_decided_list_the_banner_and_the_order_say_what_happened(engine: Engine) -> None:
+    """Issue 22, items 4 and 8: the decided list showed no action, who or when; the banner
+    said `recorded: rev-…`; #2 could show a higher confidence than #1 without a word."""
+    from librarian.review.web import _order_note
+    from librarian.store.review import Suggestion
+
+    web = client(engine)
+    first = review_ids(engine)[0]
+    done = post(web, f"/item/{first}", action="approve")
+    page = web.get(done.headers["location"]).text
+    (banner,) = re.findall(r'role="status">([^<]*)', page)
+    assert banner.startswith("recorded approve of “Part 0”: ") and "rev-" not in banner
+    decided = web.get("/", params={"status": "decided"}).text
+    assert 'class="action">approve' in decided and "by rita" in decided
+    low, high = Suggestion("200-001", "a", 0.2, None), Suggestion("300-001", "b", 0.4, None)
+    note = _order_note((low, high))
+    assert note is not None and "#2 has the higher one (0.400 against 0.200)" in note
+    assert _order_note((high, low)) is None

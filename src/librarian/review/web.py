@@ -35,7 +35,7 @@ from librarian.artifacts.source_model import MIN_SOURCE_DECISIONS
 from librarian.catalogue.hub import Hub
 from librarian.retrieval.hub_search import HubSearch
 from librarian.review.decisions import DecisionRequest, decide
-from librarian.schemas.human import Ui
+from librarian.schemas.human import HumanDecision, Ui
 from librarian.schemas.records import source_key_of
 from librarian.store.history import decisions_seen, linked_as, source_progress
 from librarian.store.human import (
@@ -117,7 +117,9 @@ def url(name: str, *parts: str) -> str:
 def create_app(bench: Workbench) -> FastAPI:
     app = FastAPI(title="librarian review", docs_url=None, redoc_url=None, openapi_url=None)
     templates = Jinja2Templates(directory=str(HERE / "templates"))
-    templates.env.globals.update(url=url, shown=visible, safe_link=_safe_link)
+    templates.env.globals.update(
+        url=url, shown=visible, safe_link=_safe_link, name_of=_name_of(bench.hub)
+    )
     # Every value a page shows, not only the section's text: a heading path, a chunk id or
     # a reviewer's note with a bidi override or an escape shows it as ⟨U+…⟩.
     templates.env.finalize = lambda value: visible(value) if isinstance(value, str) else value
@@ -193,6 +195,32 @@ def _plain(status: int, text: str) -> Response:
         media_type="text/plain; charset=utf-8",
         headers={"Content-Security-Policy": CSP},
     )
+
+
+def _order_note(suggestions: tuple[Suggestion, ...]) -> str | None:
+    """Why #1 is first when a later suggestion shows a higher confidence: the order is the
+    linker's (the CRE it would link), the confidence each CRE's own."""
+    if len(suggestions) < 2:
+        return None
+    best = max(range(len(suggestions)), key=lambda i: suggestions[i].confidence)
+    if suggestions[best].confidence <= suggestions[0].confidence:
+        return None
+    return (
+        "The suggestions are in the linker's order, the CRE it would link first: by "
+        "retrieval score and, with the standard linked as a whole, this section's choice "
+        "among its standard's (a CRE another section fits better is left to that one). Each "
+        f"confidence is that CRE's own: #{best + 1} has the higher one "
+        f"({suggestions[best].confidence:.3f} against {suggestions[0].confidence:.3f}). "
+        f"`a` accepts #1; {best + 1} takes #{best + 1}."
+    )
+
+
+def _name_of(hub: Hub) -> Callable[[str], str]:
+    def name(cre_id: str) -> str:
+        node = hub.by_id.get(cre_id)
+        return node.name if node else ""
+
+    return name
 
 
 def _safe_link(link: str) -> bool:
@@ -286,6 +314,7 @@ class _Pages:
             "hidden": sorted(set(hidden_characters(detail.item.text))),
             "decision": detail.decision,
             "suggestions": [self.described(s) for s in detail.item.suggestions],
+            "order_note": _order_note(detail.item.suggestions),
         }
 
     def described(self, suggestion: Suggestion) -> dict[str, Any]:
@@ -298,7 +327,13 @@ class _Pages:
             "rationale": suggestion.rationale,
             "path": node.hierarchy_path if node else (),
             "children": children[:12],
-            "related": node.related_ids if node else (),
+            "related": [
+                (r, self.bench.hub.by_id[r].name)
+                for r in node.related_ids
+                if r in self.bench.hub.by_id
+            ]
+            if node
+            else [],
         }
 
     def refused(self, request: Request, form: Any) -> HTMLResponse | None:
@@ -332,7 +367,7 @@ class _Pages:
         asked = _request(review_id, reviewer, form)
         try:
             with Session(self.bench.engine) as session, session.begin():
-                decide(session, asked, set(self.bench.hub.ids))
+                decision = decide(session, asked, set(self.bench.hub.ids))
                 detail = item_detail(session, review_id)
                 assert detail is not None
                 moment, row = detail.item.created_at, detail.item.row_id
@@ -346,7 +381,7 @@ class _Pages:
         desk = request.cookies.get(DESK_COOKIE) or secrets.token_urlsafe(16)
         self.bench.decided_here.setdefault(desk, []).append(review_id)
         target = url("item", following) if following else url("queue")
-        response = self.redirect(target, f"recorded: {review_id}")
+        response = self.redirect(target, self.recorded(detail, decision))
         response.set_cookie(DESK_COOKIE, desk, httponly=True, samesite="strict")
         return response
 
@@ -384,6 +419,17 @@ class _Pages:
                 max_age=60 * 60 * 24 * 365,
             )
         return response
+
+    def recorded(self, detail: ItemDetail, decision: HumanDecision) -> str:
+        """The status line after a decision: which section, what, which CREs by name."""
+        what = detail.heading_path[-1] if detail.heading_path else detail.item.text
+        what = " ".join(what.split())
+        what = what if len(what) <= 60 else what[:59] + "…"
+        cres = "; ".join(
+            f"{c} {self.bench.hub.by_id[c].name}" if c in self.bench.hub.by_id else c
+            for c in decision.cre_ids
+        )
+        return f"recorded {decision.action} of “{what}”" + (f": {cres}" if cres else "")
 
     def redirect(self, target: str, message: str | None, kind: str = "ok") -> RedirectResponse:
         """See `target`, with a status line this server signed."""

@@ -68,6 +68,7 @@ class QueuePage:
     page: int
     size: int
     by_reason: dict[str, int] = field(default_factory=dict)  # open items per reason
+    decisions: dict[str, ActiveDecision] = field(default_factory=dict)  # review id -> standing
 
     @property
     def pages(self) -> int:
@@ -138,12 +139,14 @@ def queue_page(session: Session, flt: QueueFilter, page: int = 1, size: int = 50
         .where(DecisionRow.status == REVIEW_REQUIRED, DecisionRow.consumed_at.is_(None))
         .group_by(DecisionRow.reason_code)
     ).all()
+    decided = {str(r.review_id): active_decision(session, r.id) for r in rows if r.consumed_at}
     return QueuePage(
         [_item(r) for r in rows],
         int(total),
         max(page, 1),
         size,
         {str(reason): int(n) for reason, n in counts},
+        {k: v for k, v in decided.items() if v is not None},
     )
 
 
