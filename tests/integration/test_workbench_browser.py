@@ -138,6 +138,14 @@ def test_a_reviewer_clears_items_with_keyboard_and_mouse(
         expect(page.locator("#approve")).to_be_visible()
         page.goto(base + "/")
         expect(page.locator("header")).to_contain_text("2 decided today")
+        boxes = page.locator("#queue input[name=review_ids]")  # bulk: two rows, one click
+        boxes.nth(0).check()
+        boxes.nth(1).check()
+        page.click("#bulk-selected")
+        expect(page.locator(".message")).to_contain_text("approved the first suggestion of 2")
+        page.goto(base + "/?status=decided")  # the decided list: action, CREs, who, when
+        expect(page.locator("#queue")).to_contain_text("by bianca")
+        expect(page.locator("#queue b.action")).to_have_count(4)
         browser.close()
     assert errors == []
     with Session(engine) as session:
@@ -147,7 +155,10 @@ def test_a_reviewer_clears_items_with_keyboard_and_mouse(
     assert [(d.action, d.decided_by) for d in decisions] == [
         ("approve", "bianca"),
         (second_action, "bianca"),
+        ("approve", "bianca"),
+        ("approve", "bianca"),
     ]
+    assert [d.ui.keybind_used for d in decisions[2:] if d.ui] == ["bulk", "bulk"]
     assert decisions[1].cre_ids == (chosen,)
     assert decisions[0].ui is not None and decisions[0].ui.keybind_used == "a"
     assert_rfc_valid_decisions([d.model_dump(mode="json", exclude_none=True) for d in decisions])

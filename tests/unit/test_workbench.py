@@ -612,3 +612,23 @@ def test_the_decided_list_the_banner_and_the_order_say_what_happened(engine: Eng
     note = _order_note((low, high))
     assert note is not None and "#2 has the higher one (0.400 against 0.200)" in note
     assert _order_note((high, low)) is None
+
+
+def test_bulk_approve_of_the_selected_or_the_filtered_is_one_decision_each(
+    engine: Engine,
+) -> None:
+    """Issue 22, item 7."""
+    web = client(engine)
+    ids = review_ids(engine)
+    picked = post(web, "/bulk", scope="selected", review_ids=ids[:2])
+    assert picked.status_code == 303
+    assert "approved+the+first+suggestion+of+2+items" in picked.headers["location"]
+    made = decisions(engine)
+    assert [d["action"] for d in made] == ["approve", "approve"]
+    assert all(d["ui"]["keybind_used"] == "bulk" for d in made)
+    again = post(web, "/bulk", scope="selected", review_ids=ids[:3])  # two decided meanwhile
+    assert "of+1+items%3B+2+left+as+they+were" in again.headers["location"]
+    rest = post(web, "/bulk", scope="filtered", f_status="open")
+    assert "of+1+items" in rest.headers["location"] and len(decisions(engine)) == 4
+    assert "0 open items" in web.get("/").text
+    assert post(client(engine, reviewer=None), "/bulk", scope="filtered").status_code == 400

@@ -16,7 +16,7 @@ import difflib
 import hmac
 import secrets
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, time
 from pathlib import Path
 from typing import Any
@@ -61,6 +61,7 @@ TOKEN_COOKIE = "librarian_token"
 DESK_COOKIE = "librarian_desk"  # this browser: undo takes back only what it decided
 PAGE_SIZE = 50
 MAX_PAGE = 1_000_000
+BULK_LIMIT = 500  # one bulk action decides at most this many items
 MAX_DURATION_MS = 24 * 60 * 60 * 1000  # longer is a clock or a form gone wrong, not a review
 LOOPBACK_NAMES = ("127.0.0.1", "localhost", "[::1]", "::1")
 WILDCARD_BINDS = ("0.0.0.0", "::", "")
@@ -80,6 +81,7 @@ PATHS = {
     "item": "/item/{}",
     "decide": "/item/{}",
     "undo": "/undo",
+    "bulk": "/bulk",
     "reviewer": "/reviewer",
     "search": "/api/search",
     "static": "/static/{}",
@@ -131,6 +133,7 @@ def create_app(bench: Workbench) -> FastAPI:
     app.get("/item/{review_id}", response_class=HTMLResponse)(pages.item)
     app.post("/item/{review_id}")(pages.decide)
     app.post("/undo")(pages.undo)
+    app.post("/bulk")(pages.bulk)
     app.post("/reviewer")(pages.name_reviewer)
     app.get("/api/search")(pages.search)
     app.get("/favicon.ico")(_no_icon)
@@ -268,7 +271,8 @@ class _Pages:
             found = queue_page(session, flt, page, PAGE_SIZE)
             agreement = agreement_by_reason(session)
             sources = source_progress(session)
-        params = {k: v for k, v in request.query_params.items() if k not in ("page", "msg", "sig")}
+        shown = ("page", "msg", "sig", "kind")
+        params = {k: v for k, v in request.query_params.items() if k not in shown}
 
         def page_url(n: int) -> str:
             return url("queue") + "?" + urlencode({**params, "page": n})
@@ -280,6 +284,8 @@ class _Pages:
             flt=flt,
             agreement=agreement,
             sources=sources,
+            filter_params=sorted(params.items()),
+            bulk_limit=BULK_LIMIT,
             reasons=REASONS,
             sorts=SORTS,
             page_url=page_url,
@@ -384,6 +390,43 @@ class _Pages:
         response = self.redirect(target, self.recorded(detail, decision))
         response.set_cookie(DESK_COOKIE, desk, httponly=True, samesite="strict")
         return response
+
+    async def bulk(self, request: Request) -> Response:
+        """Approve the first suggestion of the selected items, or of every open item the
+        page's filter matches (at most BULK_LIMIT): one HumanDecision each, `keybind_used`
+        "bulk". An item decided meanwhile, or without a suggestion, is left and counted."""
+        form = await request.form()
+        if refused := self.refused(request, form):
+            return refused
+        reviewer = self.reviewer_of(request)
+        if reviewer is None:
+            return self.problem(request, 400, "who is deciding?", "enter your name at the top")
+        with Session(self.bench.engine) as session:
+            ids = self.bulk_targets(session, form)
+        desk = request.cookies.get(DESK_COOKIE) or secrets.token_urlsafe(16)
+        mine = self.bench.decided_here.setdefault(desk, [])
+        left = 0
+        for review_id in ids:
+            asked = DecisionRequest(review_id, "approve", reviewer, ui=Ui(keybind_used="bulk"))
+            try:
+                with Session(self.bench.engine) as session, session.begin():
+                    decide(session, asked, set(self.bench.hub.ids))
+                mine.append(review_id)
+            except (AlreadyDecided, ReviewError, OperationalError):
+                left += 1
+        message = f"approved the first suggestion of {len(ids) - left} items"
+        message += f"; {left} left as they were" if left else ""
+        response = self.redirect(url("queue"), message)
+        response.set_cookie(DESK_COOKIE, desk, httponly=True, samesite="strict")
+        return response
+
+    def bulk_targets(self, session: Session, form: Any) -> list[str]:
+        if form.get("scope") != "filtered":
+            return [str(r) for r in form.getlist("review_ids")][:BULK_LIMIT]
+        params = {str(k)[2:]: str(v) for k, v in form.items() if str(k).startswith("f_")}
+        flt = replace(_filter_of(params), status="open")
+        found = queue_page(session, flt, 1, BULK_LIMIT)
+        return [item.review_id for item in found.items if item.suggestions]
 
     async def undo(self, request: Request) -> Response:
         form = await request.form()
@@ -536,7 +579,10 @@ def _day(value: str | None, end: bool = False) -> datetime | None:
 
 
 def _filter(request: Request) -> QueueFilter:
-    q = request.query_params
+    return _filter_of(dict(request.query_params))
+
+
+def _filter_of(q: dict[str, str]) -> QueueFilter:
     status = q.get("status", "open")
     sort = q.get("sort", "oldest")
     update = {"yes": True, "no": False}.get(q.get("update", ""))

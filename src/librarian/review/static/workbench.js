@@ -67,6 +67,9 @@
       rows[next].scrollIntoView({block: "nearest"});
     } else if (ev.key === "Enter" && at >= 0) {
       window.location.href = rows[at].getAttribute("data-href");
+    } else if (ev.key === "x" && at >= 0) {
+      var box = rows[at].querySelector("input[type=checkbox]");
+      if (box) { box.checked = !box.checked; }
     } else if (ev.key === "u") {
       undo();
     }
