@@ -632,3 +632,19 @@ def test_bulk_approve_of_the_selected_or_the_filtered_is_one_decision_each(
     assert "of+1+items" in rest.headers["location"] and len(decisions(engine)) == 4
     assert "0 open items" in web.get("/").text
     assert post(client(engine, reviewer=None), "/bulk", scope="filtered").status_code == 400
+
+
+def test_per_reviewer_counts_agreement_and_time(engine: Engine) -> None:
+    """Issue 22, item 8: per reviewer, counts, agreement with the first suggestion, time."""
+    from librarian.store.human import reviewer_stats
+
+    ids = review_ids(engine)
+    post(client(engine, "rita"), f"/item/{ids[0]}", action="approve", duration_ms="4000")
+    post(client(engine, "rita"), f"/item/{ids[1]}", action="reject", duration_ms="2000")
+    post(client(engine, "sam"), f"/item/{ids[2]}", action="approve", duration_ms="1000")
+    with Session(engine) as session:
+        stats = {s.reviewer: s for s in reviewer_stats(session)}
+    assert (stats["rita"].decided, stats["rita"].agreed, stats["rita"].median_ms) == (2, 1, 4000)
+    assert (stats["sam"].decided, stats["sam"].agreed) == (1, 1)
+    page = client(engine).get("/").text
+    assert 'id="reviewers"' in page and "1 (50%)" in page

@@ -43,6 +43,7 @@ from librarian.store.human import (
     ReviewError,
     agreement_by_reason,
     decided_since,
+    reviewer_stats,
     undo_last,
 )
 from librarian.store.review import (
@@ -271,6 +272,7 @@ class _Pages:
             found = queue_page(session, flt, page, PAGE_SIZE)
             agreement = agreement_by_reason(session)
             sources = source_progress(session)
+            reviewers = reviewer_stats(session)
         shown = ("page", "msg", "sig", "kind")
         params = {k: v for k, v in request.query_params.items() if k not in shown}
 
@@ -284,6 +286,7 @@ class _Pages:
             flt=flt,
             agreement=agreement,
             sources=sources,
+            reviewers=reviewers,
             filter_params=sorted(params.items()),
             bulk_limit=BULK_LIMIT,
             reasons=REASONS,

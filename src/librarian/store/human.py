@@ -188,3 +188,40 @@ def standing_same(session: Session, row: DecisionRow, decision: HumanDecision) -
     if standing is not None and HumanDecision.model_validate(standing).same_decision(decision):
         return True
     raise already_decided(session, row)
+
+
+@dataclass(frozen=True)
+class ReviewerStats:
+    """One reviewer's standing decisions: how many, how often the first suggestion was
+    right (kept among the final links), and the median time an item took (where the
+    workbench measured it)."""
+
+    reviewer: str
+    decided: int
+    agreed: int
+    median_ms: int | None
+
+    @property
+    def rate(self) -> float:
+        return self.agreed / self.decided if self.decided else 0.0
+
+
+def reviewer_stats(session: Session) -> list[ReviewerStats]:
+    rows = session.execute(
+        select(HumanDecisionRow.decided_by, DecisionRow.top_cre_id, HumanDecisionRow.final_cre_ids)
+        .add_columns(HumanDecisionRow.record)
+        .join(DecisionRow, DecisionRow.id == HumanDecisionRow.decision_row_id)
+        .where(HumanDecisionRow.undone_at.is_(None))
+    ).all()
+    by: dict[str, list[tuple[bool, int | None]]] = {}
+    for who, top, final, record in rows:
+        kept = top is not None and top in (final or "").split()
+        ui = (record or {}).get("ui") or {}
+        ms = ui.get("review_duration_ms") if ui.get("keybind_used") != "bulk" else None
+        by.setdefault(str(who), []).append((kept, ms if isinstance(ms, int) else None))
+    out = []
+    for who, marks in sorted(by.items()):
+        times = sorted(ms for _, ms in marks if ms is not None)
+        median = times[len(times) // 2] if times else None
+        out.append(ReviewerStats(who, len(marks), sum(k for k, _ in marks), median))
+    return out
