@@ -648,3 +648,20 @@ def test_per_reviewer_counts_agreement_and_time(engine: Engine) -> None:
     assert (stats["sam"].decided, stats["sam"].agreed) == (1, 1)
     page = client(engine).get("/").text
     assert 'id="reviewers"' in page and "1 (50%)" in page
+
+
+def test_why_a_suggestion_shows_shared_words_and_the_distance_to_the_threshold(
+    engine: Engine,
+) -> None:
+    """Issue 22, item 5 (in part): the words the section and the CRE share, the threshold
+    and how far the confidence is from it."""
+    from librarian.review.web import shared_words
+    from librarian.store.review import Suggestion
+
+    hub = small_hub()
+    found = shared_words(
+        "Rotate the session token after every login", Suggestion("200-001", "", 0.5), hub
+    )
+    assert {"rotate", "session", "token", "login"} <= set(found) and "the" not in found
+    page = client(engine).get(f"/item/{review_ids(engine)[0]}").text
+    assert "shared words: <b>" in page and "auto-link at 0.990" in page and " short" in page

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import difflib
 import hmac
+import re
 import secrets
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field, replace
@@ -201,6 +202,60 @@ def _plain(status: int, text: str) -> Response:
     )
 
 
+_WORDS = re.compile(r"[^\W\d_]{3,}")
+_COMMON = frozenset(
+    {
+        "the",
+        "and",
+        "for",
+        "are",
+        "with",
+        "that",
+        "this",
+        "from",
+        "must",
+        "should",
+        "shall",
+        "not",
+        "all",
+        "any",
+        "can",
+        "its",
+        "use",
+        "used",
+        "into",
+        "their",
+        "been",
+        "have",
+        "has",
+        "was",
+        "were",
+        "will",
+        "such",
+        "other",
+        "than",
+        "only",
+        "each",
+        "when",
+        "where",
+        "which",
+    }
+)
+
+
+def shared_words(text: str, suggestion: Suggestion, hub: Hub) -> list[str]:
+    """The words the section and the CRE (its name and path) both use, as a reviewer
+    reads them: lower case, common words left out, in the CRE's order."""
+    node = hub.by_id.get(suggestion.cre_id)
+    cre_text = " ".join([suggestion.name, *(node.hierarchy_path if node else ())])
+    section = {w.lower() for w in _WORDS.findall(text)} - _COMMON
+    seen: dict[str, None] = {}
+    for word in _WORDS.findall(cre_text):
+        if word.lower() in section:
+            seen.setdefault(word.lower(), None)
+    return list(seen)
+
+
 def _order_note(suggestions: tuple[Suggestion, ...]) -> str | None:
     """Why #1 is first when a later suggestion shows a higher confidence: the order is the
     linker's (the CRE it would link), the confidence each CRE's own."""
@@ -322,8 +377,12 @@ class _Pages:
             "diff": _diff(detail.prior_text, detail.item.text) if detail.prior_text else None,
             "hidden": sorted(set(hidden_characters(detail.item.text))),
             "decision": detail.decision,
-            "suggestions": [self.described(s) for s in detail.item.suggestions],
+            "suggestions": [
+                {**self.described(s), "shared": shared_words(detail.item.text, s, self.bench.hub)}
+                for s in detail.item.suggestions
+            ],
             "order_note": _order_note(detail.item.suggestions),
+            "threshold": detail.envelope.get("retrieval", {}).get("threshold"),
         }
 
     def described(self, suggestion: Suggestion) -> dict[str, Any]:
