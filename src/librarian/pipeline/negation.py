@@ -2,25 +2,161 @@
 
 "Passwords need not be hashed" sits next to "Hash passwords" in any embedding space;
 a cosine cannot see the "not". Hub names carry their own negations ("Do not log
-credentials"), so what flags is a mismatch: one side negated, the other not.
+credentials"), so what flags is a mismatch about the same thing: one side negates words
+the other side also uses, and the other side negates nothing. An ordinary prohibition
+about something else ("secrets must never be committed" beside "Do not store secrets in
+code"), a negation in a relative clause ("reviewers who were not involved") and a
+trailing "or not" are no mismatch (docs/quality.md has the false flags before and after).
 """
 
 from __future__ import annotations
 
 import re
 
-_NEGATION = re.compile(
-    r"\b(not|never|no|none|nor|cannot|without|neither|needn't|"
-    r"[a-z]+n't|no longer|optional|unnecessary|prohibited from|exempt)\b",
-    re.IGNORECASE,
+# A negation cue and the words it governs: those after it ("not hashed"), or, for the
+# adjectives that follow what they negate, those before it ("CSRF protection is optional").
+_CUE = re.compile(r"^(not|never|no|none|nor|cannot|without|neither|needn't|[a-z]+n't|prohibited)$")
+_POSTPOSED = frozenset({"optional", "unnecessary", "exempt"})
+# A negation in a relative or purpose clause is about someone or something else:
+# "reviewers who were not involved", "… so attackers cannot forge log entries".
+_RELATIVE = frozenset({"who", "whom", "whose", "which", "so"})
+SCOPE_WORDS = 6
+_TOKEN = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
+_FUNCTION_WORDS = frozenset(
+    {
+        "a",
+        "an",
+        "the",
+        "to",
+        "be",
+        "is",
+        "are",
+        "was",
+        "were",
+        "been",
+        "being",
+        "in",
+        "on",
+        "of",
+        "for",
+        "at",
+        "by",
+        "as",
+        "it",
+        "its",
+        "this",
+        "these",
+        "those",
+        "and",
+        "or",
+        "so",
+        "such",
+        "then",
+        "than",
+        "with",
+        "from",
+        "into",
+        "any",
+        "all",
+        "each",
+        "every",
+        "must",
+        "shall",
+        "should",
+        "may",
+        "might",
+        "can",
+        "could",
+        "will",
+        "would",
+        "do",
+        "does",
+        "did",
+        "has",
+        "have",
+        "had",
+        "need",
+        "needs",
+        "longer",
+    }
 )
 
 
+def _tokens(text: str) -> list[str]:
+    return _TOKEN.findall(text.lower().replace("\u2019", "'"))
+
+
+def _content(words: list[str]) -> set[str]:
+    return {w for w in words if w not in _FUNCTION_WORDS and not _CUE.match(w)}
+
+
+_SUFFIXES = ("ations", "ation", "ings", "ing", "ions", "ion", "edly", "ed", "es", "s", "ly")
+
+
+def _stem(word: str) -> str:
+    for suffix in _SUFFIXES:
+        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
+            word = word[: -len(suffix)]
+            break
+    if len(word) > 3 and word[-1] == word[-2] and word[-1] not in "aeiou":
+        word = word[:-1]  # logged -> logg -> log
+    return word
+
+
+def _same(one: str, other: str) -> bool:
+    """The same word, or one stem (hash/hashed, log/logged, terminate/terminated)."""
+    a, b = _stem(one), _stem(other)
+    if a == b:
+        return True
+    if min(len(a), len(b)) < 4:
+        return False
+    shared = next(
+        (i for i, (x, y) in enumerate(zip(a, b, strict=False)) if x != y), min(len(a), len(b))
+    )
+    return shared >= max(4, min(len(a), len(b)) - 2)
+
+
+def _scopes(words: list[str]) -> list[set[str]]:
+    """The content words each negation governs, for the negations that count."""
+    scopes = []
+    for i, word in enumerate(words):
+        if word in _POSTPOSED:
+            scopes.append(_content(words[max(0, i - SCOPE_WORDS) : i]))
+        elif _CUE.match(word) and not _RELATIVE & set(words[max(0, i - 3) : i]):
+            if word == "not" and i > 0 and words[i - 1] == "or":
+                continue  # "… or not", "whether or not": an alternative, not a negation
+            scopes.append(_content(words[i + 1 : i + 1 + SCOPE_WORDS]))
+    return scopes
+
+
 def negations(text: str) -> int:
-    return len(_NEGATION.findall(text.replace("\u2019", "'")))
+    """How many negations in `text` count (not in a relative clause)."""
+    return len(_scopes(_tokens(text)))
+
+
+def _negates_about(scopes: list[set[str]], other: set[str]) -> bool:
+    return any(_same(w, o) for scope in scopes for w in scope for o in other)
 
 
 def negation_differs(one: str, other: str) -> bool:
-    """True when exactly one of the two texts is negated (a section and a hub name, or a
-    span's old and new text)."""
-    return (negations(one) > 0) != (negations(other) > 0)
+    """True when one text negates what both speak of and the other negates nothing (a
+    section and a hub name, or a span's old and new text)."""
+    words_one, words_other = _tokens(one), _tokens(other)
+    scopes_one, scopes_other = _scopes(words_one), _scopes(words_other)
+    first = _negates_about(scopes_one, _content(words_other))
+    second = _negates_about(scopes_other, _content(words_one))
+    if first != second:
+        return not (scopes_other if first else scopes_one)
+    if first or not _mostly_shared(words_one, words_other):
+        return False
+    # Neither negation names a shared word, but the two say much the same ("reused
+    # without restriction" beside "use only once"): the polarity of the whole decides.
+    return bool(scopes_one) != bool(scopes_other)
+
+
+def _mostly_shared(one: list[str], other: list[str]) -> bool:
+    """At least half of the shorter text's content words (two or more) are the other's."""
+    a, b = _content(one), _content(other)
+    shorter, longer = (a, b) if len(a) <= len(b) else (b, a)
+    found = sum(any(_same(w, o) for o in longer) for w in shorter)
+    return found >= 2 and found * 2 >= len(shorter)
