@@ -523,6 +523,8 @@ def test_two_files_of_one_name_are_two_documents(tmp_path: Path) -> None:
     first, second = (plain_outcomes(tmp_path / f / "reqs.csv")[2] for f in ("a", "b"))
     assert isinstance(first, Section) and isinstance(second, Section)
     assert first.chunk_id != second.chunk_id and first.artifact_id != second.artifact_id
+    # ...and two sources for linking as a whole (every plain file was the source `url:`)
+    assert first.source_key == "plain:a/reqs.csv" and second.source_key == "plain:b/reqs.csv"
 
 
 MARKDOWN = """---

@@ -568,7 +568,8 @@ def source_panel(session: Session, envelope: dict[str, Any]) -> dict[str, Any] |
     source, locator = knowledge.get("source", {}), knowledge.get("locator", {})
     if "type" not in source:
         return None
-    key = source_key_of(source["type"], source.get("repo"), source.get("url") or locator.get("url"))
+    where = source.get("url") or locator.get("url")
+    key = source_key_of(source["type"], source.get("repo"), where, envelope.get("artifact_id"))
     linked = linked_as(envelope)
     seen = decisions_seen(session, key)
     return {

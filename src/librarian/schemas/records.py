@@ -45,7 +45,10 @@ class Section(BaseModel):
     def source_key(self) -> str:
         """The standard this section belongs to (`source_key_of`)."""
         return source_key_of(
-            self.source.type, self.source.repo, self.source.url or self.locator.url
+            self.source.type,
+            self.source.repo,
+            self.source.url or self.locator.url,
+            self.artifact_id,
         )
 
     @property
@@ -56,9 +59,18 @@ class Section(BaseModel):
         return "\x1f".join((self.artifact_id, self.locator.kind, where, span))
 
 
-def source_key_of(kind: str, repo: str | None, url: str | None) -> str:
+# The source URL of a plain input's rows (pipeline/plain.py): the file's content hash.
+PLAIN_URN = "urn:librarian:plain:"
+
+
+def source_key_of(
+    kind: str, repo: str | None, url: str | None, artifact_id: str | None = None
+) -> str:
     """The standard a section belongs to: the repository of a github item, the feed of an
-    rss item, the site of a url (a plain input's `--source` is its repository)."""
+    rss item, the site of a url; a plain input's document (its artifact, `plain:NAME`:
+    every CSV and Markdown file was one source `url:` before, their URN having no site)."""
+    if kind == "url" and (url or "").startswith(PLAIN_URN) and artifact_id:
+        return artifact_id
     if kind == "github" and repo:
         return f"github:{repo}"
     if kind == "url":
