@@ -665,3 +665,28 @@ def test_why_a_suggestion_shows_shared_words_and_the_distance_to_the_threshold(
     assert {"rotate", "session", "token", "login"} <= set(found) and "the" not in found
     page = client(engine).get(f"/item/{review_ids(engine)[0]}").text
     assert "shared words: <b>" in page and "auto-link at 0.990" in page and " short" in page
+
+
+def test_why_shows_the_words_that_raised_a_negation_flag_and_the_linked_section(
+    tmp_path: Path,
+) -> None:
+    """Issue 22, item 5: for a flag, the words that raised it; the best linked section's
+    text, not only its id."""
+    from librarian.cli.review import exemplar_texts
+    from librarian.paths import DEFAULT_LINKS
+    from librarian.review.web import _EXEMPLAR
+
+    engine = make_engine(f"sqlite:///{tmp_path / 'review.db'}")
+    upgrade(engine)
+    seed(engine, ["Session tokens are never rotated after login"])
+    page = client(engine).get(f"/item/{review_ids(engine)[0]}").text
+    assert "NEGATION_MISMATCH" in page
+    assert "negation flagged: “never” (after, login, rotated)" in page
+    rationale = "name 0.61, path 0.58; best linked section 0.72: nist_800_53 AC-2 (prose)"
+    found = _EXEMPLAR.search(rationale)
+    assert found is not None and found.group(1) == "nist_800_53 AC-2 (prose)"
+    first = json.loads(DEFAULT_LINKS.read_text().splitlines()[0])
+    label = (
+        f"{first['framework_id']} {first.get('section_id') or first.get('section_name')} (title)"
+    )
+    assert exemplar_texts()(label) == first["text"]

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Annotated
@@ -87,6 +88,7 @@ def review_serve(
     bench = Workbench(
         engine, catalogue, reviewer or os.environ.get(REVIEWER_ENV), token, host, finder
     )
+    bench.exemplar_text = exemplar_texts()
     # A token the operator typed is printed once, as the link to open; one kept in the
     # environment stays there (the terminal, its scrollback, a log may be read by others).
     shown = f"http://{host}:{port}/" + (
@@ -100,6 +102,25 @@ def review_serve(
 
 
 MIN_TOKEN_CHARS = 16
+
+
+def exemplar_texts() -> Callable[[str], str | None]:
+    """The packaged linked sections' texts by rationale label (`framework section
+    (style)`), read at the first look-up."""
+    texts: dict[str, str] = {}
+
+    def text_of(label: str) -> str | None:
+        if not texts:
+            from librarian.paths import DEFAULT_LINKS, DEFAULT_SECTION_TEXTS
+            from librarian.training.links import load_links, load_section_texts
+
+            for link in load_links(DEFAULT_LINKS):
+                texts.setdefault(f"{link.framework_id} {link.section_id} (title)", link.text)
+            for (framework, section), prose in load_section_texts(DEFAULT_SECTION_TEXTS).items():
+                texts[f"{framework} {section} (prose)"] = prose
+        return texts.get(label)
+
+    return text_of
 
 
 def access_token(given: str | None) -> tuple[str | None, bool]:

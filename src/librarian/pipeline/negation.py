@@ -116,17 +116,32 @@ def _same(one: str, other: str) -> bool:
     return shared >= max(4, min(len(a), len(b)) - 2)
 
 
-def _scopes(words: list[str]) -> list[set[str]]:
-    """The content words each negation governs, for the negations that count."""
-    scopes = []
+def _scoped(words: list[str]) -> list[tuple[str, set[str]]]:
+    """Each negation that counts, with the content words it governs."""
+    scoped = []
     for i, word in enumerate(words):
         if word in _POSTPOSED:
-            scopes.append(_content(words[max(0, i - SCOPE_WORDS) : i]))
+            scoped.append((word, _content(words[max(0, i - SCOPE_WORDS) : i])))
         elif _CUE.match(word) and not _RELATIVE & set(words[max(0, i - 3) : i]):
             if word == "not" and i > 0 and words[i - 1] == "or":
                 continue  # "… or not", "whether or not": an alternative, not a negation
-            scopes.append(_content(words[i + 1 : i + 1 + SCOPE_WORDS]))
-    return scopes
+            scoped.append((word, _content(words[i + 1 : i + 1 + SCOPE_WORDS])))
+    return scoped
+
+
+def _scopes(words: list[str]) -> list[set[str]]:
+    return [scope for _, scope in _scoped(words)]
+
+
+def negating_words(text: str, other: str) -> list[str]:
+    """The negations in `text` that govern words `other` also uses: what raised a flag."""
+    shared = _content(_tokens(other))
+    found = []
+    for word, scope in _scoped(_tokens(text)):
+        governed = sorted(w for w in scope if any(_same(w, o) for o in shared))
+        if governed:
+            found.append(f"“{word}” ({', '.join(governed)})")
+    return found
 
 
 def negations(text: str) -> int:

@@ -34,6 +34,7 @@ from starlette.middleware.trustedhost import TrustedHostMiddleware
 
 from librarian.artifacts.source_model import MIN_SOURCE_DECISIONS
 from librarian.catalogue.hub import Hub
+from librarian.pipeline.negation import negating_words
 from librarian.retrieval.hub_search import HubSearch
 from librarian.review.decisions import DecisionRequest, decide
 from librarian.schemas.human import HumanDecision, Ui
@@ -49,6 +50,7 @@ from librarian.store.human import (
 )
 from librarian.store.review import (
     ItemDetail,
+    OpenItem,
     QueueFilter,
     Suggestion,
     item_detail,
@@ -102,6 +104,9 @@ class Workbench:
     # Builds the search by meaning and words, once, at the first search (loading the
     # embedder takes seconds: the workbench starts without waiting); None: words alone.
     finder: Callable[[], HubSearch] | None = None
+    # The text of a linked section, by its rationale label ("framework section (style)"):
+    # the best linked section a suggestion was scored against, shown in full.
+    exemplar_text: Callable[[str], str | None] | None = None
     csrf: str = field(default_factory=lambda: secrets.token_urlsafe(32))
     decided_here: dict[str, list[str]] = field(default_factory=dict)  # desk -> review ids
 
@@ -243,6 +248,18 @@ _COMMON = frozenset(
 )
 
 
+_EXEMPLAR = re.compile(r"best linked section [0-9.]+: (\S+ .+ \((?:prose|title)\))$")
+
+
+def _flag_words(item: OpenItem) -> list[str]:
+    """For a negation flag, the negations that raised it (the section's, or the first
+    CRE's), and what each governs."""
+    if "NEGATION_MISMATCH" not in item.flags or not item.suggestions:
+        return []
+    name = item.suggestions[0].name
+    return negating_words(item.text, name) or negating_words(name, item.text)
+
+
 def shared_words(text: str, suggestion: Suggestion, hub: Hub) -> list[str]:
     """The words the section and the CRE (its name and path) both use, as a reviewer
     reads them: lower case, common words left out, in the CRE's order."""
@@ -378,12 +395,23 @@ class _Pages:
             "hidden": sorted(set(hidden_characters(detail.item.text))),
             "decision": detail.decision,
             "suggestions": [
-                {**self.described(s), "shared": shared_words(detail.item.text, s, self.bench.hub)}
+                {
+                    **self.described(s),
+                    "shared": shared_words(detail.item.text, s, self.bench.hub),
+                    "exemplar": self.exemplar(s.rationale),
+                }
                 for s in detail.item.suggestions
             ],
+            "flag_words": _flag_words(detail.item),
             "order_note": _order_note(detail.item.suggestions),
             "threshold": detail.envelope.get("retrieval", {}).get("threshold"),
         }
+
+    def exemplar(self, rationale: str | None) -> str | None:
+        found = _EXEMPLAR.search(rationale or "")
+        if found is None or self.bench.exemplar_text is None:
+            return None
+        return self.bench.exemplar_text(found.group(1))
 
     def described(self, suggestion: Suggestion) -> dict[str, Any]:
         node = self.bench.hub.by_id.get(suggestion.cre_id)
