@@ -145,3 +145,19 @@ def test_summary_md_says_what_happened_to_each_row(tmp_path: Path) -> None:
     assert "| linked | LinkedTo | 200-001 " in rows[0]
     assert "| review | BELOW_THRESHOLD" in rows[1] or "| review |" in rows[1]
     assert rows[2].startswith("| line 3 | rejected | INVALID_JSON: line 3: bad \\| row |")
+
+
+def test_summary_md_names_the_rows_cut_to_fit_the_model(tmp_path: Path) -> None:
+    long = "rotate session token " + "and more words " * 100  # the stub cuts past 1,000 chars
+    sections = [
+        section_from_text(t).model_copy(update={"chunk_id": f"c{i}"})
+        for i, t in enumerate(["rotate session token", long])
+    ]
+    result = stub_pipeline(threshold=0.99).link(sections, "r")
+    assert result.truncated == 1 and result.cut_chunks == ["c1"]
+    writer = FileSink(tmp_path / "out")
+    writer.write(result)
+    writer.commit(summary(read=2, lines_total=2, review=2))
+    text = (tmp_path / "out" / "summary.md").read_text()
+    rows = [line for line in text.splitlines() if line.startswith("| about:explain | review")]
+    assert len(rows) == 2 and "cut to fit the model" in rows[1] and "cut" not in rows[0]

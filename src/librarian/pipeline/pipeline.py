@@ -302,6 +302,7 @@ class Pipeline:
         result = BatchResult(
             envelopes=[], explicit=len(prepared.explicit), truncated=prepared.embedded.truncated
         )
+        result.cut_chunks = [prepared.to_model[i][1].chunk_id for i in prepared.embedded.cut]
         if prepared.retrieved is not None:
             with timer.stage("rerank"):
                 rerank = self.rerank.run(prepared.embedded.queries, [r.hits for r in linked])

@@ -16,7 +16,7 @@ import json
 import os
 import shutil
 import tempfile
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from pathlib import Path
 from types import TracebackType
 from typing import IO, Any
@@ -58,7 +58,9 @@ class FileSink:
         }
 
     def write(self, result: BatchResult) -> None:
-        self.write_batch(result.envelopes, result.rejections, result.skips, result.routing)
+        self.write_batch(
+            result.envelopes, result.rejections, result.skips, result.routing, result.cut_chunks
+        )
 
     def write_batch(
         self,
@@ -66,8 +68,10 @@ class FileSink:
         rejections: Iterable[BaseModel] = (),
         skips: Iterable[BaseModel] = (),
         routing: Iterable[BaseModel] = (),
+        cut: Collection[str] = (),
     ) -> None:
-        """Append one batch all or nothing, so a retried write never doubles a row."""
+        """Append one batch all or nothing, so a retried write never doubles a row; `cut`:
+        the chunks whose text was cut to fit a model (summary.md says so)."""
         envelopes, rejections, skips = list(envelopes), list(rejections), list(skips)
         lines: dict[str, list[str]] = {name: [] for name in OUTPUT_FILES}
         for envelope in envelopes:
@@ -90,15 +94,17 @@ class FileSink:
                 handle.seek(marks[name])
                 handle.truncate()
             raise
-        self._add_rows(envelopes, rejections, skips)
+        self._add_rows(envelopes, rejections, skips, set(cut))
 
     def _add_rows(
         self,
         envelopes: Iterable[Envelope],
         rejections: Iterable[BaseModel],
         skips: Iterable[BaseModel],
+        cut: Collection[str],
     ) -> None:
-        rows = [*map(envelope_row, envelopes), *(note_row(r, "rejected") for r in rejections)]
+        rows = [envelope_row(e, e.chunk_id in cut) for e in envelopes]
+        rows += [note_row(r, "rejected") for r in rejections]
         rows += [note_row(s, "skipped") for s in skips]
         room = max(0, MAX_SUMMARY_ROWS - len(self._rows))
         self._rows += rows[:room]
@@ -148,8 +154,9 @@ MAX_SUMMARY_ROWS = 10_000  # summary.md is for reading; every row is in the JSON
 ROWS_HEADER = "| row | outcome | reason | top CRE | confidence |"
 
 
-def envelope_row(envelope: Envelope) -> str:
-    """One row of summary.md: where the section is, what was decided, the top CRE."""
+def envelope_row(envelope: Envelope, cut: bool = False) -> str:
+    """One row of summary.md: where the section is, what was decided, the top CRE; `cut`:
+    its text was cut to fit a model, which read only the start."""
     where = envelope.knowledge.locator.id or envelope.chunk_id
     names = {c.cre_id: c.cre_name for c in envelope.retrieval.candidates}
     top: Link | None
@@ -161,6 +168,7 @@ def envelope_row(envelope: Envelope) -> str:
         outcome = "review"
         top = envelope.suggested_links[0] if envelope.suggested_links else None
     cre = f"{top.cre_id} {names.get(top.cre_id, '')}".strip() if top else "none"
+    reason += "; cut to fit the model" if cut else ""
     confidence = f"{top.confidence:.3f}" if top else ""
     return "| " + " | ".join(_cell(c) for c in (where, outcome, reason, cre, confidence)) + " |"
 

@@ -47,6 +47,7 @@ class Embedded:
     queries: list[str]
     vectors: Vectors
     truncated: int
+    cut: tuple[int, ...] = ()  # which queries (by position) were cut to fit the model
 
 
 class EmbedStage:
@@ -61,7 +62,11 @@ class EmbedStage:
     def run(self, sections: Sequence[Section]) -> Embedded:
         queries = [query_text(s) for s in sections]
         truncated = self.embedder.count_truncated(queries)
-        return Embedded(queries, self.embedder.encode(queries), truncated)
+        # Which ones, asked only when some were: summary.md names them.
+        cut = tuple(
+            i for i, q in enumerate(queries) if truncated and self.embedder.count_truncated([q])
+        )
+        return Embedded(queries, self.embedder.encode(queries), truncated, cut)
 
 
 @dataclass(frozen=True)

@@ -228,9 +228,11 @@ class BatchResult:
     skips: list[Skip] = field(default_factory=list)
     # Where each source linked stands (C.5), by source key: what the summary shows.
     sources: dict[str, dict[str, Any]] = field(default_factory=dict)
+    cut_chunks: list[str] = field(default_factory=list)  # texts cut to fit the model
 
     def merge(self, one: BatchResult) -> None:
         self.sources.update(one.sources)
+        self.cut_chunks.extend(one.cut_chunks)
         self.envelopes.extend(one.envelopes)
         self.explicit += one.explicit
         self.truncated += one.truncated
