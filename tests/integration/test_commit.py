@@ -117,6 +117,7 @@ def test_commit_twice_adds_nothing_and_keeps_bad_rows(tmp_path: Path) -> None:
         "already_stored": 0,
         "failed": 0,
         "dead_lettered": 0,
+        "redecided": 0,
     }
     assert count(engine, DecisionRow.id) == 29 and count(engine, RejectedRow.id) == 22
     engine.dispose()
