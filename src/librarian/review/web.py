@@ -448,18 +448,28 @@ class _Pages:
             back=url("queue"),
         )
 
-    async def decide(self, request: Request, review_id: str) -> Response:
+    async def signed_form(self, request: Request, who: str) -> tuple[Any, str] | Response:
+        """A POST's form and its reviewer; the refusal instead when the CSRF token is
+        missing or no reviewer is named (`who` is the question asked then)."""
         form = await request.form()
         if refused := self.refused(request, form):
             return refused
         reviewer = self.reviewer_of(request)
         if reviewer is None:
-            return self.problem(
-                request,
-                400,
-                "who is deciding?",
-                "no decision without a reviewer name: enter yours at the top",
-            )
+            why = "no decision without a reviewer name: enter yours at the top"
+            return self.problem(request, 400, who, why)
+        return form, reviewer
+
+    def desk(self, request: Request) -> tuple[str, list[str]]:
+        """This browser (its cookie, new if none) and the review ids it decided."""
+        desk = request.cookies.get(DESK_COOKIE) or secrets.token_urlsafe(16)
+        return desk, self.bench.decided_here.setdefault(desk, [])
+
+    async def decide(self, request: Request, review_id: str) -> Response:
+        signed = await self.signed_form(request, "who is deciding?")
+        if isinstance(signed, Response):
+            return signed
+        form, reviewer = signed
         asked = _request(review_id, reviewer, form)
         try:
             with Session(self.bench.engine) as session, session.begin():
@@ -474,8 +484,8 @@ class _Pages:
             return self.problem(request, 400, "not recorded", str(exc))
         except OperationalError:  # another writer holds the database's lock
             return self.problem(request, 503, "busy, try again", BUSY)
-        desk = request.cookies.get(DESK_COOKIE) or secrets.token_urlsafe(16)
-        self.bench.decided_here.setdefault(desk, []).append(review_id)
+        desk, mine = self.desk(request)
+        mine.append(review_id)
         target = url("item", following) if following else url("queue")
         response = self.redirect(target, self.recorded(detail, decision))
         response.set_cookie(DESK_COOKIE, desk, httponly=True, samesite="strict")
@@ -485,16 +495,13 @@ class _Pages:
         """Approve the first suggestion of the selected items, or of every open item the
         page's filter matches (at most BULK_LIMIT): one HumanDecision each, `keybind_used`
         "bulk". An item decided meanwhile, or without a suggestion, is left and counted."""
-        form = await request.form()
-        if refused := self.refused(request, form):
-            return refused
-        reviewer = self.reviewer_of(request)
-        if reviewer is None:
-            return self.problem(request, 400, "who is deciding?", "enter your name at the top")
+        signed = await self.signed_form(request, "who is deciding?")
+        if isinstance(signed, Response):
+            return signed
+        form, reviewer = signed
         with Session(self.bench.engine) as session:
             ids = self.bulk_targets(session, form)
-        desk = request.cookies.get(DESK_COOKIE) or secrets.token_urlsafe(16)
-        mine = self.bench.decided_here.setdefault(desk, [])
+        desk, mine = self.desk(request)
         left = 0
         for review_id in ids:
             asked = DecisionRequest(review_id, "approve", reviewer, ui=Ui(keybind_used="bulk"))
@@ -519,12 +526,10 @@ class _Pages:
         return [item.review_id for item in found.items if item.suggestions]
 
     async def undo(self, request: Request) -> Response:
-        form = await request.form()
-        if refused := self.refused(request, form):
-            return refused
-        reviewer = self.reviewer_of(request)
-        if reviewer is None:
-            return self.problem(request, 400, "who is undoing?", "enter your name at the top")
+        signed = await self.signed_form(request, "who is undoing?")
+        if isinstance(signed, Response):
+            return signed
+        _, reviewer = signed
         mine = self.bench.decided_here.get(request.cookies.get(DESK_COOKIE) or "", [])
         try:
             with Session(self.bench.engine) as session, session.begin():
