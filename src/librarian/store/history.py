@@ -6,8 +6,9 @@ from __future__ import annotations
 
 from collections.abc import Collection
 from dataclasses import dataclass
+from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from librarian.artifacts.source_model import MIN_SOURCE_DECISIONS
@@ -93,17 +94,39 @@ def source_progress(session: Session, first: int = 3) -> list[SourceProgress]:
     """Every source in the store, most open items first. The items to review first are
     those whose confidence lies nearest the threshold: a decision there says the most
     about where the source's own threshold belongs."""
+    # Small columns only: the queue page shows this on every load, and envelopes are big.
     rows = session.execute(
-        select(DecisionRow).where(DecisionRow.source_key.is_not(None)).order_by(DecisionRow.id)
+        select(
+            DecisionRow.id,
+            DecisionRow.source_key,
+            DecisionRow.review_id,
+            DecisionRow.confidence,
+        ).where(
+            DecisionRow.source_key.is_not(None),
+            DecisionRow.status == REVIEW_REQUIRED,
+            DecisionRow.consumed_at.is_(None),
+        )
+    ).all()
+    latest_ids = session.execute(
+        select(func.max(DecisionRow.id))
+        .where(DecisionRow.source_key.is_not(None))
+        .group_by(DecisionRow.source_key)
     ).scalars()
-    by_source: dict[str, list[DecisionRow]] = {}
+    latest_of = {
+        str(key): envelope or {}
+        for key, envelope in session.execute(
+            select(DecisionRow.source_key, DecisionRow.envelope).where(
+                DecisionRow.id.in_(list(latest_ids))
+            )
+        ).tuples()
+    }
+    open_by: dict[str, list[Any]] = {key: [] for key in latest_of}
     for row in rows:
-        by_source.setdefault(str(row.source_key), []).append(row)
+        open_by[str(row.source_key)].append(row)
     out = []
-    for key, items in by_source.items():
-        open_items = [r for r in items if r.status == REVIEW_REQUIRED and r.consumed_at is None]
+    for key, open_items in open_by.items():
         seen = decisions_seen(session, key)
-        latest = items[-1].envelope or {}
+        latest = latest_of[key]
         threshold = float(latest.get("retrieval", {}).get("threshold") or 0.0)
         nearest = sorted(open_items, key=lambda r: abs((r.confidence or 0.0) - threshold))
         out.append(
