@@ -118,6 +118,7 @@ def test_commit_twice_adds_nothing_and_keeps_bad_rows(tmp_path: Path) -> None:
         "failed": 0,
         "dead_lettered": 0,
         "redecided": 0,
+        "left_to_reviewers": 0,
     }
     assert count(engine, DecisionRow.id) == 29 and count(engine, RejectedRow.id) == 22
     engine.dispose()

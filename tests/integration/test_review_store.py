@@ -5,19 +5,32 @@ holding decisions from before reviewers had names."""
 from __future__ import annotations
 
 import json
+import threading
+from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import pytest
 from alembic import command
 from alembic.config import Config
-from sqlalchemy import Engine, text
+from sqlalchemy import Engine, select, text
 from sqlalchemy.orm import Session
 
-from librarian.review.decisions import DecisionRequest, decide
+from librarian.pipeline.ingest import section_from_text
+from librarian.review.decisions import DecisionRequest, build_decision, decide
+from librarian.store import decisions as store
 from librarian.store.db import MIGRATIONS, make_engine, upgrade
-from librarian.store.human import AlreadyDecided, standing_decisions
+from librarian.store.decisions import StoredBatch
+from librarian.store.human import (
+    AlreadyDecided,
+    ReviewError,
+    open_row,
+    standing_decisions,
+    store_decision,
+)
+from librarian.store.tables import DecisionRow
 from tests.rfc import assert_rfc_valid_decisions
-from tests.stubs import small_hub
+from tests.stubs import small_hub, stub_pipeline
 from tests.unit.test_workbench import TEXTS, review_ids, seed
 
 pytestmark = pytest.mark.integration
@@ -117,3 +130,109 @@ def check(engine: Engine) -> None:
     assert row.consumed_at is not None
     assert (decision.action, decision.final_cre_ids) == ("approve", "400-000")
     assert decision.decided_by.startswith("unnamed") and len(decision.decision_uuid) == 36
+
+
+def _redecided_by_newer_models(run: str) -> StoredBatch:
+    """The seeded items as a run with other models decides them again (all to review)."""
+    batch = [
+        section_from_text(t).model_copy(
+            update={
+                "chunk_id": f"r1-c{i}",
+                "line": i + 1,
+                "artifact_id": f"art-{i % 2}",
+                "heading_path": ("Guide", f"Part {i}"),
+            }
+        )
+        for i, t in enumerate(TEXTS)
+    ]
+    result = stub_pipeline(threshold=0.99, top_k=6, top_n=5).link(batch, run)
+    sections = {s.chunk_id: s for s in batch}
+    return StoredBatch(run, result.envelopes, sections, [], {}, "t", models_digest="new-models")
+
+
+def test_a_run_never_overwrites_a_decision_made_while_it_ran(
+    database: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 28, item 1: the run read an open item, a reviewer decided it, then the run's
+    write replaced the row (review id, envelope) under the person's decision. The window
+    is widened by a hook between the run's read and its write, not left to luck."""
+    engine = make_engine(database)
+    upgrade(engine)
+    seed(engine, TEXTS)
+    before = review_ids(engine)
+    read = store._present
+
+    def reviewer_decides_in_between(session: Session, batch: StoredBatch) -> Any:
+        found = read(session, batch)
+        with Session(engine) as other, other.begin():
+            decide(other, DecisionRequest(before[0], "reject", "rita"), small_hub().ids)
+        return found
+
+    monkeypatch.setattr(store, "_present", reviewer_decides_in_between)
+    with Session(engine) as session:
+        written = store.write(session, _redecided_by_newer_models("r2"))
+        session.commit()
+    assert (written.lost_to_review, written.redecided) == (1, len(TEXTS) - 1)
+    after = review_ids(engine)
+    assert after[0] == before[0]  # the person's item kept its review id
+    assert all(new != old for new, old in zip(after[1:], before[1:], strict=True))
+    with Session(engine) as session:
+        kept = session.execute(select(DecisionRow).order_by(DecisionRow.id)).scalars().first()
+        assert kept is not None and kept.consumed_at is not None
+        assert kept.pipeline_run_id == "r1" and kept.models_digest is None
+        standing = standing_decisions(session)
+    assert [d.review_id for d in standing] == [before[0]]  # export -> import finds it
+    engine.dispose()
+
+
+def test_a_decision_on_an_item_re_decided_meanwhile_is_refused(database: str) -> None:
+    """The other order: the reviewer opened the item, the run re-decided it (a new review
+    id, new suggestions), then the reviewer's decision arrived for what they saw."""
+    engine = make_engine(database)
+    upgrade(engine)
+    seed(engine, TEXTS)
+    seen = review_ids(engine)[0]
+    with Session(engine) as reviewer:
+        row = open_row(reviewer, seen)
+        decision = build_decision(
+            row, DecisionRequest(seen, "approve", "rita"), small_hub().ids, datetime.now(UTC)
+        )
+        with Session(engine) as run:
+            assert store.write(run, _redecided_by_newer_models("r2")).redecided == len(TEXTS)
+            run.commit()
+        with pytest.raises(ReviewError, match="decided again by newer models"):
+            store_decision(reviewer, row, decision, None, "workbench")
+        reviewer.rollback()
+    with Session(engine) as session:
+        assert standing_decisions(session) == []
+    engine.dispose()
+
+
+def test_a_run_waits_for_and_then_yields_to_a_reviewer_on_postgresql(
+    postgres_url: str,
+) -> None:
+    """On PostgreSQL the two really overlap: the reviewer's compare-and-set holds the row
+    lock, the run's UPDATE waits on it, then finds the row decided and leaves it."""
+    engine = make_engine(postgres_url)
+    upgrade(engine)
+    seed(engine, TEXTS)
+    first = review_ids(engine)[0]
+    reviewer = Session(engine)
+    decide(reviewer, DecisionRequest(first, "reject", "rita"), small_hub().ids)  # not committed
+    outcome: list[store.WriteResult] = []
+
+    def run() -> None:
+        with Session(engine) as session:
+            outcome.append(store.write(session, _redecided_by_newer_models("r2")))
+            session.commit()
+
+    worker = threading.Thread(target=run)
+    worker.start()
+    worker.join(timeout=1.0)
+    assert worker.is_alive()  # blocked on the reviewer's row lock
+    reviewer.commit()
+    reviewer.close()
+    worker.join(timeout=30)
+    assert (outcome[0].lost_to_review, outcome[0].redecided) == (1, len(TEXTS) - 1)
+    assert review_ids(engine)[0] == first
+    engine.dispose()

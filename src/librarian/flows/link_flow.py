@@ -264,6 +264,7 @@ class _Run:
                 "failed": len(stored.failed),
                 "dead_lettered": stored.dead_lettered,
                 "redecided": stored.redecided,
+                "left_to_reviewers": stored.lost_to_review,
             }
         check_accounting(self.summary)
 

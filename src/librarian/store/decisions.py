@@ -8,7 +8,7 @@ from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import Connection, Engine, or_, select, tuple_
+from sqlalchemy import Connection, Engine, or_, select, tuple_, update
 from sqlalchemy.exc import InterfaceError, OperationalError, SQLAlchemyError
 from sqlalchemy.orm import Session
 
@@ -35,9 +35,13 @@ class WriteResult:
     failed: dict[int, str] = field(default_factory=dict)
     dead_lettered: int = 0
     redecided: int = 0  # open items decided by other models, decided again
+    # Open items a person decided (or newer models re-decided) between our read and our
+    # write: left as they are, never overwritten.
+    lost_to_review: int = 0
 
     def add(self, other: WriteResult) -> None:
         self.redecided += other.redecided
+        self.lost_to_review += other.lost_to_review
         self.decisions += other.decisions
         self.rejections += other.rejections
         self.already_there += other.already_there
@@ -244,7 +248,9 @@ def write(session: Session, batch: StoredBatch) -> WriteResult:
         row.routing = routed.get(envelope.chunk_id)
         row.models_digest = batch.models_digest
         if (stale := present.get(key)) is not None:
-            _replace(stale, row)
+            if not _replace(session, stale, row):
+                result.lost_to_review += 1
+                continue
             result.redecided += 1
         else:
             session.add(row)
@@ -278,26 +284,42 @@ def _present(session: Session, batch: StoredBatch) -> dict[tuple[str, str], Deci
     }
 
 
-def _replace(stale: DecisionRow, fresh: DecisionRow) -> None:
+_REDECIDED = (
+    "pipeline_run_id",
+    "status",
+    "top_cre_id",
+    "confidence",
+    "reason_code",
+    "is_update",
+    "prior_chunk_id",
+    "review_id",
+    "envelope",
+    "routing",
+    "created_at",
+    "models_digest",
+    "source_key",
+    "heading_path",
+)
+
+
+def _replace(session: Session, stale: DecisionRow, fresh: DecisionRow) -> bool:
     """An open item decided again by newer models: its row takes the new decision (the
-    row, its id and any undone decisions on it stay)."""
-    for name in (
-        "pipeline_run_id",
-        "status",
-        "top_cre_id",
-        "confidence",
-        "reason_code",
-        "is_update",
-        "prior_chunk_id",
-        "review_id",
-        "envelope",
-        "routing",
-        "created_at",
-        "models_digest",
-        "source_key",
-        "heading_path",
-    ):
-        setattr(stale, name, getattr(fresh, name))
+    row, its id and any undone decisions on it stay). One conditional UPDATE: only while
+    the row is still the open item we read (same review id, not consumed), so a reviewer
+    who decided it meanwhile keeps their decision. False: the row was not ours to change."""
+    changed = session.execute(
+        update(DecisionRow)
+        .where(
+            DecisionRow.id == stale.id,
+            DecisionRow.status == REVIEW_REQUIRED,
+            DecisionRow.consumed_at.is_(None),
+            DecisionRow.review_id == stale.review_id,
+        )
+        .values({name: getattr(fresh, name) for name in _REDECIDED})
+        .execution_options(synchronize_session=False)
+    )
+    session.expire(stale)
+    return bool(changed.rowcount == 1)  # type: ignore[attr-defined]
 
 
 def _add_rejection(

@@ -55,13 +55,26 @@ def open_row(session: Session, review_id: str) -> DecisionRow:
 def store_decision(
     session: Session, row: DecisionRow, decision: HumanDecision, note: str | None, source: str
 ) -> None:
+    # The item as the reviewer saw it: still open, still the same review id (a run that
+    # re-decides open items gives the row a new one; the decision must not land on that).
     claimed = session.execute(
         update(DecisionRow)
-        .where(DecisionRow.id == row.id, DecisionRow.consumed_at.is_(None))
+        .where(
+            DecisionRow.id == row.id,
+            DecisionRow.consumed_at.is_(None),
+            DecisionRow.status == REVIEW_REQUIRED,
+            DecisionRow.review_id == decision.review_id,
+        )
         .values(consumed_at=decision.decided_at)
         .execution_options(synchronize_session=False)
     )
     if claimed.rowcount != 1:  # type: ignore[attr-defined]
+        session.refresh(row)
+        if row.consumed_at is None or row.review_id != decision.review_id:
+            raise ReviewError(
+                f"{decision.review_id} was decided again by newer models while it was open "
+                "here; open the item again to see what they suggest"
+            )
         raise already_decided(session, row)
     knowledge = row.envelope.get("knowledge", {})
     session.add(
