@@ -39,6 +39,7 @@ from librarian.pipeline.stages import (
     RetrieveStage,
     Scaler,
 )
+from librarian.policy import RiskPolicy
 from librarian.retrieval.beam import BeamRetriever
 from librarian.retrieval.evidence import EvidenceIndex
 from librarian.retrieval.flat import MemoryRetriever, Retriever
@@ -176,7 +177,13 @@ def assemble(
         ExplicitStage(hub),
         EmbedStage(embedder),
         retrieve,
-        SourceLevelSlot(joint, hub, threshold, fixed=settings.threshold is not None),
+        SourceLevelSlot(
+            joint,
+            hub,
+            threshold,
+            fixed=settings.threshold is not None,
+            policy=RiskPolicy(settings.wrong_budget, settings.risk_confidence),
+        ),
         RerankStage(scorer, hub, settings.rerank_gap),
         scaler,
         NegationAndUpdateGuard(),

@@ -21,6 +21,8 @@ from librarian.schemas.routing import RoutingMode
 UNCALIBRATED_THRESHOLD = 0.80
 # `librarian train`'s random seed.
 DEFAULT_SEED = 13
+# A source's own decisions adapt its calibration once it has this many.
+MIN_SOURCE_DECISIONS = 20
 
 
 SearchKind = Literal["flat", "beam"]
@@ -73,6 +75,25 @@ class LinkerSettings(BaseModel):
             le=1.0,
         ),
     ] = None
+    wrong_budget: Annotated[
+        float,
+        _opt(
+            "--wrong-budget",
+            "the share of a source's auto-links that may be wrong: each source's cut is the "
+            "lowest its evidence keeps within it (docs/quality.md)",
+            ge=0.001,
+            le=0.5,
+        ),
+    ] = 0.03
+    risk_confidence: Annotated[
+        float,
+        _opt(
+            "--risk-confidence",
+            "the confidence of the upper bound reported on each source's share wrong",
+            ge=0.5,
+            le=0.999,
+        ),
+    ] = 0.90
     rerank_gap: Annotated[
         float | None,
         _opt(

@@ -7,18 +7,13 @@ import random
 
 import pytest
 
-from librarian.artifacts.source_model import (
-    MIN_SOURCE_DECISIONS,
-    fit_adaptation,
-    source_threshold,
-)
 from librarian.pipeline.source_level import (
-    Linked,
     SlotRow,
     SourceLevelSlot,
     item_index,
     merged_claim,
 )
+from librarian.policy import fit_adaptation
 from librarian.retrieval.collective import (
     MIN_SHAPE_ITEMS,
     Claim,
@@ -28,6 +23,7 @@ from librarian.retrieval.collective import (
     collective_evidence,
 )
 from librarian.retrieval.flat import ScoredHub
+from librarian.settings import MIN_SOURCE_DECISIONS
 from tests.stubs import small_hub
 
 LEAVES = {c: True for c in "ABCDEFGH"} | {"P": False}
@@ -145,14 +141,6 @@ def test_the_adaptation_shrinks_to_the_global_rule_with_few_decisions() -> None:
     assert len([0.5, 0.5]) < MIN_SOURCE_DECISIONS
 
 
-def test_a_source_threshold_keeps_expected_and_reviewed_wrong_at_most_3_percent() -> None:
-    pending = [0.99] * 50 + [0.9] * 50
-    assert source_threshold(pending, [0.99] * 20, [True] * 20) == 0.99
-    # The reviewed items above the cut were wrong too often: nothing links.
-    assert source_threshold(pending, [0.99] * 20, [False] * 5 + [True] * 15) == 1.0
-    assert source_threshold([0.5] * 10, [], []) == 1.0
-
-
 def _slot_model() -> tuple[SourceLevelSlot, list[SlotRow]]:
     from librarian.artifacts.calibrator import Calibrator
     from librarian.artifacts.source_model import JOINT_FEATURES, SourceModel
@@ -195,11 +183,8 @@ def test_a_source_with_enough_decisions_gets_its_own_calibration_and_threshold()
     assert warm[0].status.adapted and warm[0].status.decisions_needed == 0
 
     # Every decided item's first candidate was right: the source is trusted more.
-    def first(r: Linked) -> float:
-        assert r.collective is not None
-        return slot.confidence(r.hits, r.evidence, r.collective, r.adaptation)
-
-    assert first(warm[0]) > first(cold[0])
+    assert warm[0].confidence is not None and cold[0].confidence is not None
+    assert warm[0].confidence > cold[0].confidence
     few = slot.run(rows, reviewed[:5])
     assert not few[0].status.adapted and few[0].status.decisions_needed == MIN_SOURCE_DECISIONS - 5
     fixed = SourceLevelSlot(slot.model, small_hub(), 0.95, fixed=True).run(rows, reviewed)

@@ -44,7 +44,16 @@ def joint_features(
         was_top = float(rivalry.was_top) if rivalry else 0.0
         claimants = math.log1p(rivalry.claimants) if rivalry else 0.0
         margin = rivalry.claim_margin if rivalry else 0.0
-        out.append((*row, was_top, claimants, margin, priors.reuse_penalty, priors.inner_penalty))
+        out.append(
+            (
+                *row,
+                was_top,
+                claimants,
+                margin,
+                priors.reuse_penalty,
+                priors.inner_penalty,
+            )
+        )
     return out
 
 
@@ -96,69 +105,5 @@ def joint_probabilities(
     ]
 
 
-# A source's own decisions adapt its calibration once it has this many; before, its
-# items are scored and thresholded by the global rule (cold start).
-MIN_SOURCE_DECISIONS = 20
 # The shrinkages `train` chooses among (docs/quality.md).
 SHRINKAGES = (1.0, 3.0, 10.0, 30.0, 100.0)
-MAX_WRONG_RATE = 0.03
-
-
-@dataclass(frozen=True)
-class Adaptation:
-    """One source's recalibration of the global confidence: p' = s(slope * logit p + offset)."""
-
-    slope: float
-    offset: float
-    decisions: int
-
-    def apply(self, probability: float) -> float:
-        p = min(1.0 - 1e-9, max(1e-9, probability))
-        z = self.slope * math.log(p / (1.0 - p)) + self.offset
-        return 1.0 / (1.0 + math.exp(-z)) if z > -700 else 0.0
-
-
-def fit_adaptation(
-    probabilities: Sequence[float], correct: Sequence[bool], shrinkage: float
-) -> Adaptation:
-    """Maximum a posteriori slope and offset of a logistic on the global logit, with a
-    Gaussian prior of strength `shrinkage` around (1, 0) (Newton steps; two parameters)."""
-    import numpy as np
-
-    p = np.clip(np.asarray(probabilities, dtype=np.float64), 1e-9, 1.0 - 1e-9)
-    x = np.stack([np.log(p / (1.0 - p)), np.ones_like(p)], axis=1)
-    y = np.asarray(correct, dtype=np.float64)
-    theta, prior = np.array([1.0, 0.0]), np.array([1.0, 0.0])
-    for _ in range(50):
-        q = 1.0 / (1.0 + np.exp(-np.clip(x @ theta, -700, 700)))
-        grad = x.T @ (q - y) + shrinkage * (theta - prior)
-        hess = (x.T * (q * (1.0 - q))) @ x + shrinkage * np.eye(2)
-        step = np.linalg.solve(hess, grad)
-        theta = theta - step
-        if float(np.abs(step).max()) < 1e-8:
-            break
-    return Adaptation(float(theta[0]), float(theta[1]), len(y))
-
-
-def source_threshold(
-    pending: Sequence[float],
-    reviewed: Sequence[float],
-    reviewed_correct: Sequence[bool],
-    max_wrong: float = MAX_WRONG_RATE,
-) -> float:
-    """The lowest cut at which this source's auto-links stay at most `max_wrong` wrong:
-    the expected share wrong of the pending items above it (by their adapted confidence)
-    is at most `max_wrong`, and the reviewed items above it were wrong no more often
-    (0 of fewer than 1 / max_wrong). 1.0 when no cut satisfies both (nothing links)."""
-    order = sorted(pending, reverse=True)
-    best, expected_wrong = 1.0, 0.0
-    for n, cut in enumerate(order, start=1):
-        expected_wrong += 1.0 - cut
-        if n < len(order) and order[n] == cut:
-            continue
-        if expected_wrong / n > max_wrong:
-            break
-        above = [ok for p, ok in zip(reviewed, reviewed_correct, strict=True) if p >= cut]
-        if sum(not ok for ok in above) <= max_wrong * len(above):
-            best = cut
-    return best

@@ -94,6 +94,7 @@ def _register() -> None:
         inspect_text,
         learn,
         queue,
+        relink,
         review,
         run,
         samples,
@@ -105,6 +106,7 @@ def _register() -> None:
     app.command()(run.run)
     app.command()(inspect_text.explain)
     app.command()(inspect_text.route)
+    app.command()(relink.relink)
     app.command()(learn.train)
     app.command()(learn.quantize)
     app.command("eval")(learn.eval_golden)

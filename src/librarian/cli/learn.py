@@ -34,6 +34,10 @@ from librarian.cli.options import (
     LinksOpt,
     ModelsOutOpt,
     ReplaceLinksOpt,
+    ReviewedFirstOpt,
+    ReviewedOpt,
+    ReviewOrder,
+    ReviewOrderOpt,
     SectionTextsOpt,
     SeedOpt,
     SourceOpt,
@@ -311,6 +315,27 @@ def golden_run(pipeline: Pipeline, rows: list[GoldenRow], reviewed: list[GoldenR
         return run_golden(pipeline, rows, reviewed, progress=step)
 
 
+def reviewed_and_scored(
+    pipeline: Pipeline, rows: list[GoldenRow], k: int | None, order: ReviewOrder
+) -> tuple[list[GoldenRow], list[GoldenRow]]:
+    """The rows standing for reviewers' decisions (none cold) and the rows scored; the
+    product's order under the progress bar."""
+    from librarian.training.evaluate import product_reviewed
+    from librarian.training.golden import reviewed_first
+
+    if k is None:
+        return [], rows
+    if order == "file":
+        return reviewed_first(rows, k)
+    with progress_bar() as progress:
+
+        def step(n: int) -> None:
+            if progress is not None:
+                progress("choosing what to review", n, -1)
+
+        return product_reviewed(pipeline, rows, k, progress=step)
+
+
 @with_linker_options
 def eval_golden(
     dataset: Annotated[Path, typer.Argument(help="golden set (JSON list of rows)")],
@@ -324,15 +349,9 @@ def eval_golden(
             "--rows", help="write each scored row's outcome here (JSONL), for paired tests"
         ),
     ] = None,
-    reviewed_first: Annotated[
-        int | None,
-        typer.Option(
-            "--reviewed-first",
-            min=1,
-            help="warm: the first K linked rows of each source stand for its reviewers' "
-            "decisions; only the rest are scored",
-        ),
-    ] = None,
+    reviewed_k: ReviewedOpt = None,
+    review_order: ReviewOrderOpt = "file",
+    reviewed_first: ReviewedFirstOpt = None,
     *,
     linker: LinkerOptions,
 ) -> None:
@@ -344,17 +363,17 @@ def eval_golden(
     from librarian.factory import build_pipeline
     from librarian.training.evaluate import gate_failures, reliability_by_style, score
     from librarian.training.golden import load_golden
-    from librarian.training.golden import reviewed_first as split_reviewed
 
-    rows = load_golden(dataset)
-    reviewed: list[GoldenRow] = []
-    if reviewed_first is not None:
-        reviewed, rows = split_reviewed(rows, reviewed_first)
+    if reviewed_first is not None and reviewed_k is not None:
+        raise UsageError("give --reviewed K or --reviewed-first K, not both")
+    k = reviewed_first if reviewed_first is not None else reviewed_k
+    order = "file" if reviewed_first is not None else review_order
     settings = linker_settings(linker)
     built = build_pipeline(settings)
+    reviewed, rows = reviewed_and_scored(built, load_golden(dataset), k, order)
     golden = golden_run(built, rows, reviewed)
     outcomes = golden.outcomes
-    warm = golden.reviewed if reviewed_first is not None else None
+    warm = golden.reviewed if k is not None else None
     report = score(outcomes, built.threshold, settings.top_k, warm, golden.sources)
     if json_out is not None:
         write_json(json_out, report.model_dump(mode="json"))

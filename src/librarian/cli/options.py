@@ -32,6 +32,29 @@ def opt(name: str, help: str, field: str | None = None, **extra: Any) -> Any:
 TaskRunner = Literal["default", "dask"]
 ExportFormat = Literal["csv", "jsonl", "html", "human-decision"]
 ItemStatus = Literal["open", "decided", "all"]
+ReviewOrder = Literal["file", "product"]
+# `librarian eval`'s warm protocol.
+ReviewedOpt = Annotated[
+    int | None,
+    typer.Option(
+        "--reviewed",
+        min=1,
+        help="warm: K rows of each source stand for its reviewers' decisions (their expected "
+        "links); only the rest are scored",
+    ),
+]
+ReviewOrderOpt = Annotated[
+    ReviewOrder,
+    typer.Option(
+        "--review-order",
+        help="with --reviewed: file, the first K linked rows of each source; product, the K "
+        "the librarian asks its reviewers for first (chosen from the text alone)",
+    ),
+]
+ReviewedFirstOpt = Annotated[
+    int | None,
+    typer.Option("--reviewed-first", min=1, help="--reviewed K --review-order file, as before"),
+]
 
 # The help of each option, by option.
 _HELP = {

@@ -157,7 +157,14 @@ def _sources_status(url: str) -> None:
             visible(
                 f"source {p.key}: {p.open_items} open, {p.decisions} decided, {needs}"
                 + (f"; linked: {p.linked}" if p.linked else "")
-                + (f"; review first: {', '.join(p.review_first)}" if p.review_first else "")
+                + (
+                    f"; review first, its calibration sample: these {len(p.review_first)} "
+                    "decide how much of this standard can be linked automatically: "
+                    + ", ".join(p.review_first[:5])
+                    + (" …" if len(p.review_first) > 5 else "")
+                    if p.review_first
+                    else ""
+                )
             ),
             markup=False,
         )

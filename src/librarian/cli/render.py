@@ -174,10 +174,8 @@ def eval_report(report: EvalReport, description: str) -> None:
     for name, st in sorted(report.sources.items()):
         out.print(
             plain(
-                f"source {name}: {st['items']} items, lambda {st.get('reuse_penalty') or 0:g}, "
-                f"inner {st.get('inner_penalty') or 0:g}, {st['decisions']} decisions, "
-                f"threshold {st['threshold']:.3f}"
-                + (" (its own)" if st.get("own_threshold") else "")
+                f"source {name}: {st['items']} items, {st['decisions']} decisions, cut "
+                f"{st['threshold']:.3f}: {st.get('says', '')}"
             )
         )
     out.print(plain(f"pipeline: {description}"))

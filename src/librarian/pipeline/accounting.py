@@ -129,15 +129,13 @@ def summary_markdown(summary: RunSummary) -> str:
     if summary.sources:
         lines += [
             "",
-            "| source | items | λ | inner | decisions | threshold | needs |",
-            "|---|---:|---:|---:|---:|---:|---:|",
+            "| source | items | decisions | cut | what decided it |",
+            "|---|---:|---:|---:|---|",
         ]
         for name, st in sorted(summary.sources.items()):
-            own = " (own)" if st.get("own_threshold") else ""
             lines.append(
-                f"| `{name}` | {st['items']} | {st.get('reuse_penalty') or 0:g} | "
-                f"{st.get('inner_penalty') or 0:g} | {st['decisions']} | "
-                f"{st['threshold']:.3f}{own} | {st['decisions_needed']} |"
+                f"| `{name}` | {st['items']} | {st['decisions']} | {st['threshold']:.3f} | "
+                f"{st.get('says', '')} |"
             )
     if summary.stored:
         stored = ", ".join(f"{k} {v}" for k, v in summary.stored.items())

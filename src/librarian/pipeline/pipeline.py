@@ -376,6 +376,8 @@ class Pipeline:
             hits, row.linked.evidence, ranked, row.linked.collective, row.linked.adaptation
         )
         confidence = self.score.confidences(to_score) if ranked else {}
+        # One number orders the suggestions and decides: the first shown is the one linked.
+        ranked = sorted(ranked, key=lambda c: -confidence[c.cre_id])
         reasons = {c.cre_id: self._why(row.vector, c.cre_id) for c in ranked}
         first = ranked[0] if ranked else None
         prior = priors.get(row.section.span_key) if priors is not None else None

@@ -14,17 +14,17 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from librarian.artifacts.source_model import (
-    MIN_SOURCE_DECISIONS,
-    Adaptation,
-    SourceModel,
-    fit_adaptation,
-    joint_probabilities,
-    source_threshold,
-)
+from librarian.artifacts.source_model import SourceModel, joint_probabilities
 from librarian.catalogue.hub import Hub
 from librarian.pipeline import components as ids
 from librarian.pipeline.components import Component
+from librarian.policy import (
+    Adaptation,
+    Certified,
+    RiskPolicy,
+    choose_cut,
+    fit_adaptation,
+)
 from librarian.retrieval.collective import (
     MIN_SHAPE_ITEMS,
     Claim,
@@ -35,6 +35,7 @@ from librarian.retrieval.collective import (
 )
 from librarian.retrieval.flat import ScoredHub
 from librarian.schemas.records import History, SourceHistory
+from librarian.settings import MIN_SOURCE_DECISIONS
 
 
 @dataclass(frozen=True)
@@ -58,6 +59,8 @@ class SourceStatus:
     decisions: int
     threshold: float
     adapted: bool
+    certified: Certified | None = None  # how the cut was chosen (None: set by hand)
+    policy: RiskPolicy = field(default_factory=RiskPolicy)
 
     @property
     def decisions_needed(self) -> int:
@@ -78,6 +81,8 @@ class SourceStatus:
             "threshold": round(self.threshold, 4),
             "own_threshold": self.adapted,
             "decisions_needed": self.decisions_needed,
+            "cut": self.certified.as_json() if self.certified else None,
+            "says": self.says(),
         }
 
     def describe(self) -> str:
@@ -85,14 +90,23 @@ class SourceStatus:
             joint = f"alone ({self.items} items < {MIN_SHAPE_ITEMS})"
         else:
             joint = self.priors.describe()
-        own = (
-            f"own threshold {self.threshold:.3f} from {self.decisions} decisions"
-            if self.adapted
-            else f"global threshold {self.threshold:.3f}, {self.decisions} decisions, "
-            f"{self.decisions_needed} more before its own"
-        )
         # No "; ": the audit's parts are separated by it.
-        return f"{self.source}: {joint}, {own}"
+        return f"{self.source}: {joint}, {self.says()}".replace(";", ",")
+
+    def says(self) -> str:
+        """The cut that decides this source's rows, in words: where it comes from and
+        what it risks."""
+        if self.certified is None:
+            return f"threshold {self.threshold:.3f} set by hand"
+        if self.priors is None:
+            return f"global threshold {self.threshold:.3f}"
+        if self.certified.basis == "none":
+            return (
+                f"links nothing automatically: its {self.decisions} reviewed items certify no "
+                f"cut within {self.policy.budget:.0%} wrong (more decisions in its most "
+                "confident band would)"
+            )
+        return self.certified.describe(self.policy.confidence, self.decisions)
 
 
 @dataclass(frozen=True)
@@ -104,6 +118,7 @@ class Linked:
     collective: Collective | None
     adaptation: Adaptation | None
     status: SourceStatus
+    confidence: float | None = None  # the first hit's, as the policy decides (None: alone)
 
 
 def normalised(text: str) -> str:
@@ -155,10 +170,17 @@ class SourceLevelSlot:
     calibrate): every row keeps its retrieval order and the global threshold."""
 
     def __init__(
-        self, model: SourceModel | None, hub: Hub, threshold: float, fixed: bool = False
+        self,
+        model: SourceModel | None,
+        hub: Hub,
+        threshold: float,
+        fixed: bool = False,
+        policy: RiskPolicy | None = None,
     ) -> None:
-        """`threshold`: the global one; `fixed`: it was set by hand and holds everywhere."""
+        """`threshold`: the global one; `fixed`: it was set by hand and holds everywhere;
+        `policy`: the risk each source's cut is chosen under."""
         self.model, self.threshold, self.fixed = model, threshold, fixed
+        self.policy = policy or RiskPolicy()
         parents = {n.parent_id for n in hub.nodes if n.parent_id is not None}
         self.is_leaf = {n.cre_id: n.cre_id not in parents for n in hub.nodes}
 
@@ -217,17 +239,16 @@ class SourceLevelSlot:
         for r, item in enumerate(items):
             groups.setdefault(item, []).append(r)
         if self.model is None or len(groups) < MIN_SHAPE_ITEMS:
-            status = SourceStatus(name, len(groups), None, len(decided), self.threshold, False)
+            status = self._status(name, len(groups), None, len(decided), None)
             return [Linked(r.hits, r.evidence, None, None, status) for r in pending]
         claims = {g: merged_claim([all_rows[r] for r in rows]) for g, rows in groups.items()}
         priors = self._priors(list(claims.values()), decided)
-        fit = self._adapt(
-            decided, [items[len(pending) + r] for r in range(len(decided))], claims, priors, known
-        )
+        decided_items = [items[len(pending) + r] for r in range(len(decided))]
+        fit = self._adapt(decided, decided_items, claims, priors, known)
         # Pending items choose with the decided ones' CREs taken (their own excepted).
         own: dict[int, set[str]] = {}
-        for r, (_, cres) in enumerate(decided):
-            own.setdefault(items[len(pending) + r], set()).update(cres)
+        for g, (_, cres) in zip(decided_items, decided, strict=True):
+            own.setdefault(g, set()).update(cres)
         taken = set(known.linked).union(*own.values())
         waiting = sorted({items[i] for i in range(len(pending))})
         sub = [claims[g] for g in waiting]
@@ -237,24 +258,34 @@ class SourceLevelSlot:
         evidence = dict(zip(waiting, collective_evidence(sub, chosen, priors), strict=True))
         adaptation = fit.adaptation if fit is not None else None
         ordered = [
-            self._chosen_first(row, claims[items[i]], evidence[items[i]])
+            self.ordered(row, claims[items[i]], evidence[items[i]], adaptation)
             for i, row in enumerate(pending)
         ]
-        adapted = fit is not None and not self.fixed
-        threshold = self.threshold if self.fixed else self.model.threshold
-        if fit is not None and adapted:
-            cuts = [
-                self.confidence(hits, ev, evidence[items[i]], adaptation)
-                for i, (hits, ev) in enumerate(ordered)
-                if hits
-            ]
-            reviewed = [fit.adaptation.apply(p) for p in fit.probabilities]
-            threshold = source_threshold(cuts, reviewed, fit.correct)
-        status = SourceStatus(name, len(groups), priors, len(decided), threshold, adapted)
+        status = self._status(name, len(groups), priors, len(decided), fit, ordered)
         return [
-            Linked(hits, ev, evidence[items[i]], adaptation, status)
-            for i, (hits, ev) in enumerate(ordered)
+            Linked(hits, ev, evidence[items[i]], adaptation, status, confidence)
+            for i, (hits, ev, confidence) in enumerate(ordered)
         ]
+
+    def _status(
+        self,
+        name: str,
+        items: int,
+        priors: SourcePriors | None,
+        decisions: int,
+        fit: _Fit | None,
+        ordered: Sequence[Ordered] = (),
+    ) -> SourceStatus:
+        """Where the source stands, with the cut the policy chose from its evidence."""
+        if self.fixed:
+            return SourceStatus(name, items, priors, decisions, self.threshold, False, None)
+        base = self.model.threshold if self.model is not None and priors else self.threshold
+        pending = [confidence for hits, _, confidence in ordered if hits]
+        reviewed = fit.confidences if fit is not None else []
+        correct = fit.correct if fit is not None else []
+        cut = choose_cut(pending, reviewed, correct, base, self.policy)
+        adapted = fit is not None and fit.adaptation is not None
+        return SourceStatus(name, items, priors, decisions, cut.cut, adapted, cut, self.policy)
 
     def _priors(
         self, claims: list[Claim], decided: list[tuple[SlotRow, tuple[str, ...]]]
@@ -267,36 +298,31 @@ class SourceLevelSlot:
             return self.model.rule.priors(claims, self.is_leaf)
         return replace(self.model.rule.priors(chosen, self.is_leaf), read_from="decisions")
 
-    def _chosen_first(
-        self, row: SlotRow, claim: Claim, collective: Collective
-    ) -> tuple[list[ScoredHub], list[float] | None]:
-        """The row's hits and evidence with its item's chosen CRE first (when the row
-        retrieved it)."""
-        hits = list(row.hits)
-        evidence = list(row.evidence) if row.evidence is not None else None
-        if collective.chosen >= 0:
-            cre = claim.ids[collective.chosen]
-            at = next((k for k, h in enumerate(hits) if h.cre_id == cre), None)
-            if at is not None and at > 0:
-                hits.insert(0, hits.pop(at))
-                if evidence is not None:
-                    evidence.insert(0, evidence.pop(at))
-        return hits, evidence
-
-    def confidence(
+    def ordered(
         self,
-        hits: Sequence[ScoredHub],
-        evidence: Sequence[float] | None,
+        row: SlotRow,
+        claim: Claim,
         collective: Collective,
         adaptation: Adaptation | None,
-    ) -> float:
-        """The confidence in the first of `hits` (adapted to its source)."""
+    ) -> Ordered:
+        """The row's hits and evidence ordered by the confidence that decides (the
+        item's chosen CRE first among equals), and the first one's confidence: the
+        suggestion shown first is the one the policy would link."""
         assert self.model is not None
+        hits = list(row.hits)
+        evidence = list(row.evidence) if row.evidence is not None else None
         if not hits:
-            return 0.0
+            return hits, evidence, 0.0
+        chosen = claim.ids[collective.chosen] if collective.chosen >= 0 else None
         cres, scores = [h.cre_id for h in hits], [h.score for h in hits]
-        first = joint_probabilities(self.model, cres, scores, evidence, collective)[0]
-        return adaptation.apply(first) if adaptation is not None else first
+        probabilities = joint_probabilities(self.model, cres, scores, evidence, collective)
+        if adaptation is not None:
+            probabilities = [adaptation.apply(p) for p in probabilities]
+        order = sorted(
+            range(len(hits)), key=lambda j: (-probabilities[j], hits[j].cre_id != chosen, j)
+        )
+        ranked_evidence = [evidence[j] for j in order] if evidence is not None else None
+        return [hits[j] for j in order], ranked_evidence, probabilities[order[0]]
 
     def _adapt(
         self,
@@ -307,8 +333,9 @@ class SourceLevelSlot:
         known: SourceHistory,
     ) -> _Fit | None:
         """The source's decided items, linked as if they were pending (the rest of the
-        source around them), teach its recalibration."""
-        if len(decided) < MIN_SOURCE_DECISIONS or self.model is None:
+        source around them): their confidences are the evidence for its cut, and from
+        MIN_SOURCE_DECISIONS on they teach its recalibration."""
+        if not decided or self.model is None:
             return None
         decided_cres = {c for _, cres in decided for c in cres}
         order = sorted(claims)
@@ -320,15 +347,27 @@ class SourceLevelSlot:
         )
         probabilities, correct = [], []
         for (row, cres), g in zip(decided, decided_items, strict=True):
-            hits, ev = self._chosen_first(row, claims[g], evidence[g])
-            probabilities.append(self.confidence(hits, ev, evidence[g], None))
+            hits, _, confidence = self.ordered(row, claims[g], evidence[g], None)
+            probabilities.append(confidence)
             correct.append(bool(hits) and hits[0].cre_id in cres)
+        if len(decided) < MIN_SOURCE_DECISIONS:
+            return _Fit(None, probabilities, correct)
         adaptation = fit_adaptation(probabilities, correct, self.model.shrinkage)
         return _Fit(adaptation, probabilities, correct)
 
 
+Ordered = tuple[list[ScoredHub], list[float] | None, float]
+
+
 @dataclass(frozen=True)
 class _Fit:
-    adaptation: Adaptation
+    adaptation: Adaptation | None  # None: too few decisions to adapt the calibration
     probabilities: list[float]  # the decided items' global confidences
     correct: list[bool]
+
+    @property
+    def confidences(self) -> list[float]:
+        """The decided items' confidences as the policy decides with them."""
+        if self.adaptation is None:
+            return list(self.probabilities)
+        return [self.adaptation.apply(p) for p in self.probabilities]

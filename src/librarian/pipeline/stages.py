@@ -14,13 +14,14 @@ import numpy as np
 from numpy.typing import NDArray
 
 from librarian.artifacts.calibrator import Calibrator
-from librarian.artifacts.source_model import Adaptation, SourceModel, joint_probabilities
+from librarian.artifacts.source_model import SourceModel, joint_probabilities
 from librarian.catalogue.hub import Hub
 from librarian.models.seams import Embedder, PairScorer, Vectors
 from librarian.pipeline import components as ids
 from librarian.pipeline.components import Component
 from librarian.pipeline.explicit import ExplicitReference, find_references
 from librarian.pipeline.ingest import query_text
+from librarian.policy import Adaptation
 from librarian.retrieval.collective import Collective
 from librarian.retrieval.evidence import EVIDENCE_WEIGHT, EvidenceIndex, evidence_bonus
 from librarian.retrieval.flat import Retriever, ScoredHub, Search

@@ -32,13 +32,13 @@ from sqlalchemy.exc import OperationalError
 from sqlalchemy.orm import Session
 from starlette.middleware.trustedhost import TrustedHostMiddleware
 
-from librarian.artifacts.source_model import MIN_SOURCE_DECISIONS
 from librarian.catalogue.hub import Hub
 from librarian.pipeline.negation import negating_words
 from librarian.retrieval.hub_search import HubSearch
 from librarian.review.decisions import DecisionRequest, decide
 from librarian.schemas.human import HumanDecision, Ui
 from librarian.schemas.records import source_key_of
+from librarian.settings import MIN_SOURCE_DECISIONS
 from librarian.store.history import decisions_seen, linked_as, source_progress
 from librarian.store.human import (
     AlreadyDecided,

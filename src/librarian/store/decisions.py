@@ -8,7 +8,7 @@ from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import Connection, Engine, or_, select, tuple_, update
+from sqlalchemy import Connection, Engine, func, or_, select, tuple_, update
 from sqlalchemy.exc import InterfaceError, OperationalError, SQLAlchemyError
 from sqlalchemy.orm import Session
 
@@ -17,7 +17,7 @@ from librarian.schemas.records import PriorDecision, RejectCode, Rejection, Sect
 from librarian.schemas.routing import RoutingDecision
 from librarian.sql import StoreError, reason
 from librarian.store.queue import record_failure, stamp_consumed, still_open
-from librarian.store.tables import DecisionRow, RejectedRow
+from librarian.store.tables import DecisionRow, HumanDecisionRow, RejectedRow
 from librarian.text import content_hash
 
 LINKED = "linked"
@@ -149,6 +149,8 @@ def unchanged(
             DecisionRow.status,
             DecisionRow.consumed_at,
             DecisionRow.models_digest,
+            DecisionRow.source_key,
+            DecisionRow.created_at,
         ).where(
             or_(
                 tuple_(DecisionRow.chunk_id, DecisionRow.content_hash).in_(chunk_keys),
@@ -156,7 +158,8 @@ def unchanged(
             )
         )
     ).all()
-    rows = [r for r in rows if not _decided_by_others(r, models_digest)]
+    latest = last_reviewed(session, {s.source_key for s in sections})
+    rows = [r for r in rows if not _decided_by_others(r, models_digest, latest)]
     by_chunk = {(r.chunk_id, r.content_hash): r.pipeline_run_id for r in rows}
     by_span = {(r.span_key, r.content_hash): r.pipeline_run_id for r in rows}
     out: list[Skip] = []
@@ -207,6 +210,7 @@ class StoredBatch:
     routing: list[RoutingDecision] = field(default_factory=list)
     failures: dict[int, str] = field(default_factory=dict)
     models_digest: str | None = None  # of the models that decided the batch
+    relink_open: bool = False  # `relink`: every open item of the batch is decided again
 
     @property
     def from_queue(self) -> bool:
@@ -260,11 +264,40 @@ def write(session: Session, batch: StoredBatch) -> WriteResult:
     return result
 
 
-def _decided_by_others(row: Any, models_digest: str | None) -> bool:
-    """An open review item that other models decided (None: not asked)."""
+def _decided_by_others(
+    row: Any,
+    models_digest: str | None,
+    latest: Mapping[str, datetime] | None = None,
+    relink: bool = False,
+) -> bool:
+    """An open review item to decide again (`models_digest` None: not asked): other
+    models decided it, or its source's reviewers have decided since (its cut may have
+    moved: what they certify reaches the items still open), or `relink` asks for it."""
     if models_digest is None or row.status != REVIEW_REQUIRED or row.consumed_at is not None:
         return False
-    return bool(row.models_digest != models_digest)
+    if relink or row.models_digest != models_digest:
+        return True
+    reviewed = (latest or {}).get(row.source_key)
+    return reviewed is not None and reviewed > _aware(row.created_at)
+
+
+def last_reviewed(session: Session, sources: Iterable[str | None]) -> dict[str, datetime]:
+    """When each source's reviewers last decided (a decision standing)."""
+    keys = [k for k in set(sources) if k]
+    if not keys:
+        return {}
+    rows = session.execute(
+        select(DecisionRow.source_key, func.max(HumanDecisionRow.decided_at))
+        .join(HumanDecisionRow, HumanDecisionRow.decision_row_id == DecisionRow.id)
+        .where(DecisionRow.source_key.in_(keys), HumanDecisionRow.undone_at.is_(None))
+        .group_by(DecisionRow.source_key)
+    ).all()
+    return {str(key): _aware(at) for key, at in rows if key and at}
+
+
+def _aware(moment: datetime) -> datetime:
+    """SQLite hands back naive datetimes (stored as UTC)."""
+    return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
 
 
 def _present(session: Session, batch: StoredBatch) -> dict[tuple[str, str], DecisionRow | None]:
@@ -276,9 +309,10 @@ def _present(session: Session, batch: StoredBatch) -> dict[tuple[str, str], Deci
     query = select(DecisionRow).where(
         tuple_(DecisionRow.chunk_id, DecisionRow.content_hash).in_(keys)
     )
+    latest = last_reviewed(session, {s.source_key for s in batch.sections.values()})
     return {
         (row.chunk_id, row.content_hash): row
-        if _decided_by_others(row, batch.models_digest)
+        if _decided_by_others(row, batch.models_digest, latest, batch.relink_open)
         else None
         for row in session.execute(query).scalars()
     }

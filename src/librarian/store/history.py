@@ -11,8 +11,9 @@ from typing import Any
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
-from librarian.artifacts.source_model import MIN_SOURCE_DECISIONS
+from librarian.policy import CALIBRATION_SAMPLE, calibration_sample
 from librarian.schemas.records import Reviewed, SourceHistory
+from librarian.settings import MIN_SOURCE_DECISIONS
 from librarian.store.decisions import LINKED, REVIEW_REQUIRED
 from librarian.store.tables import DecisionRow, HumanDecisionRow
 
@@ -87,13 +88,16 @@ class SourceProgress:
     decisions: int
     needed: int
     linked: str | None
-    review_first: tuple[str, ...]  # review ids, nearest the auto-link threshold first
+    # Its calibration sample still to decide (review ids): the items whose decisions
+    # certify the most auto-links (`policy.calibration_sample`).
+    review_first: tuple[str, ...]
 
 
-def source_progress(session: Session, first: int = 3) -> list[SourceProgress]:
-    """Every source in the store, most open items first. The items to review first are
-    those whose confidence lies nearest the threshold: a decision there says the most
-    about where the source's own threshold belongs."""
+def source_progress(session: Session) -> list[SourceProgress]:
+    """Every source in the store, most open items first, with the open items its
+    reviewers should decide first: its calibration sample, CALIBRATION_SAMPLE in all
+    with the decisions it has (`policy.calibration_sample`, over the stored confidences
+    and chapters: no model is run)."""
     # Small columns only: the queue page shows this on every load, and envelopes are big.
     rows = session.execute(
         select(
@@ -101,6 +105,7 @@ def source_progress(session: Session, first: int = 3) -> list[SourceProgress]:
             DecisionRow.source_key,
             DecisionRow.review_id,
             DecisionRow.confidence,
+            DecisionRow.heading_path,
         ).where(
             DecisionRow.source_key.is_not(None),
             DecisionRow.status == REVIEW_REQUIRED,
@@ -126,17 +131,19 @@ def source_progress(session: Session, first: int = 3) -> list[SourceProgress]:
     out = []
     for key, open_items in open_by.items():
         seen = decisions_seen(session, key)
-        latest = latest_of[key]
-        threshold = float(latest.get("retrieval", {}).get("threshold") or 0.0)
-        nearest = sorted(open_items, key=lambda r: abs((r.confidence or 0.0) - threshold))
+        sample = calibration_sample(
+            [r.confidence or 0.0 for r in open_items],
+            [(r.heading_path or [""])[0] for r in open_items],
+            max(0, CALIBRATION_SAMPLE - seen),
+        )
         out.append(
             SourceProgress(
                 key,
                 len(open_items),
                 seen,
                 max(0, MIN_SOURCE_DECISIONS - seen),
-                linked_as(latest),
-                tuple(str(r.review_id) for r in nearest[:first]),
+                linked_as(latest_of[key]),
+                tuple(str(open_items[i].review_id) for i in sample),
             )
         )
     return sorted(out, key=lambda p: (-p.open_items, p.key))

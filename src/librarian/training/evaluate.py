@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from librarian.pipeline.pipeline import Pipeline, Priors
+from librarian.policy import calibration_sample
 from librarian.schemas.envelopes import Candidate, Envelope, LinkProposal, ReviewItem
 from librarian.schemas.evaluation import (
     SLICES,
@@ -316,3 +318,33 @@ def golden_history(reviewed: Sequence[GoldenRow]) -> History:
             known.linked | set(cres), (*known.reviewed, decided)
         )
     return out
+
+
+def chapter_of(row: GoldenRow) -> str:
+    """The chapter a row's section is in: the first part of its section path ("AC-3" ->
+    "AC", "5.10" -> "5"); "" when the row names none."""
+    path = row.provenance.section_path if row.provenance is not None else None
+    return re.split(r"[.\-\s]", path, maxsplit=1)[0] if path else ""
+
+
+def product_reviewed(
+    pipeline: Pipeline,
+    rows: Sequence[GoldenRow],
+    k: int,
+    progress: Callable[[int], None] | None = None,
+) -> tuple[list[GoldenRow], list[GoldenRow]]:
+    """The `k` rows of each source the product would have its reviewers decide first
+    (`policy.calibration_sample`), and the rest. It chooses from a cold run over the rows'
+    text: no label, of a chosen row or any other, is read to choose."""
+    cold = run_golden(pipeline, rows, progress=progress)
+    by_source: dict[str, list[int]] = {}
+    for i, outcome in enumerate(cold.outcomes):
+        if outcome.candidates:  # the models decided it (a cited CRE needs no review)
+            by_source.setdefault(source_of(outcome.row), []).append(i)
+    chosen: set[int] = set()
+    for indices in by_source.values():
+        confidences = [cold.outcomes[i].confidence for i in indices]
+        picks = calibration_sample(confidences, [chapter_of(rows[i]) for i in indices], k)
+        chosen.update(indices[j] for j in picks)
+    reviewed = [rows[i] for i in sorted(chosen)]
+    return reviewed, [row for i, row in enumerate(rows) if i not in chosen]

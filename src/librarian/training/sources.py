@@ -21,11 +21,11 @@ from librarian.artifacts.source_model import (
     JOINT_FEATURES,
     SHRINKAGES,
     SourceModel,
-    fit_adaptation,
     joint_features,
 )
 from librarian.catalogue.hub import Hub
 from librarian.pipeline.source_level import SlotRow, SourceLevelSlot, item_index, merged_claim
+from librarian.policy import fit_adaptation
 from librarian.retrieval.collective import (
     MIN_SHAPE_ITEMS,
     Claim,
@@ -140,12 +140,19 @@ def _capped(rule: PriorRule) -> PriorRule:
 
 @dataclass(frozen=True)
 class JointRow:
-    """One row linked with the rest of its framework: the joint features of its first
-    candidate, and whether that candidate is right."""
+    """One row linked with the rest of its framework: the joint features of each of its
+    candidates (in the slot's order, its item's chosen CRE first) and whether each is
+    right. The calibrator is fitted on every candidate, so that its confidence can order
+    them: the run links the candidate it is most confident in."""
 
     scored: ScoredSection
-    features: tuple[float, ...]
-    correct: bool
+    candidates: tuple[tuple[tuple[float, ...], bool], ...]
+
+    def decided(self, calibrator: Calibrator) -> tuple[float, bool]:
+        """The confidence of the candidate the run would link, and whether it is right."""
+        probabilities = [calibrator.probability(f) for f, _ in self.candidates]
+        best = min(range(len(probabilities)), key=lambda j: (-probabilities[j], j))
+        return probabilities[best], self.candidates[best][1]
 
 
 def joint_rows(
@@ -153,7 +160,8 @@ def joint_rows(
 ) -> list[JointRow]:
     """The framework's rows through the run's own slot, under `rule`."""
     # The slot calibrates only with a source's decisions, and training has none: the
-    # calibrator it is handed here is never read.
+    # calibrator it is handed here gives every candidate one confidence, so each row keeps
+    # its item's chosen CRE first.
     unused = Calibrator(tuple(0.0 for _ in JOINT_FEATURES), 0.0, 0, JOINT_FEATURES)
     slot = SourceLevelSlot(SourceModel(rule, unused, 1.0), hub, 1.0)
     linked = slot.run(slot_rows(scored, fw.rows))
@@ -163,8 +171,18 @@ def joint_rows(
             continue
         ids = [h.cre_id for h in row.hits]
         features = joint_features(ids, [h.score for h in row.hits], row.evidence, row.collective)
-        out.append(JointRow(scored[i], features[0], ids[0] in scored[i].section.cre_ids))
+        right = scored[i].section.cre_ids
+        candidates = tuple((f, c in right) for f, c in zip(features, ids, strict=True))
+        out.append(JointRow(scored[i], candidates))
     return out
+
+
+def fit_joint(rows: Sequence[JointRow]) -> Calibrator:
+    """The joint calibrator over every candidate of `rows`."""
+    fitted = fit_calibrator(
+        [f for r in rows for f, _ in r.candidates], [ok for r in rows for _, ok in r.candidates]
+    )
+    return Calibrator(fitted.weights, fitted.intercept, fitted.fitted_on, JOINT_FEATURES)
 
 
 # A team reviews a new source's first batch: the shrinkage is chosen for adapting on
@@ -172,13 +190,15 @@ def joint_rows(
 FIRST_REVIEWED = 50
 
 
-def fit_shrinkage(rows: Sequence[JointRow], oof: Sequence[float]) -> tuple[float, dict[str, float]]:
+def fit_shrinkage(
+    rows: Sequence[JointRow], oof: Sequence[float], correct: Sequence[bool]
+) -> tuple[float, dict[str, float]]:
     """The shrinkage whose adaptation, fitted on each framework's first FIRST_REVIEWED
     rows (out-of-fold confidences), gives the lowest log-loss on the rest of it (mean over
     frameworks); and each candidate's loss."""
     by_framework: dict[str, list[tuple[float, bool]]] = {}
-    for row, p in zip(rows, oof, strict=True):
-        by_framework.setdefault(row.scored.section.framework_id, []).append((p, row.correct))
+    for row, p, ok in zip(rows, oof, correct, strict=True):
+        by_framework.setdefault(row.scored.section.framework_id, []).append((p, ok))
     usable = [v for v in by_framework.values() if len(v) >= FIRST_REVIEWED + 10]
     if not usable:
         return SHRINKAGES[-1], {}
@@ -201,7 +221,8 @@ def fit_shrinkage(rows: Sequence[JointRow], oof: Sequence[float]) -> tuple[float
 class SourceFit:
     rule: PriorRule
     rows: list[JointRow]  # each framework's rows under the rule fitted without it
-    oof: list[float]  # their confidences from folds without their framework
+    oof: list[float]  # the confidence each would be linked at, from folds without it
+    correct: list[bool]  # whether what it would be linked to is right
     calibrator: Calibrator
     lofo: dict[str, tuple[int, int, int]]  # framework: (rows, alone, with the LOFO rule)
 
@@ -231,12 +252,13 @@ def fit_sources(
         )
     rows: list[JointRow] = []
     oof: list[float] = []
+    correct: list[bool] = []
     for fw in frameworks:
-        train_rows = [r for f, rs in held_rows.items() if f != fw.framework for r in rs]
-        fold = fit_calibrator([r.features for r in train_rows], [r.correct for r in train_rows])
-        rows.extend(held_rows[fw.framework])
-        oof.extend(fold.probability(r.features) for r in held_rows[fw.framework])
-    final_rows = [r for fw in frameworks for r in joint_rows(fw, scored, rule, hub)]
-    fitted = fit_calibrator([r.features for r in final_rows], [r.correct for r in final_rows])
-    calibrator = Calibrator(fitted.weights, fitted.intercept, fitted.fitted_on, JOINT_FEATURES)
-    return SourceFit(rule, rows, oof, calibrator, lofo)
+        fold = fit_joint([r for f, rs in held_rows.items() if f != fw.framework for r in rs])
+        for row in held_rows[fw.framework]:
+            confidence, right = row.decided(fold)
+            rows.append(row)
+            oof.append(confidence)
+            correct.append(right)
+    calibrator = fit_joint([r for fw in frameworks for r in joint_rows(fw, scored, rule, hub)])
+    return SourceFit(rule, rows, oof, correct, calibrator, lofo)

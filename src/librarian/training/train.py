@@ -74,10 +74,10 @@ from librarian.training.sources import fit_shrinkage, fit_sources
 
 # Bumped whenever what training computes changes: a model directory built by an older
 # version is rebuilt, never reused.
-TRAINING_VERSION = "5"
+TRAINING_VERSION = "6"
 
 # At most this share of auto-links may be wrong at the shipped threshold.
-MAX_WRONG_RATE = 0.03
+MAX_WRONG_RATE = default_of("wrong_budget")  # the one budget: settings.wrong_budget
 # The threshold is read off prose rows when they give at least this many auto-links at
 # it; below that, off prose and title rows together (a cut over 5 rows proves nothing).
 MIN_THRESHOLD_SUPPORT = 20
@@ -234,9 +234,9 @@ def fit_source_model(
         # retrieval order and the global calibrator (collective features weigh nothing).
         return solo_source_model(calibrator, threshold), {"not_fitted": str(exc)}
     styles = [r.scored.section.style for r in fit.rows]
-    correct = [r.correct for r in fit.rows]
+    correct = fit.correct
     threshold, rule = pick_threshold(styles, correct, fit.oof, max_wrong)
-    shrinkage, losses = fit_shrinkage(fit.rows, fit.oof)
+    shrinkage, losses = fit_shrinkage(fit.rows, fit.oof, correct)
     ece, _ = reliability(fit.oof, correct)
     auto = [ok for ok, c in zip(correct, fit.oof, strict=True) if c >= threshold]
     card = {

@@ -1,0 +1,63 @@
+"""`librarian relink`: decide a source's open items again with the cut its reviewers now
+certify (an item a person decided is never touched)."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Annotated
+
+import typer
+
+from librarian.cli.common import database, home_of, linker_settings, out, redacted
+from librarian.cli.options import CommitOpt, LinkerOptions, with_linker_options
+from librarian.errors import UsageError
+from librarian.text import visible
+
+
+@with_linker_options
+def relink(
+    source: Annotated[
+        str, typer.Option("--source", help="the source key (`queue status` lists them)")
+    ],
+    commit: CommitOpt = False,
+    *,
+    linker: LinkerOptions,
+) -> None:
+    """Link SOURCE's open review items again, with what its reviewers have decided since;
+    without --commit, only say what would change."""
+    from sqlalchemy.orm import Session
+
+    from librarian.factory import build_pipeline
+    from librarian.review.relink import open_sources
+    from librarian.review.relink import relink as relink_source
+    from librarian.store.db import make_engine
+
+    url = database(linker.db, home_of(linker.home), create=False, reads_only=not commit)
+    engine = make_engine(url)
+    try:
+        with Session(engine) as session:
+            known = open_sources(session)
+        if source not in known:
+            listed = ", ".join(known[:20]) or "none"
+            raise UsageError(
+                f"no open items of source {source!r} in {redacted(url)} (open: {listed})"
+            )
+        built = build_pipeline(linker_settings(linker, vector_db=None))
+        run_id = "relink-" + datetime.now(UTC).strftime("%Y%m%dT%H%M%S")
+        done = relink_source(engine, built, source, run_id, commit)
+    finally:
+        engine.dispose()
+    verb = "linked" if commit else "would link"
+    out.print(
+        visible(
+            f"{source}: {done.open_items} open items; {verb} {done.linked} automatically; "
+            f"{done.status.get('says', '')}"
+        ),
+        markup=False,
+    )
+    if done.stored is not None:
+        out.print(
+            f"stored: {done.stored.redecided} decided again, {done.stored.lost_to_review} "
+            "left to the reviewers who decided them meanwhile",
+            markup=False,
+        )
