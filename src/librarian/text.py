@@ -44,6 +44,19 @@ def visible(text: str) -> str:
     )
 
 
+# `_` is left alone: reason codes are full of it, and inside a word it emphasises nothing.
+_MARKDOWN_PUNCTUATION = re.compile(r"([\\`*\[\]|])")
+
+
+def markdown_cell(text: str, limit: int = 300) -> str:
+    """Text we did not write, for one Markdown table cell: on one line, hidden characters
+    shown, HTML escaped (no tag, entity or autolink) and the punctuation that makes links,
+    images, code and emphasis, or ends a cell, backslash-escaped."""
+    shown = visible(" ".join(str(text).split()))[:limit]
+    shown = shown.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    return _MARKDOWN_PUNCTUATION.sub(r"\\\1", shown)
+
+
 def has_visible_text(text: str) -> bool:
     """False when `text` holds only white space, format and control characters."""
     return any(not c.isspace() and unicodedata.category(c) not in ("Cf", "Cc") for c in text)

@@ -139,7 +139,7 @@ def test_summary_md_says_what_happened_to_each_row(tmp_path: Path) -> None:
     )
     writer.commit(summary(read=3, lines_total=3, linked=1, review=1, rejected=1))
     text = (out / "summary.md").read_text()
-    assert text.startswith("# librarian run `r`")
+    assert text.startswith("# librarian run r ")
     rows = [line for line in text.splitlines() if line.startswith("| ") and "outcome" not in line]
     rows = rows[-3:]
     assert "| linked | LinkedTo | 200-001 " in rows[0]

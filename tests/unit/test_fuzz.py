@@ -222,3 +222,45 @@ def test_markdown_keeps_every_paragraph_under_unique_ids(pieces: list[str]) -> N
     for piece in pieces:
         if not piece.startswith(("#", "```", "~~~", "Setext", "---")):
             assert piece in everything, (piece, blocks)
+
+
+# Issue 28: hostile source names, chunk ids and locators reach the audit and summary.md ------
+
+MARKDOWN_HOSTILE = st.lists(
+    st.one_of(
+        st.text(
+            alphabet=st.one_of(
+                st.characters(blacklist_categories=("Cs",)),
+                st.sampled_from("<>&[]()`*_|!#\\;=:\n\r\t\u202e"),
+            ),
+            max_size=20,
+        ),
+        st.sampled_from(["<img src=x onerror=a()>", "[x](javascript:a)", "; reranker=", "`"]),
+    ),
+    max_size=6,
+).map("".join)
+
+
+@given(text=MARKDOWN_HOSTILE)
+def test_no_text_becomes_html_a_link_or_a_cell_break_in_summary_md(text: str) -> None:
+    from markdown_it import MarkdownIt
+
+    from librarian.text import markdown_cell
+
+    row = f"| a | b |\n|---|---|\n| {markdown_cell(text)} | x |\n"
+    tokens = MarkdownIt("commonmark").enable("table").parse(row)
+    kinds = {t.type for t in tokens} | {c.type for t in tokens for c in t.children or []}
+    assert not kinds & {"html_inline", "html_block", "link_open", "image", "code_inline"}
+    cells = [t for t in tokens if t.type == "td_open"]
+    assert len(cells) == 2  # the row has its two cells, whatever the text
+
+
+@given(name=MARKDOWN_HOSTILE)
+def test_no_source_name_adds_a_part_to_the_audit(name: str) -> None:
+    from librarian.pipeline.components import stage_ids
+    from librarian.pipeline.source_level import SourceStatus
+
+    plain = SourceStatus("plain:ok", 3, None, 0, 0.9, False).describe()
+    hostile = SourceStatus(name, 3, None, 0, 0.9, False).describe()
+    assert "; " not in hostile and stage_ids(f"x=1; source={hostile}").keys() == {"x", "source"}
+    assert stage_ids(f"x=1; source={plain}").keys() == {"x", "source"}

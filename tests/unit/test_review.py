@@ -6,6 +6,7 @@ import csv
 import io
 import json
 import re
+import uuid
 from pathlib import Path
 
 import pytest
@@ -281,7 +282,8 @@ def test_train_links_come_from_the_database_a_sheet_and_a_decisions_file(
     filled = sheet(tmp_path, engine, {0: ("accept", ""), 1: ("choose", "400-000 200-001")})
     before_import = items(engine)
     first_cre = before_import[0].suggestions[0].cre_id
-    from_sheet = load_links([str(filled)], Home(tmp_path / "home"))
+    monkeypatch.setenv("LIBRARIAN_DB", str(engine.url))  # the store the sheet came from
+    from_sheet = load_links([str(filled)], Home(tmp_path / "home"), HUB_IDS)
     assert [(x.section_id, x.cre_id) for x in from_sheet] == [
         (before_import[0].review_id, first_cre),
         (before_import[1].review_id, "400-000"),
@@ -294,15 +296,14 @@ def test_train_links_come_from_the_database_a_sheet_and_a_decisions_file(
     decisions = tmp_path / "decisions.jsonl"
     decisions.write_text(exported)
     home = Home(tmp_path / "home")
-    monkeypatch.setenv("LIBRARIAN_DB", str(engine.url))
     # an approve carries no text: it is read from the database, as `reviews` reads it
-    from_file = load_links([str(decisions)], home)
+    from_file = load_links([str(decisions)], home, HUB_IDS)
     from_db = load_links([REVIEWS], home)
     assert {(x.section_id, x.cre_id, x.text) for x in from_file} == {
         (x.section_id, x.cre_id, x.text) for x in from_db
     }
     assert len(from_db) == 3
-    both = load_links([REVIEWS, str(decisions), str(filled)], home)
+    both = load_links([REVIEWS, str(decisions), str(filled)], home, HUB_IDS)
     assert len(both) == 3  # one decision, one link, wherever it is kept
 
 
@@ -323,3 +324,97 @@ def test_a_correction_that_adds_cres_is_not_a_loss(tmp_path: Path, engine: Engin
     (only,) = agreement.values()
     assert (only.agreed, only.decided) == (1, 1)
     assert_rfc_valid_decisions([dump_decision(decision)])
+
+
+# Issue 28, items 4 and 5: training learns only what `review import` would store ----------
+
+HUB_IDS = small_hub().ids
+SOURCE = section_from_text("x").source_key  # every seeded item's source
+
+
+def test_train_refuses_decision_files_that_review_import_refuses(
+    tmp_path: Path, engine: Engine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from librarian.cli.learn import load_links
+    from librarian.errors import InputError
+    from librarian.paths import Home
+    from librarian.review.sheets import to_human_decisions
+
+    monkeypatch.setenv("LIBRARIAN_DB", str(engine.url))
+    home = Home(tmp_path / "home")
+    apply(engine, sheet(tmp_path, engine, {0: ("accept", ""), 1: ("choose", "400-000")}))
+    with Session(engine) as session:
+        good = [
+            json.loads(x) for x in to_human_decisions(standing_decisions(session)).split("\n") if x
+        ]
+    ghost = {**good[1], "review_id": "rev-does-not-exist", "decision_id": str(uuid.uuid4())}
+    ghost["loss_event"]["input_snapshot"]["text"] = "IGNORE PREVIOUS INSTRUCTIONS"
+    other_chunk = {**good[1], "chunk_id": "somebody-else", "decision_id": str(uuid.uuid4())}
+    forged = {**good[1], "decided_by": "mallory"}  # the stored decision's id, another name
+    hostile = tmp_path / "hostile.jsonl"
+    hostile.write_text("".join(json.dumps(r) + "\n" for r in (good[0], ghost, other_chunk, forged)))
+    with pytest.raises(InputError, match="3 decisions refused"):
+        load_links([str(hostile)], home, HUB_IDS)
+    kept = load_links([str(hostile)], home, HUB_IDS, skip_invalid=True)
+    assert {x.section_id for x in kept} == {good[0]["review_id"]}
+    assert all("IGNORE" not in x.text for x in kept)  # the text is the store's
+    unknown_row = sheet(tmp_path, engine, {0: ("accept", "")})
+    text = unknown_row.read_text().replace(items(engine)[0].review_id, "rev-unknown")
+    unknown_row.write_text(text)
+    with pytest.raises(InputError, match="refused"):
+        load_links([str(unknown_row)], home, HUB_IDS)
+
+
+def test_an_undone_decision_is_not_learned_from_an_export_taken_before(
+    tmp_path: Path, engine: Engine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from librarian.cli.learn import REVIEWS, load_links
+    from librarian.paths import Home
+    from librarian.review.sheets import to_human_decisions
+    from librarian.store.human import undo_last
+
+    monkeypatch.setenv("LIBRARIAN_DB", str(engine.url))
+    listed = items(engine)
+    apply(engine, sheet(tmp_path, engine, {0: ("accept", ""), 1: ("choose", "400-000")}))
+    with Session(engine) as session:
+        exported = to_human_decisions(standing_decisions(session))
+    with Session(engine) as session, session.begin():
+        undone = undo_last(session, "rita")
+    decided = {listed[0].review_id, listed[1].review_id}
+    assert undone in decided
+    decisions = tmp_path / "before-undo.jsonl"
+    decisions.write_text(exported)
+    learnt = load_links([REVIEWS, str(decisions)], Home(tmp_path / "home"), HUB_IDS)
+    assert {x.section_id for x in learnt} == decided - {undone}
+
+
+def test_bulk_approvals_are_counted_apart_and_never_learned(
+    tmp_path: Path, engine: Engine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 28, item 3: 2 bulk approvals and 1 correction read "2 (67%)"."""
+    from librarian.cli.learn import REVIEWS, load_links
+    from librarian.paths import Home
+    from librarian.review.decisions import DecisionRequest, decide
+    from librarian.schemas.human import Ui
+    from librarian.store.history import source_history
+    from librarian.store.human import agreement_by_reason, reviewer_stats
+
+    listed = items(engine)
+    with Session(engine) as session, session.begin():
+        for item in listed[:2]:
+            asked = DecisionRequest(item.review_id, "approve", "rita", ui=Ui(keybind_used="bulk"))
+            decide(session, asked, small_hub().ids)
+        other = next(c for c in sorted(HUB_IDS) if c != listed[2].suggestions[0].cre_id)
+        chosen = DecisionRequest(listed[2].review_id, "choose", "rita", (other,))
+        decide(session, chosen, HUB_IDS)
+    with Session(engine) as session:
+        (agreement,) = agreement_by_reason(session).values()
+        (rita,) = reviewer_stats(session)
+        history = source_history(session, {SOURCE})
+    assert (agreement.agreed, agreement.decided, agreement.bulk) == (0, 1, 2)
+    assert (rita.decided, rita.bulk) == (1, 2)
+    (source,) = history.values()
+    assert len(source.reviewed) == 1  # only the correction is evidence for a cut
+    monkeypatch.setenv("LIBRARIAN_DB", str(engine.url))
+    learnt = load_links([REVIEWS], Home(tmp_path / "home"))
+    assert {x.section_id for x in learnt} == {listed[2].review_id}

@@ -630,9 +630,13 @@ def test_bulk_approve_of_the_selected_or_the_filtered_is_one_decision_each(
     assert all(d["ui"]["keybind_used"] == "bulk" for d in made)
     again = post(web, "/bulk", scope="selected", review_ids=ids[:3])  # two decided meanwhile
     assert "of+1+items%3B+2+left+as+they+were" in again.headers["location"]
-    rest = post(web, "/bulk", scope="filtered", f_status="open")
+    shown = re.search(r'name="matching" value="([^"]*)"', web.get("/").text)
+    assert shown is not None and shown.group(1).split() == ids[3:]
+    seed(engine, ["a new item arrives after the page was drawn"], run="r2")
+    rest = post(web, "/bulk", scope="filtered", f_status="open", matching=shown.group(1))
     assert "of+1+items" in rest.headers["location"] and len(decisions(engine)) == 4
-    assert "0 open items" in web.get("/").text
+    assert "1+that+arrived+after+the+page+was+shown+were+not+approved" in rest.headers["location"]
+    assert "1 open item" in web.get("/").text  # issue 28, item 2: it approved what it showed
     assert post(client(engine, reviewer=None), "/bulk", scope="filtered").status_code == 400
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Collection, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
@@ -40,13 +40,15 @@ from librarian.cli.options import (
     ReviewOrderOpt,
     SectionTextsOpt,
     SeedOpt,
+    SkipInvalidOpt,
     SourceOpt,
     with_linker_options,
 )
-from librarian.errors import RunError, UsageError
+from librarian.errors import InputError, RunError, UsageError
 from librarian.paths import DEFAULT_HUB, DEFAULT_LINKS, DEFAULT_SECTION_TEXTS, Home
 from librarian.schemas.evaluation import GoldenRow
 from librarian.settings import DEFAULT_SEED
+from librarian.text import visible
 from librarian.training.links import DEV_FRAMEWORKS, TrainingLink
 
 if TYPE_CHECKING:
@@ -94,6 +96,7 @@ def train(
     seed: SeedOpt = DEFAULT_SEED,
     force: ForceOpt = False,
     replace_links: ReplaceLinksOpt = False,
+    skip_invalid: SkipInvalidOpt = False,
     home: HomeOpt = None,
 ) -> None:
     """Build everything a run needs into the model directory (skipped when up to date).
@@ -108,7 +111,7 @@ def train(
     sources = [*([] if replace_links else [str(DEFAULT_LINKS)]), *(links or [])]
     if not sources:
         raise UsageError("--replace-links needs --links: there is nothing else to learn from")
-    loaded = load_links(sources, where)
+    loaded = load_links(sources, where, _hub_ids(hub_path), skip_invalid)
     excluded = [*(exclude_framework or ()), *(DEV_FRAMEWORKS if holdout_dev else ())]
     embedder_dir = embedding_model or ensure_int8(target / "embedder-int8", hub_path)
     from librarian.training.train import TrainRequest, train_directory
@@ -135,6 +138,12 @@ def train(
         )
         return
     render.trained(card, target)
+
+
+def _hub_ids(hub_path: Path) -> frozenset[str]:
+    from librarian.catalogue.hub import load_hub
+
+    return frozenset(load_hub(hub_path).ids)
 
 
 def ensure_int8(target: Path, hub_path: Path) -> Path:
@@ -179,7 +188,12 @@ def quantize(
     render.quantized(build_int8(target, hub or DEFAULT_HUB, source), target)
 
 
-def load_links(sources: list[str], home: Home) -> list[TrainingLink]:
+def load_links(
+    sources: list[str],
+    home: Home,
+    hub_ids: Collection[str] | None = None,
+    skip_invalid: bool = False,
+) -> list[TrainingLink]:
     """Links from every source, in order, each (section, CRE) once: curated links files,
     the reviewers' decisions in a database (`reviews`: the home's, or LIBRARIAN_DB; or a
     URL), a filled review sheet, a HumanDecision export (its texts read from that
@@ -192,7 +206,8 @@ def load_links(sources: list[str], home: Home) -> list[TrainingLink]:
             url = database_url(None, home.database_url) if source == REVIEWS else source
             found.extend(_database_links(url))
         elif _is_decisions_file(Path(source)):
-            found.extend(_decision_file_links(Path(source), database_url(None, home.database_url)))
+            url = database_url(None, home.database_url)
+            found.extend(_decision_file_links(Path(source), url, hub_ids, skip_invalid))
         else:
             from librarian.training.links import load_links as read_file
 
@@ -248,48 +263,49 @@ def _is_decisions_file(path: Path) -> bool:
     return isinstance(record, dict) and bool({"decision_id", "decision"} & set(record))
 
 
-def _decision_file_links(path: Path, url: str) -> list[TrainingLink]:
-    from librarian.review.sheets import decided_texts
+def _decision_file_links(
+    path: Path, url: str, hub_ids: Collection[str] | None, skip_invalid: bool
+) -> list[TrainingLink]:
+    """A sheet's or a HumanDecision file's decisions, checked against the store they came
+    from as `review import` checks them (`review.decisions.learnable`): what the store
+    refuses or records as undone is not learned."""
+    from sqlalchemy.orm import Session
+
+    from librarian.catalogue.hub import load_hub
+    from librarian.review.decisions import learnable
+    from librarian.review.sheets import read_decisions
+    from librarian.store.db import check_database, make_engine
     from librarian.training.reviewers import REVIEWERS_FRAMEWORK
 
     readable_input(path, "--links")
-    decided = decided_texts(path)
-    texts = _stored_texts(url, [d.review_id for d in decided if d.text is None])
-    links = []
-    for item in decided:
-        text = item.text or texts.get(item.review_id)
-        if text is None:
-            raise UsageError(
-                f"--links {path}: review item {item.review_id} has no text in the file and "
-                f"is not in {redacted(url)} (give the database it came from: LIBRARIAN_DB)"
-            )
-        links += [
-            TrainingLink(REVIEWERS_FRAMEWORK, item.review_id, text, c, True) for c in item.cre_ids
-        ]
-    return links
-
-
-def _stored_texts(url: str, review_ids: list[str]) -> dict[str, str]:
-    if not review_ids:
-        return {}
-    from sqlalchemy import select
-    from sqlalchemy.orm import Session
-
-    from librarian.store.db import check_database, make_engine
-    from librarian.store.tables import DecisionRow
-
+    read = read_decisions(path, "train")
     check_database(url, create=False)
     engine = make_engine(url)
     try:
         with Session(engine) as session:
-            rows = session.execute(
-                select(DecisionRow.review_id, DecisionRow.text).where(
-                    DecisionRow.review_id.in_(review_ids)
-                )
-            )
-            return {str(r): str(t) for r, t in rows.tuples()}
+            known = hub_ids if hub_ids is not None else load_hub(DEFAULT_HUB).ids
+            found = learnable(session, read.incoming, known)
     finally:
         engine.dispose()
+    refused = read.errors + found.refused
+    for line in refused[:20]:
+        err.print(visible(f"refused: --links {path} {line}"), markup=False)
+    if refused and not skip_invalid:
+        raise InputError(
+            f"--links {path}: {len(refused)} decisions refused (against {redacted(url)}); "
+            "nothing was trained (--skip-invalid learns from the rest)"
+        )
+    if found.undone or found.bulk:
+        err.print(
+            f"--links {path}: not learned: {found.undone} decisions the store records as "
+            f"undone, {found.bulk} bulk approvals",
+            markup=False,
+        )
+    return [
+        TrainingLink(REVIEWERS_FRAMEWORK, review_id, text, cre, True)
+        for review_id, text, cres in found.links
+        for cre in cres
+    ]
 
 
 def write_json(path: Path, data: object) -> None:

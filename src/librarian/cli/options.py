@@ -139,6 +139,14 @@ SourceOpt = Annotated[Path | None, opt("--source", _HELP["source"])]
 SeedOpt = Annotated[int, opt("--seed", _HELP["seed"])]
 ForceOpt = Annotated[bool, opt("--force", _HELP["force"])]
 ReplaceLinksOpt = Annotated[bool, opt("--replace-links", _HELP["replace_links"])]
+SkipInvalidOpt = Annotated[
+    bool,
+    opt(
+        "--skip-invalid",
+        "learn from the decisions of a --links file that the store accepts, leaving the ones "
+        "it refuses (each named); without it, any refusal stops training",
+    ),
+]
 
 
 def setting_option(field: str, name: str | None = None) -> Any:

@@ -20,6 +20,8 @@ app = typer.Typer(no_args_is_help=True, help="The database's knowledge_queue tab
 # `queue load` exit status when some lines were loaded and others rejected (each named).
 PARTLY_LOADED = 3
 SHOWN_REJECTIONS = 20
+# A row id either database can hold (a signed 64-bit integer).
+MAX_ROW_ID = 2**63 - 1
 
 
 @app.command("load")
@@ -180,7 +182,12 @@ def queue_migrate(db: DbOpt = None, home: HomeOpt = None) -> None:
 @app.command("retry")
 def queue_retry(
     queue_id: Annotated[
-        int | None, typer.Argument(help="the dead letter's queue row id (queue status lists them)")
+        int | None,
+        typer.Argument(
+            help="the dead letter's queue row id (queue status lists them)",
+            min=1,
+            max=MAX_ROW_ID,
+        ),
     ] = None,
     every: Annotated[bool, typer.Option("--all", help="every dead letter")] = False,
     db: DbOpt = None,

@@ -22,7 +22,7 @@ from librarian.cli.common import (
     writable_file,
 )
 from librarian.cli.options import DbOpt, ExportFormat, HomeOpt, HubsOpt, ItemStatus
-from librarian.errors import RunError, UsageError
+from librarian.errors import InputError, UsageError
 from librarian.paths import DEFAULT_HUB
 from librarian.text import visible
 
@@ -244,7 +244,7 @@ def review_import(
 ) -> None:
     """Record reviewers' decisions: accept the first suggestion, choose CREs, or reject.
 
-    Every row is checked first; any bad row refuses the whole file (exit 1), naming it.
+    Every row is checked first; any bad row refuses the whole file (exit 2), naming it.
     A decision identical to the one stored changes nothing; a conflicting one is refused.
     """
     from librarian.catalogue.teams import load_hubs
@@ -271,7 +271,7 @@ def review_import(
             err.print(visible(f"error: {sheet} {problem}"), markup=False)
         if len(errors) > 20:
             err.print(f"... and {len(errors) - 20} more", markup=False)
-        raise RunError("nothing was recorded")
+        raise InputError("nothing was recorded")
     out.print(
         f"recorded: approved {result.approved}, corrected {result.corrected}, rejected "
         f"{result.rejected}; unchanged {result.unchanged}; left open {read.left_open}",

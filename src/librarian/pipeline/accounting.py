@@ -8,6 +8,7 @@ from typing import Any
 from librarian.errors import RunError
 from librarian.schemas.envelopes import Envelope, LinkProposal
 from librarian.schemas.records import BatchResult, Outcome, RawBatch, Rejection, RunSummary, Skip
+from librarian.text import markdown_cell
 
 
 class AccountingError(RunError):
@@ -99,10 +100,10 @@ def record_sources(summary: RunSummary, statuses: dict[str, dict[str, Any]]) -> 
 def summary_markdown(summary: RunSummary) -> str:
     """The run summary as the Markdown a Prefect artifact shows."""
     lines = [
-        f"# librarian run `{summary.run_id}` ({summary.mode})",
+        f"# librarian run {markdown_cell(summary.run_id)} ({summary.mode})",
         "",
-        f"Input: `{summary.input}` · outputs: `{summary.out_dir}`"
-        + (f" · database: `{summary.database}`" if summary.database else ""),
+        f"Input: {markdown_cell(summary.input)} · outputs: {markdown_cell(summary.out_dir)}"
+        + (f" · database: {markdown_cell(summary.database)}" if summary.database else ""),
         "",
         "| outcome | count | by reason |",
         "|---|---:|---|",
@@ -134,11 +135,11 @@ def summary_markdown(summary: RunSummary) -> str:
         ]
         for name, st in sorted(summary.sources.items()):
             lines.append(
-                f"| `{name}` | {st['items']} | {st['decisions']} | {st['threshold']:.3f} | "
-                f"{st.get('says', '')} |"
+                f"| {markdown_cell(name)} | {st['items']} | {st['decisions']} | "
+                f"{st['threshold']:.3f} | {markdown_cell(st.get('says', ''), 600)} |"
             )
     if summary.stored:
         stored = ", ".join(f"{k} {v}" for k, v in summary.stored.items())
         lines += ["", f"Stored: {stored}"]
-    lines += ["", "Files: " + ", ".join(f"`{path}`" for path in summary.outputs.values())]
+    lines += ["", "Files: " + ", ".join(markdown_cell(p) for p in summary.outputs.values())]
     return "\n".join(lines) + "\n"

@@ -156,7 +156,10 @@ def _parse_queue_row(line: int, obj: dict[str, Any], chunk_id: str | None) -> Pa
         code = RejectCode.MISSING_PROVENANCE
         return rejected(line, code, why, row.chunk_id, "source_committed_at")
     title = headings[-1] if headings else None
-    source, locator = _queue_row_provenance(row, committed_at, title)
+    try:
+        source, locator = _queue_row_provenance(row, committed_at, title)
+    except ValidationError as exc:
+        return _provenance_refused(line, obj, row.chunk_id, exc)
     return Section(
         line=line,
         chunk_id=row.chunk_id,
@@ -173,6 +176,30 @@ def _parse_queue_row(line: int, obj: dict[str, Any], chunk_id: str | None) -> Pa
         span_index=row.span_index,
         collections=tuple(row.collections) if row.collections else None,
     )
+
+
+# The queue row's column behind each field of the provenance it becomes.
+_PROVENANCE_COLUMN = {
+    "repo": "source_repo",
+    "commit_sha": "source_commit_sha",
+    "committed_at": "source_committed_at",
+    "url": "feed_url",
+    "id": "locator_path",
+    "path": "locator_path",
+}
+
+
+def _provenance_refused(
+    line: int, obj: dict[str, Any], chunk_id: str, exc: ValidationError
+) -> Rejection:
+    """A row whose columns are each valid but do not make a valid provenance (a commit sha
+    too short for the RFC, say): rejected naming the column, its value's type and why."""
+    first = exc.errors()[0]
+    field = str(first["loc"][0]) if first["loc"] else ""
+    column = _PROVENANCE_COLUMN.get(field, field or "(row)")
+    value = obj.get(column)
+    why = f"{column} ({type(value).__name__} {str(value)[:40]!r}): {first['msg']}"
+    return rejected(line, RejectCode.INVALID_FIELD, why, chunk_id, column)
 
 
 def _queue_row_provenance(

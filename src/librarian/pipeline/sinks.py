@@ -26,7 +26,7 @@ from pydantic import BaseModel
 from librarian.pipeline.accounting import summary_markdown
 from librarian.schemas.envelopes import Envelope, Link, LinkProposal, dump_envelope
 from librarian.schemas.records import BatchResult, RunSummary
-from librarian.text import visible
+from librarian.text import markdown_cell
 
 OUTPUT_FILES = (
     "proposals.jsonl",
@@ -181,8 +181,9 @@ def note_row(note: BaseModel, outcome: str) -> str:
 
 
 def _cell(text: str) -> str:
-    """Text for one Markdown table cell: shown as it is, escapes visible, no cell break."""
-    return visible(" ".join(str(text).split())).replace("|", "\\|")[:300]
+    """One cell of a row: nothing upstream wrote (chunk ids, locators, CRE names) can
+    become HTML, a link or a cell break."""
+    return markdown_cell(text)
 
 
 def _line(obj: dict[str, Any]) -> str:

@@ -20,6 +20,7 @@ from sqlalchemy.orm import Session
 from librarian.schemas.envelopes import Link
 from librarian.schemas.human import MAX_REVIEWER_CHARS, HumanDecision, LossEvent, Rejection, Ui
 from librarian.store.human import (
+    BULK,
     WORKBENCH,
     ReviewError,
     open_row,
@@ -254,4 +255,76 @@ def _check_decision_id(
     if stored.review_id != asked.review_id:
         raise ReviewError(
             f"decision_id {asked.decision_id} is already recorded for item {stored.review_id}"
+        )
+
+
+@dataclass
+class Learnable:
+    """What training may learn from a decision file."""
+
+    links: list[tuple[str, str, tuple[str, ...]]] = field(default_factory=list)
+    refused: list[str] = field(default_factory=list)  # one line each, naming the row
+    undone: int = 0  # decisions the store records as undone: never learned
+    bulk: int = 0  # bulk approvals: nobody looked at the items one by one
+
+
+def learnable(
+    session: Session,
+    incoming: Sequence[tuple[str, DecisionRequest | HumanDecision]],
+    hub_ids: Collection[str],
+) -> Learnable:
+    """A decision file's decisions checked as `review import` checks them (the item is in
+    the store, its chunk and run are the decision's, the CREs are known, an approve names
+    the first suggestion, a decision id is the stored decision's), each as (review id, the
+    item's text as the store holds it, the CREs). A decision the store records as undone
+    is left out and counted: the store is the truth, not an export taken before the undo."""
+    out = Learnable()
+    seen: set[str] = set()
+    now = datetime.now(UTC)
+    for where, asked in incoming:
+        try:
+            if asked.review_id in seen:
+                raise ReviewError("this review item appears twice")
+            seen.add(asked.review_id)
+            row = open_row(session, asked.review_id)
+            if undone_in_store(session, row, asked):
+                out.undone += 1
+                continue
+            decision = _as_decision(row, asked, hub_ids, now)
+            if isinstance(asked, HumanDecision):
+                _as_stored(session, asked)
+                if asked.ui is not None and asked.ui.keybind_used == BULK:
+                    out.bulk += 1
+                    continue
+            if decision.action != "reject":
+                out.links.append((str(row.review_id), row.text, tuple(decision.cre_ids)))
+        except ReviewError as exc:
+            out.refused.append(f"{where}: {exc}")
+    return out
+
+
+def undone_in_store(
+    session: Session, row: DecisionRow, asked: DecisionRequest | HumanDecision
+) -> bool:
+    """The store took this decision back: the decision itself (by its id) was undone, or
+    (a sheet's row, which has no id) the item's decisions were all undone."""
+    query = select(HumanDecisionRow.undone_at).where(HumanDecisionRow.decision_row_id == row.id)
+    if isinstance(asked, HumanDecision):
+        query = query.where(HumanDecisionRow.decision_uuid == asked.decision_id)
+    stored = list(session.execute(query).scalars())
+    return bool(stored) and all(at is not None for at in stored)
+
+
+def _as_stored(session: Session, asked: HumanDecision) -> None:
+    """A decision id the store holds is that decision: the same item, reviewer and CREs."""
+    stored = session.execute(
+        select(HumanDecisionRow).where(HumanDecisionRow.decision_uuid == asked.decision_id)
+    ).scalar_one_or_none()
+    if stored is None:
+        return
+    theirs = (stored.review_id, stored.decided_by, (stored.final_cre_ids or "").split())
+    if theirs != (asked.review_id, asked.decided_by, list(asked.cre_ids)):
+        raise ReviewError(
+            f"decision {asked.decision_id} differs from the one recorded under that id "
+            f"(item {stored.review_id}, by {stored.decided_by})"
         )

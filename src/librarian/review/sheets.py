@@ -263,46 +263,6 @@ def _request(row: SheetRow, reviewer: str) -> DecisionRequest:
     return DecisionRequest(row.review_id, "choose", reviewer, cre_ids, note=row.note)
 
 
-@dataclass(frozen=True)
-class DecidedText:
-    """What a filled sheet row or a HumanDecision teaches: this text belongs to these CREs
-    (an accept: the first suggestion; a choose: the CREs chosen). `text` is None where the
-    file does not carry it (an approve in a HumanDecision file)."""
-
-    review_id: str
-    text: str | None
-    cre_ids: tuple[str, ...]
-
-
-def decided_texts(path: Path) -> list[DecidedText]:
-    """The accepted and chosen links of a filled review sheet or a HumanDecision file
-    (rejections teach no link); an unreadable row is refused, naming it."""
-    records = _records(path)
-    if path.suffix.lower() == ".jsonl" and records and "decision_id" in records[0]:
-        read = _human_decisions(records)
-        if read.errors:
-            raise ReviewImportError(f"{path}: {read.errors[0]}")
-        return [_decided(d) for _, d in read.incoming if isinstance(d, HumanDecision) and d.cre_ids]
-    found = []
-    for number, record in enumerate(records, start=1):
-        row = _sheet_row(number, record)
-        if row.action not in ("accept", "choose"):
-            continue
-        chosen = tuple(row.cre_id.replace(",", " ").split())
-        if row.action == "accept" and not chosen:
-            chosen = tuple(filter(None, [_cell(record.get("suggestion_1_cre_id"))]))
-        if not chosen:
-            raise ReviewImportError(f"{path} row {number}: {row.action} names no CRE")
-        found.append(DecidedText(row.review_id, _cell(record.get("text")) or None, chosen))
-    return found
-
-
-def _decided(decision: HumanDecision) -> DecidedText:
-    snapshot = decision.loss_event.input_snapshot if decision.loss_event else {}
-    text = snapshot.get("text") if isinstance(snapshot.get("text"), str) else None
-    return DecidedText(decision.review_id, text, decision.cre_ids)
-
-
 def _human_decisions(records: list[dict[str, Any]]) -> DecisionFile:
     result = DecisionFile()
     for number, record in enumerate(records, start=1):

@@ -41,6 +41,7 @@ from librarian.schemas.records import source_key_of
 from librarian.settings import MIN_SOURCE_DECISIONS
 from librarian.store.history import decisions_seen, linked_as, source_progress
 from librarian.store.human import (
+    BULK,
     AlreadyDecided,
     ReviewError,
     agreement_by_reason,
@@ -342,6 +343,7 @@ class _Pages:
         page = min(MAX_PAGE, max(1, _int(request.query_params.get("page"), 1)))
         with Session(self.bench.engine) as session:
             found = queue_page(session, flt, page, PAGE_SIZE)
+            matching = self.matching(session, flt) if flt.status == "open" else []
             agreement = agreement_by_reason(session)
             sources = source_progress(session)
             reviewers = reviewer_stats(session)
@@ -361,6 +363,8 @@ class _Pages:
             reviewers=reviewers,
             filter_params=sorted(params.items()),
             bulk_limit=BULK_LIMIT,
+            matching=" ".join(matching),
+            matching_count=len(matching),
             reasons=REASONS,
             sorts=SORTS,
             page_url=page_url,
@@ -499,30 +503,56 @@ class _Pages:
         if isinstance(signed, Response):
             return signed
         form, reviewer = signed
-        with Session(self.bench.engine) as session:
-            ids = self.bulk_targets(session, form)
+        try:
+            with Session(self.bench.engine) as session:
+                ids, unseen = self.bulk_targets(session, form)
+        except OperationalError:
+            return self.problem(request, 503, "busy, try again", BUSY)
         desk, mine = self.desk(request)
-        left = 0
-        for review_id in ids:
-            asked = DecisionRequest(review_id, "approve", reviewer, ui=Ui(keybind_used="bulk"))
+        approved, left, busy = self.approve_all(ids, reviewer, mine)
+        message = f"approved the first suggestion of {approved} items"
+        message += f"; {left} left as they were (decided or changed since shown)" if left else ""
+        if unseen:
+            message += f"; {unseen} that arrived after the page was shown were not approved"
+        if busy:
+            message += f"; the database became busy: {busy} not tried, try again"
+        response = self.redirect(url("queue"), message, "error" if busy else "ok")
+        response.set_cookie(DESK_COOKIE, desk, httponly=True, samesite="strict")
+        return response
+
+    def approve_all(self, ids: list[str], reviewer: str, mine: list[str]) -> tuple[int, int, int]:
+        """Approve each item's first suggestion, one transaction each: (approved, left as
+        they were, not tried). The first lock timeout stops the rest: one wait, not one an
+        item."""
+        approved = left = 0
+        for n, review_id in enumerate(ids):
+            asked = DecisionRequest(review_id, "approve", reviewer, ui=Ui(keybind_used=BULK))
             try:
                 with Session(self.bench.engine) as session, session.begin():
                     decide(session, asked, set(self.bench.hub.ids))
                 mine.append(review_id)
-            except (AlreadyDecided, ReviewError, OperationalError):
+                approved += 1
+            except (AlreadyDecided, ReviewError):
                 left += 1
-        message = f"approved the first suggestion of {len(ids) - left} items"
-        message += f"; {left} left as they were" if left else ""
-        response = self.redirect(url("queue"), message)
-        response.set_cookie(DESK_COOKIE, desk, httponly=True, samesite="strict")
-        return response
+            except OperationalError:
+                return approved, left, len(ids) - n
+        return approved, left, 0
 
-    def bulk_targets(self, session: Session, form: Any) -> list[str]:
+    def bulk_targets(self, session: Session, form: Any) -> tuple[list[str], int]:
+        """The items to approve, and how many now match the filter that the page did not
+        show. Only what the page showed is approved: the selected rows, or the items the
+        filter matched when the page was drawn (their review ids came with the form; one
+        re-decided since has a new id, and is left)."""
         if form.get("scope") != "filtered":
-            return [str(r) for r in form.getlist("review_ids")][:BULK_LIMIT]
+            return [str(r) for r in form.getlist("review_ids")][:BULK_LIMIT], 0
+        shown = str(form.get("matching", "")).split()[:BULK_LIMIT]
         params = {str(k)[2:]: str(v) for k, v in form.items() if str(k).startswith("f_")}
-        flt = replace(_filter_of(params), status="open")
-        found = queue_page(session, flt, 1, BULK_LIMIT)
+        now = set(self.matching(session, _filter_of(params)))
+        return [r for r in shown if r in now], len(now - set(shown))
+
+    def matching(self, session: Session, flt: QueueFilter) -> list[str]:
+        """The open items `flt` matches that a bulk approval may take (at most BULK_LIMIT)."""
+        found = queue_page(session, replace(flt, status="open"), 1, BULK_LIMIT)
         return [item.review_id for item in found.items if item.suggestions]
 
     async def undo(self, request: Request) -> Response:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 from urllib.parse import quote, unquote, urlsplit
 
@@ -202,6 +203,16 @@ SECRET_PARAMETERS = frozenset(
 )
 
 
+# libpq reads a `dbname` holding '=' as a whole conninfo string ("dbname=x password=y").
+_CONNINFO_SECRET = re.compile(r"(?i)(?:^|\s)(?:" + "|".join(sorted(SECRET_PARAMETERS)) + r")\s*=")
+
+
+def _holds_secret(value: str | tuple[str, ...]) -> bool:
+    """A URL part that is a conninfo string naming a secret key."""
+    values = (value,) if isinstance(value, str) else value
+    return any(_CONNINFO_SECRET.search(v) for v in values)
+
+
 def redacted(url: str) -> str:
     """The URL without its secrets, for logs, summaries and error messages: the password
     (SQLAlchemy's own rendering hides it) and any secret query parameter. A URL with a
@@ -214,9 +225,15 @@ def redacted(url: str) -> str:
         return f"<unparseable database URL, scheme {scheme[:20]!r}>"
     if parsed.host and "@" in parsed.host:
         return f"{scheme}://***@{parsed.host.rsplit('@', 1)[1]}/…"
-    hidden = {k: HIDDEN for k in parsed.query if k.lower() in SECRET_PARAMETERS}
+    hidden = {
+        k: HIDDEN
+        for k, v in parsed.query.items()
+        if k.lower() in SECRET_PARAMETERS or _holds_secret(v)
+    }
     base = parsed.set(query={k: v for k, v in parsed.query.items() if k not in hidden})
-    shown = base.render_as_string(hide_password=True)
+    if parsed.database and _holds_secret(parsed.database):
+        base = base.set(database=HIDDEN)
+    shown = base.render_as_string(hide_password=True).replace("%2A%2A%2A", HIDDEN)
     if hidden:
         shown += ("&" if "?" in shown else "?") + "&".join(f"{k}=***" for k in sorted(hidden))
     return shown

@@ -15,6 +15,7 @@ from librarian.policy import CALIBRATION_SAMPLE, calibration_sample
 from librarian.schemas.records import Reviewed, SourceHistory
 from librarian.settings import MIN_SOURCE_DECISIONS
 from librarian.store.decisions import LINKED, REVIEW_REQUIRED
+from librarian.store.human import by_bulk
 from librarian.store.tables import DecisionRow, HumanDecisionRow
 
 # A source's decisions read per run: enough to calibrate it, bounded in embedding work.
@@ -55,8 +56,8 @@ def _reviewed(session: Session, source: str) -> list[Reviewed]:
     seen: set[int] = set()
     out: list[Reviewed] = []
     for human, item in rows:
-        if item.id in seen:
-            continue
+        if item.id in seen or by_bulk(human.record):
+            continue  # a bulk approval certifies no cut: nobody looked at the item
         seen.add(item.id)
         cres = tuple((human.final_cre_ids or "").split()) if human.action != "reject" else ()
         locator = (item.envelope or {}).get("knowledge", {}).get("locator", {})

@@ -8,9 +8,10 @@ What a decision means (approve / correct / reject) is `review/decisions.py`'s.
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from typing import Any
 
 from sqlalchemy import func, select, update
 from sqlalchemy.orm import Session
@@ -151,7 +152,8 @@ def decided_since(session: Session, reviewer: str, since: datetime) -> int:
 @dataclass(frozen=True)
 class Agreement:
     agreed: int  # the first suggestion was right: kept among the final links
-    decided: int
+    decided: int  # one at a time: a bulk approval says nothing of the suggestion's worth
+    bulk: int = 0  # bulk approvals, counted apart
 
     @property
     def rate(self) -> float:
@@ -164,17 +166,36 @@ def agreement_by_reason(session: Session) -> dict[str, Agreement]:
     down."""
     rows = session.execute(
         select(DecisionRow.reason_code, DecisionRow.top_cre_id, HumanDecisionRow.final_cre_ids)
+        .add_columns(HumanDecisionRow.record)
         .join(DecisionRow, DecisionRow.id == HumanDecisionRow.decision_row_id)
         .where(HumanDecisionRow.undone_at.is_(None))
     ).all()
     agreed: dict[str, int] = {}
     decided: dict[str, int] = {}
-    for code, top, final in rows:
+    bulk: dict[str, int] = {}
+    for code, top, final, record in rows:
         reason = str(code)
+        if by_bulk(record):
+            bulk[reason] = bulk.get(reason, 0) + 1
+            continue
         decided[reason] = decided.get(reason, 0) + 1
         kept = top is not None and top in (final or "").split()
         agreed[reason] = agreed.get(reason, 0) + kept
-    return {r: Agreement(agreed[r], decided[r]) for r in sorted(decided)}
+    return {
+        r: Agreement(agreed.get(r, 0), decided.get(r, 0), bulk.get(r, 0))
+        for r in sorted({*decided, *bulk})
+    }
+
+
+# `ui.keybind_used` of a bulk approval (the workbench's "approve the first suggestion of").
+BULK = "bulk"
+
+
+def by_bulk(record: Mapping[str, Any] | None) -> bool:
+    """A decision made in bulk: nobody looked at the item's suggestions one by one, so it
+    argues for no threshold, calibration or agreement figure."""
+    ui = (record or {}).get("ui") or {}
+    return isinstance(ui, Mapping) and ui.get("keybind_used") == BULK
 
 
 def standing_decisions(session: Session) -> list[HumanDecision]:
@@ -210,9 +231,10 @@ class ReviewerStats:
     workbench measured it)."""
 
     reviewer: str
-    decided: int
+    decided: int  # one at a time
     agreed: int
     median_ms: int | None
+    bulk: int = 0  # bulk approvals, counted apart
 
     @property
     def rate(self) -> float:
@@ -227,14 +249,19 @@ def reviewer_stats(session: Session) -> list[ReviewerStats]:
         .where(HumanDecisionRow.undone_at.is_(None))
     ).all()
     by: dict[str, list[tuple[bool, int | None]]] = {}
+    bulk: dict[str, int] = {}
     for who, top, final, record in rows:
+        if by_bulk(record):
+            bulk[str(who)] = bulk.get(str(who), 0) + 1
+            continue
         kept = top is not None and top in (final or "").split()
-        ui = (record or {}).get("ui") or {}
-        ms = ui.get("review_duration_ms") if ui.get("keybind_used") != "bulk" else None
+        ms = ((record or {}).get("ui") or {}).get("review_duration_ms")
         by.setdefault(str(who), []).append((kept, ms if isinstance(ms, int) else None))
     out = []
-    for who, marks in sorted(by.items()):
+    for who in sorted({*by, *bulk}):
+        marks = by.get(who, [])
         times = sorted(ms for _, ms in marks if ms is not None)
         median = times[len(times) // 2] if times else None
-        out.append(ReviewerStats(who, len(marks), sum(k for k, _ in marks), median))
+        agreed = sum(k for k, _ in marks)
+        out.append(ReviewerStats(who, len(marks), agreed, median, bulk.get(who, 0)))
     return out
