@@ -230,7 +230,7 @@ MARKDOWN_HOSTILE = st.lists(
     st.one_of(
         st.text(
             alphabet=st.one_of(
-                st.characters(blacklist_categories=("Cs",)),
+                st.characters(exclude_categories=["Cs"]),
                 st.sampled_from("<>&[]()`*_|!#\\;=:\n\r\t\u202e"),
             ),
             max_size=20,

@@ -20,7 +20,7 @@ from librarian.pipeline.components import stage_ids
 from librarian.pipeline.ingest import parse_line, section_from_text
 from librarian.pipeline.sinks import envelope_row
 from librarian.schemas.envelopes import Source
-from librarian.schemas.records import PLAIN_URN, RunSummary
+from librarian.schemas.records import PLAIN_URN, Rejection, RunSummary
 from librarian.store.db import redacted, reference, resolve
 from tests.stubs import stub_pipeline
 from tests.unit.test_ingest import row
@@ -168,6 +168,6 @@ def test_a_password_inside_libpq_conninfo_is_redacted(url: str) -> None:
 def test_a_queue_row_refused_for_its_provenance_names_the_column_and_type() -> None:
     bad = {**row(), "source_commit_sha": "abc"}
     refused = parse_line(1, json.dumps(bad).encode())
-    assert refused.field == "source_commit_sha"  # type: ignore[union-attr]
+    assert isinstance(refused, Rejection) and refused.field == "source_commit_sha"
     assert "source_commit_sha (str 'abc')" in refused.message
     assert "ValidationError" not in refused.message
