@@ -128,3 +128,21 @@ def test_routing_usage_errors(tmp_path: Path, args: list[str], message: str) -> 
     result = CliRunner().invoke(app, [swap.get(a, a) for a in args])
     assert result.exit_code == 2, result.output
     assert message in " ".join(result.output.split())
+
+
+def test_the_command_line_loads_no_model_or_database_code_to_start() -> None:
+    """Issue 29, item 9: `librarian --version` took 2.6 s, 2.1 s of it importing numpy,
+    scipy and the model card for every command. A command imports what it needs when it
+    runs (docs/benchmarks.md has the figures)."""
+    import subprocess
+    import sys
+
+    probe = (
+        "import sys; from librarian.cli import app; "
+        "print(sorted(m for m in ('numpy', 'scipy', 'sklearn', 'torch', 'onnxruntime', "
+        "'sqlalchemy', 'prefect', 'fastapi') if m in sys.modules))"
+    )
+    loaded = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, check=True
+    ).stdout
+    assert loaded.strip() == "[]"

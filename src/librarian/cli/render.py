@@ -4,19 +4,21 @@ Text from inputs never goes through rich markup (it is printed as plain `Text`).
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich import box
 from rich.table import Table
 from rich.text import Text
 
-from librarian.artifacts.card import ModelCard
 from librarian.cli.common import out
-from librarian.schemas.envelopes import Envelope, LinkProposal
-from librarian.schemas.evaluation import EvalReport, GroupReport
-from librarian.schemas.records import RunSummary
-from librarian.schemas.routing import RoutingDecision
 from librarian.text import visible
+
+if TYPE_CHECKING:  # imported where used: `librarian --version` loads no model code
+    from librarian.artifacts.card import ModelCard
+    from librarian.schemas.envelopes import Envelope
+    from librarian.schemas.evaluation import EvalReport, GroupReport
+    from librarian.schemas.records import RunSummary
+    from librarian.schemas.routing import RoutingDecision
 
 
 def plain(value: object) -> Text:
@@ -53,6 +55,8 @@ def explanation(envelope: Envelope, description: str, threshold: float) -> None:
     shown), every score to 3 decimals, the calibrated confidence as its own column."""
     text = visible(envelope.knowledge.text)
     out.print(plain(f"text: {text[:200]}{'…' if len(text) > 200 else ''}"))
+    from librarian.schemas.envelopes import LinkProposal
+
     links = envelope.links if isinstance(envelope, LinkProposal) else envelope.suggested_links
     confidence = {link.cre_id: link.confidence for link in links or []}
     table = Table(title=plain(f"candidates ({description})"))
