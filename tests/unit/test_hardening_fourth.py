@@ -107,7 +107,7 @@ def _cases(tmp_path: Path, engine: Engine) -> list[tuple[list[str], int, str]]: 
         (["relink", "--source", "plain:nope", "--db", db], 2, "no open items of source"),
         (["run", str(tmp_path / "none.jsonl"), "--dry-run"], 2, "does not exist"),
         (["run", str(unknown), "--top-k", "0"], 2, "top-k"),
-        (["eval", str(golden)], 2, "no trained models"),
+        (["eval", str(golden)], 2, "row 0"),
         (["explain", "x", "--wrong-budget", "0.9"], 2, "wrong-budget"),
     ]  # fmt: skip
 

@@ -384,9 +384,10 @@ def eval_golden(
         raise UsageError("give --reviewed K or --reviewed-first K, not both")
     k = reviewed_first if reviewed_first is not None else reviewed_k
     order = "file" if reviewed_first is not None else review_order
+    golden_rows = load_golden(dataset)  # a malformed golden set is refused before models load
     settings = linker_settings(linker)
     built = build_pipeline(settings)
-    reviewed, rows = reviewed_and_scored(built, load_golden(dataset), k, order)
+    reviewed, rows = reviewed_and_scored(built, golden_rows, k, order)
     golden = golden_run(built, rows, reviewed)
     outcomes = golden.outcomes
     warm = golden.reviewed if k is not None else None
