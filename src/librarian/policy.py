@@ -140,12 +140,15 @@ def choose_cut(
 ) -> Certified:
     """A source's cut: the lowest at which its auto-links stay within the budget.
 
-    A cut below the global one needs evidence: at least `min_reviewed` reviewed items at
-    or above it, and a posterior mean share wrong within budget. The global cut (trained
+    A cut below the global one needs evidence: it lies at a reviewed item's confidence,
+    with at least `min_reviewed` reviewed items at or above it and a posterior mean share
+    wrong within budget. The global cut (trained
     on other frameworks' held-out rows) stands unless the reviewed items above it were
     wrong more often than the budget. When no cut is allowed the source links nothing
     (cut 1.0). `pending`, `reviewed`: the confidences that decide (adapted)."""
-    cuts = sorted(set(pending) | set(reviewed) | {global_threshold}, reverse=True)
+    # A cut lies at a reviewed item's confidence: the evidence reaches down to it, never
+    # extrapolated from the top of a band to its untried bottom.
+    cuts = sorted(set(reviewed) | {global_threshold}, reverse=True)
     pairs = sorted(zip(reviewed, reviewed_correct, strict=True), key=lambda x: -x[0])
     ordered = sorted(pending, reverse=True)
     best = Certified(1.0, 0.0, 0.0, 0, 0, 0, "none")

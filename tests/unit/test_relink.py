@@ -92,3 +92,31 @@ def test_relink_decides_a_sources_open_items_again_and_leaves_decided_ones(
     assert len(after) == len(TEXTS)  # replaced in place, nothing added
     assert after[0].pipeline_run_id == "r1" and after[0].review_id == decided.review_id
     assert {r.pipeline_run_id for r in after[1:]} == {"relink-1"}
+
+
+def test_after_each_decision_the_workbench_says_what_the_source_now_certifies(
+    tmp_path: Path,
+) -> None:
+    """Issue 27, item 4: "after each decision, show the band the source's reviewed items
+    now certify", from the stored confidences (no model run)."""
+    from librarian.store.history import source_progress
+    from tests.unit.test_workbench import client, post, review_ids, seed
+
+    engine = make_engine(f"sqlite:///{tmp_path / 'band.db'}")
+    upgrade(engine)
+    seed(engine, [f"requirement number {i} about session tokens" for i in range(30)])
+    with Session(engine) as session, session.begin():
+        for n, row in enumerate(session.execute(select(DecisionRow)).scalars()):
+            row.confidence = 0.99 - n * 0.01  # the first items the most confident
+    ids = review_ids(engine)
+    web = client(engine)
+    for review_id in ids[0:18:2]:  # every other one of the most confident: 9 decisions
+        post(web, f"/item/{review_id}", action="approve")
+    with Session(engine) as session:
+        (before,) = source_progress(session)
+    assert before.certified == ""  # a cut below the global one rests on 10 decisions
+    said = post(web, f"/item/{ids[18]}", action="approve").headers["location"]
+    with Session(engine) as session:
+        (after,) = source_progress(session)
+    assert after.certified.startswith("its 10 reviewed items above 0.810 now certify 9 open")
+    assert "this+source%3A+its+10+reviewed+items" in said

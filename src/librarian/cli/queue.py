@@ -159,6 +159,7 @@ def _sources_status(url: str) -> None:
             visible(
                 f"source {p.key}: {p.open_items} open, {p.decisions} decided, {needs}"
                 + (f"; linked: {p.linked}" if p.linked else "")
+                + (f"; {p.certified}" if p.certified else "")
                 + (
                     f"; review first, its calibration sample: these {len(p.review_first)} "
                     "decide how much of this standard can be linked automatically: "

@@ -39,7 +39,7 @@ from librarian.review.decisions import DecisionRequest, decide
 from librarian.schemas.human import HumanDecision, Ui
 from librarian.schemas.records import source_key_of
 from librarian.settings import MIN_SOURCE_DECISIONS
-from librarian.store.history import decisions_seen, linked_as, source_progress
+from librarian.store.history import band_after, decisions_seen, linked_as, source_progress
 from librarian.store.human import (
     BULK,
     AlreadyDecided,
@@ -482,6 +482,7 @@ class _Pages:
                 assert detail is not None
                 moment, row = detail.item.created_at, detail.item.row_id
                 following = neighbour(session, moment, row, later=True, open_only=True)
+                band = band_after(session, row)
         except AlreadyDecided as exc:
             return self.problem(request, 409, "already decided", str(exc))
         except ReviewError as exc:
@@ -491,7 +492,8 @@ class _Pages:
         desk, mine = self.desk(request)
         mine.append(review_id)
         target = url("item", following) if following else url("queue")
-        response = self.redirect(target, self.recorded(detail, decision))
+        said = self.recorded(detail, decision) + (f"; this source: {band}" if band else "")
+        response = self.redirect(target, said)
         response.set_cookie(DESK_COOKIE, desk, httponly=True, samesite="strict")
         return response
 

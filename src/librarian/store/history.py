@@ -11,7 +11,7 @@ from typing import Any
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
-from librarian.policy import CALIBRATION_SAMPLE, calibration_sample
+from librarian.policy import CALIBRATION_SAMPLE, RiskPolicy, calibration_sample, choose_cut
 from librarian.schemas.records import Reviewed, SourceHistory
 from librarian.settings import MIN_SOURCE_DECISIONS
 from librarian.store.decisions import LINKED, REVIEW_REQUIRED
@@ -92,6 +92,7 @@ class SourceProgress:
     # Its calibration sample still to decide (review ids): the items whose decisions
     # certify the most auto-links (`policy.calibration_sample`).
     review_first: tuple[str, ...]
+    certified: str = ""  # the band its reviewed items certify now (`certified_now`)
 
 
 def source_progress(session: Session) -> list[SourceProgress]:
@@ -132,6 +133,7 @@ def source_progress(session: Session) -> list[SourceProgress]:
     out = []
     for key, open_items in open_by.items():
         seen = decisions_seen(session, key)
+        latest = float((latest_of[key].get("retrieval") or {}).get("threshold") or 1.0)
         sample = calibration_sample(
             [r.confidence or 0.0 for r in open_items],
             [(r.heading_path or [""])[0] for r in open_items],
@@ -145,9 +147,43 @@ def source_progress(session: Session) -> list[SourceProgress]:
                 max(0, MIN_SOURCE_DECISIONS - seen),
                 linked_as(latest_of[key]),
                 tuple(str(open_items[i].review_id) for i in sample),
+                certified_now(session, key, [r.confidence or 0.0 for r in open_items], latest),
             )
         )
     return sorted(out, key=lambda p: (-p.open_items, p.key))
+
+
+def certified_now(
+    session: Session,
+    source: str,
+    pending: list[float],
+    cut: float,
+    policy: RiskPolicy | None = None,
+) -> str:
+    """The band the source's reviewed items certify now, in words, from the confidences
+    the store holds (each item's first suggestion as its run decided it, no model run):
+    where a decision just moved the source's cut, what the next run or `relink` would
+    link. `cut`: the one its last run used."""
+    policy = policy or RiskPolicy()
+    rows = session.execute(
+        select(DecisionRow.confidence, DecisionRow.top_cre_id, HumanDecisionRow)
+        .join(HumanDecisionRow, HumanDecisionRow.decision_row_id == DecisionRow.id)
+        .where(DecisionRow.source_key == source, HumanDecisionRow.undone_at.is_(None))
+    ).all()
+    reviewed = [
+        (confidence or 0.0, human.action != "reject" and top in (human.final_cre_ids or "").split())
+        for confidence, top, human in rows
+        if not by_bulk(human.record)
+    ]
+    band = choose_cut(pending, [c for c, _ in reviewed], [ok for _, ok in reviewed], cut, policy)
+    if band.basis != "reviewed" or not band.auto_links:
+        return ""
+    return (
+        f"its {band.reviewed} reviewed items above {band.cut:.3f} now certify {band.auto_links} "
+        f"open items at >= {band.cut:.3f} (estimated wrong {band.estimated_wrong:.1%}, "
+        f"{policy.confidence:.0%} bound {band.upper_bound:.1%}): the next run or `librarian "
+        "relink` links them"
+    )
 
 
 def linked_as(envelope: dict[str, object]) -> str | None:
@@ -156,3 +192,28 @@ def linked_as(envelope: dict[str, object]) -> str | None:
     retriever = str(retrieval.get("retriever", "")) if isinstance(retrieval, dict) else ""
     part = next((p for p in retriever.split("; ") if p.startswith("source=")), None)
     return part[len("source=") :] if part else None
+
+
+def band_after(session: Session, row_id: int) -> str:
+    """`certified_now` for the source of decision row `row_id`: what the workbench says
+    after each decision."""
+    source = session.execute(
+        select(DecisionRow.source_key).where(DecisionRow.id == row_id)
+    ).scalar_one_or_none()
+    if source is None:
+        return ""
+    pending = session.execute(
+        select(DecisionRow.confidence).where(
+            DecisionRow.source_key == source,
+            DecisionRow.status == REVIEW_REQUIRED,
+            DecisionRow.consumed_at.is_(None),
+        )
+    ).scalars()
+    latest = session.execute(
+        select(DecisionRow.envelope)
+        .where(DecisionRow.source_key == source)
+        .order_by(DecisionRow.id.desc())
+        .limit(1)
+    ).scalar_one()
+    cut = float(((latest or {}).get("retrieval") or {}).get("threshold") or 1.0)
+    return certified_now(session, source, [c or 0.0 for c in pending], cut)
