@@ -119,4 +119,4 @@ def test_after_each_decision_the_workbench_says_what_the_source_now_certifies(
     with Session(engine) as session:
         (after,) = source_progress(session)
     assert after.certified.startswith("its 10 reviewed items above 0.810 now certify 9 open")
-    assert "this+source%3A+its+10+reviewed+items" in said
+    assert "this+source%3A+its+10+reviewed+items" in said, after.certified
