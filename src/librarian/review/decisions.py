@@ -188,12 +188,9 @@ def _plan(
     now = datetime.now(UTC)
     for where, asked in incoming:
         try:
-            if asked.review_id in seen:
-                raise ReviewError("this review item appears twice")
-            seen.add(asked.review_id)
+            row = _item_once(session, asked, seen)
             if isinstance(asked, HumanDecision):
                 _check_decision_id(session, asked, ids, where)
-            row = open_row(session, asked.review_id)
             decision = _as_decision(row, asked, hub_ids, now)
             if standing_same(session, row, decision):
                 result.unchanged += 1
@@ -203,6 +200,16 @@ def _plan(
         except ReviewError as exc:
             result.errors.append(f"{where}: {exc}")
     return planned
+
+
+def _item_once(
+    session: Session, asked: DecisionRequest | HumanDecision, seen: set[str]
+) -> DecisionRow:
+    """The item a file's decision is for: in the store, and decided once in the file."""
+    if asked.review_id in seen:
+        raise ReviewError("this review item appears twice")
+    seen.add(asked.review_id)
+    return open_row(session, asked.review_id)
 
 
 def _as_decision(
@@ -283,10 +290,7 @@ def learnable(
     now = datetime.now(UTC)
     for where, asked in incoming:
         try:
-            if asked.review_id in seen:
-                raise ReviewError("this review item appears twice")
-            seen.add(asked.review_id)
-            row = open_row(session, asked.review_id)
+            row = _item_once(session, asked, seen)
             if undone_in_store(session, row, asked):
                 out.undone += 1
                 continue

@@ -8,7 +8,7 @@ What a decision means (approve / correct / reject) is `review/decisions.py`'s.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -160,16 +160,22 @@ class Agreement:
         return self.agreed / self.decided if self.decided else 0.0
 
 
-def agreement_by_reason(session: Session) -> dict[str, Agreement]:
-    """Per reason code, how often the first suggestion was right (kept among the final
-    links, alone or with others): the number that says when the threshold could come
-    down."""
-    rows = session.execute(
-        select(DecisionRow.reason_code, DecisionRow.top_cre_id, HumanDecisionRow.final_cre_ids)
+def _standing_against_first(session: Session, key: Any) -> Sequence[Any]:
+    """Each standing decision as (`key`, the item's first suggestion, the CREs decided,
+    the HumanDecision record): what agreement with the first suggestion is read from."""
+    return session.execute(
+        select(key, DecisionRow.top_cre_id, HumanDecisionRow.final_cre_ids)
         .add_columns(HumanDecisionRow.record)
         .join(DecisionRow, DecisionRow.id == HumanDecisionRow.decision_row_id)
         .where(HumanDecisionRow.undone_at.is_(None))
     ).all()
+
+
+def agreement_by_reason(session: Session) -> dict[str, Agreement]:
+    """Per reason code, how often the first suggestion was right (kept among the final
+    links, alone or with others): the number that says when the threshold could come
+    down."""
+    rows = _standing_against_first(session, DecisionRow.reason_code)
     agreed: dict[str, int] = {}
     decided: dict[str, int] = {}
     bulk: dict[str, int] = {}
@@ -242,12 +248,7 @@ class ReviewerStats:
 
 
 def reviewer_stats(session: Session) -> list[ReviewerStats]:
-    rows = session.execute(
-        select(HumanDecisionRow.decided_by, DecisionRow.top_cre_id, HumanDecisionRow.final_cre_ids)
-        .add_columns(HumanDecisionRow.record)
-        .join(DecisionRow, DecisionRow.id == HumanDecisionRow.decision_row_id)
-        .where(HumanDecisionRow.undone_at.is_(None))
-    ).all()
+    rows = _standing_against_first(session, HumanDecisionRow.decided_by)
     by: dict[str, list[tuple[bool, int | None]]] = {}
     bulk: dict[str, int] = {}
     for who, top, final, record in rows:
