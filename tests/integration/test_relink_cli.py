@@ -1,0 +1,39 @@
+"""`librarian relink` as a user runs it, on the real MiniLM (raw cosine: no training)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+from typer.testing import CliRunner
+
+from librarian.cli import app
+from librarian.store.db import make_engine, upgrade
+from librarian.store.tables import DecisionRow
+from tests.unit.test_relink import store
+
+pytestmark = pytest.mark.integration
+
+
+def test_relink_says_what_it_would_do_then_does_it(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'relink.db'}"
+    engine = make_engine(url)
+    upgrade(engine)
+    store(engine, "r1")
+    with Session(engine) as session:
+        source = str(session.execute(select(DecisionRow.source_key)).scalars().first())
+    base = ["relink", "--source", source, "--db", url, "--uncalibrated"]
+    dry = CliRunner().invoke(app, base)
+    assert dry.exit_code == 0, dry.output
+    assert "4 open items; would link" in dry.output and "stored:" not in dry.output
+    with Session(engine) as session:
+        assert {r.pipeline_run_id for r in session.execute(select(DecisionRow)).scalars()} == {"r1"}
+    done = CliRunner().invoke(app, [*base, "--commit"])
+    assert done.exit_code == 0, done.output
+    assert "stored: 4 decided again, 0 left to the reviewers" in " ".join(done.output.split())
+    with Session(engine) as session:
+        runs = {r.pipeline_run_id for r in session.execute(select(DecisionRow)).scalars()}
+    assert len(runs) == 1 and runs.pop().startswith("relink-")
+    engine.dispose()
