@@ -162,7 +162,7 @@ def test_the_run_leaves_a_markdown_summary_artifact(run: dict[str, Any]) -> None
         artifacts = client.read_artifacts(
             artifact_filter=ArtifactFilter(key=ArtifactFilterKey(any_=["librarian-run-summary"]))
         )
-    mine = [a for a in artifacts if "`it-run`" in str(a.data)]
+    mine = [a for a in artifacts if "# librarian run it-run (" in str(a.data)]
     assert len(mine) == 1 and mine[0].type == "markdown"
     text = str(mine[0].data)
     summary = run["summary"]
