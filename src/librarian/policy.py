@@ -103,7 +103,9 @@ class Certified:
         }
 
     def describe(self, confidence: float, decisions: int) -> str:
-        """In words, for the run summary, the audit and the workbench."""
+        """In words, for the run summary, the audit and the workbench (the cut rounded as
+        the summary's table rounds it, so the two never disagree)."""
+        cut = round(self.cut, 4)
         if self.basis == "reviewed":
             where = f"certified by {self.reviewed} reviewed items of this source above it"
         elif decisions:
@@ -111,9 +113,9 @@ class Certified:
         else:
             where = "the global cut: no reviewed items of this source yet"
         if not self.auto_links:
-            return f"cut {self.cut:.3f} ({where}), which nothing here reaches"
+            return f"cut {cut:.3f} ({where}), which nothing here reaches"
         return (
-            f"{self.auto_links} linked automatically at >= {self.cut:.3f}, estimated wrong "
+            f"{self.auto_links} linked automatically at >= {cut:.3f}, estimated wrong "
             f"{self.estimated_wrong:.1%} ({confidence:.0%} bound {self.upper_bound:.1%}), {where}"
         )
 
