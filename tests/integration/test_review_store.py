@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import threading
+from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -16,7 +17,6 @@ from alembic.config import Config
 from sqlalchemy import Engine, select, text
 from sqlalchemy.orm import Session
 
-from librarian.pipeline.ingest import section_from_text
 from librarian.review.decisions import DecisionRequest, build_decision, decide
 from librarian.store import decisions as store
 from librarian.store.db import MIGRATIONS, make_engine, upgrade
@@ -30,8 +30,8 @@ from librarian.store.human import (
 )
 from librarian.store.tables import DecisionRow
 from tests.rfc import assert_rfc_valid_decisions
-from tests.stubs import small_hub, stub_pipeline
-from tests.unit.test_workbench import TEXTS, review_ids, seed
+from tests.stubs import small_hub
+from tests.unit.test_workbench import TEXTS, review_ids, seed, seeded_batch
 
 pytestmark = pytest.mark.integration
 
@@ -134,20 +134,7 @@ def check(engine: Engine) -> None:
 
 def _redecided_by_newer_models(run: str) -> StoredBatch:
     """The seeded items as a run with other models decides them again (all to review)."""
-    batch = [
-        section_from_text(t).model_copy(
-            update={
-                "chunk_id": f"r1-c{i}",
-                "line": i + 1,
-                "artifact_id": f"art-{i % 2}",
-                "heading_path": ("Guide", f"Part {i}"),
-            }
-        )
-        for i, t in enumerate(TEXTS)
-    ]
-    result = stub_pipeline(threshold=0.99, top_k=6, top_n=5).link(batch, run)
-    sections = {s.chunk_id: s for s in batch}
-    return StoredBatch(run, result.envelopes, sections, [], {}, "t", models_digest="new-models")
+    return replace(seeded_batch(TEXTS, run, chunks_of="r1"), models_digest="new-models")
 
 
 def test_a_run_never_overwrites_a_decision_made_while_it_ran(

@@ -32,11 +32,13 @@ TEXTS = [
 ]
 
 
-def seed(engine: Engine, texts: list[str], run: str = "r1") -> None:
+def seeded_batch(texts: list[str], run: str, chunks_of: str | None = None) -> StoredBatch:
+    """`texts` as a run decides them, all to review; `chunks_of`: the run whose chunks
+    they are (default `run`: new items; an earlier run: the same items decided again)."""
     batch = [
         section_from_text(t).model_copy(
             update={
-                "chunk_id": f"{run}-c{i}",
+                "chunk_id": f"{chunks_of or run}-c{i}",
                 "line": i + 1,
                 "artifact_id": f"art-{i % 2}",
                 "heading_path": ("Guide", f"Part {i}"),
@@ -45,9 +47,12 @@ def seed(engine: Engine, texts: list[str], run: str = "r1") -> None:
         for i, t in enumerate(texts)
     ]
     result = stub_pipeline(threshold=0.99, top_k=6, top_n=5).link(batch, run)  # all to review
+    return StoredBatch(run, result.envelopes, {s.chunk_id: s for s in batch}, [], {}, "t")
+
+
+def seed(engine: Engine, texts: list[str], run: str = "r1") -> None:
     with Session(engine) as session:
-        sections = {s.chunk_id: s for s in batch}
-        write(session, StoredBatch(run, result.envelopes, sections, [], {}, "t"))
+        write(session, seeded_batch(texts, run))
         session.commit()
 
 
