@@ -50,8 +50,9 @@ dev-eval: setup
 golden: setup
 	$(BIN)/python scripts/make_golden.py
 
+# The slowest tests are listed in CI's log (the suite must stay well inside CI's budget).
 test: setup lint
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q --durations=25
 
 lint: setup
 	$(BIN)/ruff check .

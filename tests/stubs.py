@@ -80,8 +80,8 @@ class StubEmbedder:
                 out[row] /= norm
         return out
 
-    def count_truncated(self, texts: Sequence[str]) -> int:
-        return sum(1 for t in texts if len(t) > 1000)
+    def truncated(self, texts: Sequence[str]) -> list[int]:
+        return [i for i, t in enumerate(texts) if len(t) > 1000]
 
 
 class StubScorer:

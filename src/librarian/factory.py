@@ -45,13 +45,11 @@ from librarian.retrieval.evidence import EvidenceIndex
 from librarian.retrieval.flat import MemoryRetriever, Retriever
 from librarian.retrieval.hub_search import HubSearch
 from librarian.retrieval.index import HubIndex, build_index
-from librarian.retrieval.pgvector import PgVectorRetriever
 from librarian.routing.classifier import ROUTER_NAME, BranchClassifier
 from librarian.routing.collections import hub_collections
 from librarian.routing.router import Router
 from librarian.routing.rules import Rule, load_rules
 from librarian.settings import UNCALIBRATED_THRESHOLD, LinkerSettings
-from librarian.store.db import make_engine, resolve
 
 # Loaded models, one pipeline per settings per process: a Dask worker loads its own once,
 # never receives one by pickle (hundreds of MB), and keeps it for every later batch.
@@ -245,6 +243,10 @@ def build_retriever(settings: LinkerSettings, index: HubIndex, hub: Hub) -> Retr
             raise UsageError("beam search runs in memory, not in pgvector")
         if not settings.vector_db:
             raise UsageError("the pgvector backend needs a PostgreSQL database URL")
+        # Imported here: SQLAlchemy costs ~0.4 s, and only this backend needs it here.
+        from librarian.retrieval.pgvector import PgVectorRetriever
+        from librarian.store.db import make_engine, resolve
+
         return PgVectorRetriever(make_engine(resolve(settings.vector_db)), index)
     if settings.search == "beam":
         return BeamRetriever(index, hub, settings.beam_width)

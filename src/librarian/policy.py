@@ -22,8 +22,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from scipy.stats import beta as beta_distribution
-
 from librarian.settings import default_of
 
 # How many reviewed items the model's own expectation weighs as, in a source's prior.
@@ -130,6 +128,9 @@ def posterior(prior_wrong: float, reviewed: int, wrong: int) -> tuple[float, flo
 
 
 def upper_bound(a: float, b: float, confidence: float) -> float:
+    # Imported here: scipy.stats takes ~1 s to import, and most commands never ask.
+    from scipy.stats import beta as beta_distribution
+
     return float(beta_distribution.ppf(confidence, a, b))
 
 

@@ -25,6 +25,12 @@ _HIDDEN = re.compile(
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
 
+def key_digest(text: str) -> str:
+    """A short digest, equal exactly when the texts are (the slot of C.5 compares item
+    keys and texts by it)."""
+    return hashlib.blake2b(text.encode("utf-8"), digest_size=16).hexdigest()
+
+
 def hidden_characters(text: str) -> list[str]:
     """The code points of `text` that are invisible or reorder text, as `U+XXXX`."""
     return [f"U+{ord(c):04X}" for c in _HIDDEN.findall(text)]

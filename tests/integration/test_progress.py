@@ -51,7 +51,8 @@ def test_the_terminal_shows_phases_and_no_prefect_noise(tmp_path: Path) -> None:
     shown = in_terminal(tmp_path)
     for phase in ("starting Prefect", "loading models", "linking"):
         assert phase in shown, shown[-2000:]
-    assert re.search(r"29/29", shown) and "lines/s" in shown
+    # A JSONL file is read once, as it streams: its lines are counted, its total unknown.
+    assert re.search(r"29/\?", shown) and "lines/s" in shown
     assert "read" in shown and "linked" in shown  # the summary table
     for noise in (
         "Beginning flow run",

@@ -141,7 +141,10 @@ def test_a_reviewer_clears_items_with_keyboard_and_mouse(
         boxes = page.locator("#queue input[name=review_ids]")  # bulk: two rows, one click
         boxes.nth(0).check()
         boxes.nth(1).check()
-        page.click("#bulk-selected")
+        page.click("#bulk-selected")  # it asks first, showing what each will be linked to
+        expect(page.locator("h1")).to_contain_text("Approve the first suggestion of 2 items?")
+        expect(page.locator("#bulk-sample tbody tr")).to_have_count(2)
+        page.click("#bulk-confirm")
         expect(page.locator(".message")).to_contain_text("approved the first suggestion of 2")
         page.goto(base + "/?status=decided")  # the decided list: action, CREs, who, when
         expect(page.locator("#queue")).to_contain_text("by bianca")

@@ -146,3 +146,18 @@ def test_the_command_line_loads_no_model_or_database_code_to_start() -> None:
         [sys.executable, "-c", probe], capture_output=True, text=True, check=True
     ).stdout
     assert loaded.strip() == "[]"
+
+
+def test_train_off_a_terminal_says_a_line_a_phase(capsys: pytest.CaptureFixture[str]) -> None:
+    from librarian.cli.learn import phase_lines
+
+    update = phase_lines()
+    update("embedding linked sections", 0, 4090)
+    update("embedding linked sections", 2000, 4090)
+    update("embedding linked sections", 4090, 4090)
+    update("fitting", 1, -1)
+    update("fitting", 1, -1)
+    lines = capsys.readouterr().err.splitlines()
+    assert lines[0] == "embedding linked sections (4090) ..."
+    assert lines[1].startswith("embedding linked sections: done in ")
+    assert lines[2:] == ["fitting ..."]

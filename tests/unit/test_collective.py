@@ -189,3 +189,17 @@ def test_a_source_with_enough_decisions_gets_its_own_calibration_and_threshold()
     assert not few[0].status.adapted and few[0].status.decisions_needed == MIN_SOURCE_DECISIONS - 5
     fixed = SourceLevelSlot(slot.model, small_hub(), 0.95, fixed=True).run(rows, reviewed)
     assert fixed[0].status.threshold == 0.95 and not fixed[0].status.adapted
+
+
+def test_a_sources_priors_are_said_in_words_not_symbols() -> None:
+    """Issue 29, item 3: `λ 0.05, inner 0.05 (distinct 1.00, leaf 0.80 …)` said nothing to
+    a reviewer."""
+    from librarian.retrieval.collective import SourcePriors
+
+    both = SourcePriors(0.05, 0.05, 0.9, 0.85, 30).describe()
+    assert both.startswith("30 items linked together: this standard rarely links two")
+    assert "second use is discouraged" in both and "broad parent CRE is discouraged" in both
+    shared = SourcePriors(0.0, 0.0, 0.4, 0.2, 12, "decisions").describe()
+    assert "may share a CRE (40% of the CREs its reviewers chose are distinct)" in shared
+    for words in (both, shared):
+        assert "lambda" not in words and "inner" not in words and ";" not in words

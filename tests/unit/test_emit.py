@@ -9,7 +9,7 @@ from librarian.pipeline.accounting import AccountingError, check_accounting
 from librarian.pipeline.ingest import section_from_text
 from librarian.pipeline.sinks import OUTPUT_FILES, FileSink, read_jsonl
 from librarian.schemas.envelopes import Envelope
-from librarian.schemas.records import RejectCode, Rejection, RunSummary
+from librarian.schemas.records import Finished, RawBatch, RejectCode, Rejection, RunSummary
 from tests.stubs import stub_pipeline
 
 
@@ -156,8 +156,19 @@ def test_summary_md_names_the_rows_cut_to_fit_the_model(tmp_path: Path) -> None:
     result = stub_pipeline(threshold=0.99).link(sections, "r")
     assert result.truncated == 1 and result.cut_chunks == ["c1"]
     writer = FileSink(tmp_path / "out")
-    writer.write(result)
+    writer.write(Finished(RawBatch([], 0, 0, 0, True), sections, result))
     writer.commit(summary(read=2, lines_total=2, review=2))
     text = (tmp_path / "out" / "summary.md").read_text()
     rows = [line for line in text.splitlines() if line.startswith("| about:explain | review")]
     assert len(rows) == 2 and "cut to fit the model" in rows[1] and "cut" not in rows[0]
+
+
+def test_a_row_linked_by_a_cited_id_names_its_cre_in_summary_md() -> None:
+    from librarian.pipeline.sinks import envelope_row
+
+    pipeline = stub_pipeline()
+    (envelope,) = pipeline.link([section_from_text("see CRE 200-001")], "r").envelopes
+    assert not envelope.retrieval.candidates  # nothing else names it
+    names = {node.cre_id: node.name for node in pipeline.hub.nodes}
+    assert "| 200-001 Rotate session token after login |" in envelope_row(envelope, False, names)
+    assert "| 200-001 |" in envelope_row(envelope)

@@ -138,7 +138,7 @@ def test_a_bulk_approval_against_a_locked_database_stops_at_the_first_wait(
     holder = sqlite3.connect(path, timeout=0.2)
     holder.execute("BEGIN IMMEDIATE")  # another writer holds the lock
     try:
-        done = post(web, "/bulk", scope="selected", review_ids=review_ids(store))
+        done = post(web, "/bulk", scope="selected", review_ids=review_ids(store), confirmed="yes")
     finally:
         holder.rollback()
         holder.close()

@@ -124,7 +124,7 @@ def test_one_failing_row_does_not_sink_the_batch() -> None:
         section_from_text("rotate session token").model_copy(update={"chunk_id": "good"}),
         section_from_text("poison session token").model_copy(update={"chunk_id": "bad", "line": 2}),
     ]
-    result = linker.link_resilient(sections, "r")
+    result = linker.link(sections, "r")
     rejected = result.rejections
     assert [e.chunk_id for e in result.envelopes] == ["good"]
     assert len(rejected) == 1 and rejected[0].reason == RejectCode.PROCESSING_ERROR
@@ -135,7 +135,7 @@ def test_a_broken_model_fails_the_batch_loudly() -> None:
     linker = stub_pipeline(scorer=StubScorer(fail_on="e"))
     sections = [section_from_text("rotate session token"), section_from_text("use queries")]
     try:
-        linker.link_resilient(sections, "r")
+        linker.link(sections, "r")
     except RuntimeError as exc:
         assert "cannot handle" in str(exc)
     else:

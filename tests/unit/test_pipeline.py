@@ -5,17 +5,13 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Sequence
-from pathlib import Path
 
 import pytest
 
 from librarian.pipeline import components as ids
-from librarian.pipeline.components import stage_ids
 from librarian.pipeline.decide import decide
-from librarian.pipeline.dedup import ChunkRegistry
-from librarian.pipeline.sources import JsonlFile
-from librarian.schemas.envelopes import AdversarialFlag, ReasonCode, ReviewItem
-from librarian.schemas.records import PriorDecision, Rejection, Section, Skip, SkipCode
+from librarian.schemas.envelopes import AdversarialFlag, ReasonCode
+from librarian.schemas.records import PriorDecision, Section, Skip, SkipCode
 from tests.stubs import stub_pipeline
 
 ORDER = [
@@ -93,28 +89,3 @@ def row(chunk: str, path: str, text: str) -> str:
             "llm_label": "KNOWLEDGE",
         }
     )
-
-
-def test_process_gives_one_outcome_per_row_through_source_and_priors(tmp_path: Path) -> None:
-    path = tmp_path / "q.jsonl"
-    lines = [
-        row("c1", "a.md", "never rotate the session token after login"),
-        row("c2", "b.md", "use parameterized queries"),
-        "not json",
-        row("c1", "a.md", "never rotate the session token after login"),
-    ]
-    path.write_text("\n".join(lines) + "\n")
-    pipeline = stub_pipeline(threshold=0.1)
-    first = next(JsonlFile(path).batches(10))
-    probe = pipeline.admit(first, ChunkRegistry(), None).sections
-    prior = PriorDecision("old", "rotate the session token after login", "200-001")
-    lookup = Priors("c2", prior, probe[0].span_key)
-    result = pipeline.process(first, ChunkRegistry(), lookup, "r")
-    lines_seen = sorted([s.line for s in result.skips] + [r.line for r in result.rejections] + [1])
-    assert lines_seen == [1, 2, 3, 4]  # c1 decided, c2 already decided, a bad line, a repeat
-    (envelope,) = result.envelopes
-    assert isinstance(envelope, ReviewItem) and envelope.reason_code == ReasonCode.ADVERSARIAL_FLAG
-    assert envelope.update_detection.is_update and envelope.update_detection.prior_chunk_id == "old"
-    assert ids.UPDATE_EVALUATED in envelope.retrieval.retriever
-    assert stage_ids(envelope.retrieval.retriever)["safety"] == ids.SAFETY
-    assert all(isinstance(r, Rejection) for r in result.rejections)

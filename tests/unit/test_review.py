@@ -110,7 +110,11 @@ def test_import_records_decisions_and_feeds_training(tmp_path: Path, engine: Eng
     assert (result.approved, result.corrected, result.rejected) == (1, 1, 1)
     assert result.errors == []
     assert len(items(engine)) == 1 and len(items(engine, "decided")) == 3
-    links = reviewer_links(engine)
+    found = reviewer_links(engine)
+    links = found.links
+    # Issue 29, item 8: what training read, used and left out, and why.
+    assert (found.read, found.used, found.rejects, found.undone, found.bulk) == (3, 2, 1, 0, 0)
+    assert found.says().startswith("reviewers' decisions: read 3, used 2 (3 links); left out")
     assert [(link.cre_id, link.framework_id) for link in links] == [
         ("200-001", "reviewers"),
         ("400-000", "reviewers"),

@@ -8,6 +8,7 @@ import json
 import re
 from pathlib import Path
 from typing import Any
+from urllib.parse import parse_qs, urlsplit
 
 import pytest
 from fastapi.testclient import TestClient
@@ -158,6 +159,17 @@ def test_choose_several_and_reject_with_a_note(engine: Engine) -> None:
         "reason_message": "marketing copy",
     }
     assert_rfc_valid_decisions([chosen, rejected])
+    # Issue 29, item 6: the decided list shows the decision: why, the note, the CREs named.
+    listed = web.get("/", params={"status": "decided"}).text
+    assert "why: NOT_SECURITY_KNOWLEDGE: marketing copy" in listed
+    assert (
+        '<span class="id">400-000</span>' in listed and '<span class="id">300-001</span>' in listed
+    )
+    rejects = web.get("/", params={"status": "decided", "action": "reject"}).text
+    assert "marketing copy" in rejects and '<span class="id">400-000</span>' not in rejects
+    by_rita = web.get("/", params={"status": "decided", "by": "rita"}).text
+    assert by_rita.count('class="action"') == 2
+    assert "nothing matches" in web.get("/", params={"status": "decided", "by": "nobody"}).text
 
 
 def test_a_second_reviewer_is_told_who_decided_and_nothing_doubles(engine: Engine) -> None:
@@ -400,7 +412,7 @@ def test_a_dry_run_refuses_a_store_older_than_this_build(tmp_path: Path) -> None
     with engine.begin() as conn:
         config.attributes["connection"] = conn
         command.upgrade(config, "0004")
-    with pytest.raises(DatabaseUrlError, match="revision 0004, this build reads 0006"):
+    with pytest.raises(DatabaseUrlError, match="revision 0004, this build reads 0007"):
         check_current(url)
     upgrade(engine)
     check_current(url)  # up to date: nothing to say
@@ -596,9 +608,13 @@ def test_per_source_progress_on_the_queue_page_and_in_queue_status(engine: Engin
     assert (after.open_items, after.decisions, after.needed) == (3, 1, 19)
     status = CliRunner().invoke(app, ["queue", "status", "--db", str(engine.url)])
     assert status.exit_code == 0, status.output
-    assert f"source {source.key}: 3 open, 1 decided, 19 more before it calibrates" in " ".join(
-        status.output.split()
-    )
+    said = " ".join(status.output.split())
+    assert f"source {source.key}: 3 open, 1 decided, 19 more before it calibrates" in said
+    # Issue 29, item 5: each number says what it counts, from the store as it is now; and
+    # item 4: the items to review first by what they are, not by review id.
+    assert "knowledge_queue (rows a run links): 0 rows: 0 rows waiting" in said
+    assert "review items (what runs sent to people): 3 open, 1 decided" in said
+    assert "“about:explain”" in said and "rev-" not in said
 
 
 def test_the_decided_list_the_banner_and_the_order_say_what_happened(engine: Engine) -> None:
@@ -627,22 +643,49 @@ def test_bulk_approve_of_the_selected_or_the_filtered_is_one_decision_each(
     """Issue 22, item 7."""
     web = client(engine)
     ids = review_ids(engine)
-    picked = post(web, "/bulk", scope="selected", review_ids=ids[:2])
+    picked = post(web, "/bulk", scope="selected", review_ids=ids[:2], confirmed="yes")
     assert picked.status_code == 303
     assert "approved+the+first+suggestion+of+2+items" in picked.headers["location"]
     made = decisions(engine)
     assert [d["action"] for d in made] == ["approve", "approve"]
     assert all(d["ui"]["keybind_used"] == "bulk" for d in made)
-    again = post(web, "/bulk", scope="selected", review_ids=ids[:3])  # two decided meanwhile
+    again = post(web, "/bulk", scope="selected", review_ids=ids[:3], confirmed="yes")
     assert "of+1+items%3B+2+left+as+they+were" in again.headers["location"]
     shown = re.search(r'name="matching" value="([^"]*)"', web.get("/").text)
     assert shown is not None and shown.group(1).split() == ids[3:]
     seed(engine, ["a new item arrives after the page was drawn"], run="r2")
-    rest = post(web, "/bulk", scope="filtered", f_status="open", matching=shown.group(1))
+    rest = post(
+        web, "/bulk", scope="filtered", f_status="open", matching=shown.group(1), confirmed="yes"
+    )
     assert "of+1+items" in rest.headers["location"] and len(decisions(engine)) == 4
     assert "1+that+arrived+after+the+page+was+shown+were+not+approved" in rest.headers["location"]
     assert "1 open item" in web.get("/").text  # issue 28, item 2: it approved what it showed
     assert post(client(engine, reviewer=None), "/bulk", scope="filtered").status_code == 400
+
+
+def test_a_bulk_approval_shows_how_many_and_a_sample_and_asks_first(engine: Engine) -> None:
+    """Issue 29, item 2: one click approved up to 500 items; now the first click shows the
+    count and what each will be linked to, and only the confirmation approves them, all
+    and only those it showed."""
+    web = client(engine)
+    ids = review_ids(engine)
+    shown = re.search(r'name="matching" value="([^"]*)"', web.get("/").text)
+    assert shown is not None
+    asked = post(web, "/bulk", scope="filtered", f_status="open", matching=shown.group(1))
+    assert asked.status_code == 200 and decisions(engine) == []  # nothing decided yet
+    assert f"Approve the first suggestion of {len(ids)} items?" in asked.text
+    assert asked.text.count('name="review_ids"') == len(ids)
+    assert re.search(r'<span class="id">\d{3}-\d{3}</span> \w', asked.text)  # CRE and name
+    seed(engine, ["a new item arrives while the reviewer reads the sample"], run="r2")
+    confirm = dict(re.findall(r'name="(csrf|scope|confirmed)" value="([^"]*)"', asked.text))
+    done = post(
+        web,
+        "/bulk",
+        **confirm,
+        review_ids=re.findall(r'name="review_ids" value="([^"]*)"', asked.text),
+    )
+    assert done.status_code == 303 and len(decisions(engine)) == len(ids)
+    assert "1 open item" in web.get("/").text  # the newcomer was not in what it showed
 
 
 def test_per_reviewer_counts_agreement_and_time(engine: Engine) -> None:
@@ -701,3 +744,24 @@ def test_why_shows_the_words_that_raised_a_negation_flag_and_the_linked_section(
         f"{first['framework_id']} {first.get('section_id') or first.get('section_name')} (title)"
     )
     assert exemplar_texts()(label) == first["text"]
+
+
+def test_sections_are_named_for_people_and_ids_stay_for_machines(engine: Engine) -> None:
+    """Issue 29, item 4: the queue named a section by its chunk id; undo said `rev-…`."""
+    from librarian.store.review import section_label
+
+    plain = {"locator": {"id": "Acme Security Policy#SEC-01", "title": "Passwords"}}
+    assert section_label(plain, "plain:d16ff6598140:SEC-01") == (
+        "Acme Security Policy § SEC-01 — Passwords"
+    )
+    repo = {"locator": {"path": "cheatsheets/Session.md", "title": "Sessions"}}
+    assert section_label(repo, "c1") == "cheatsheets/Session.md § Sessions"
+    assert section_label({}, "c1") == "c1"
+    web = client(engine)
+    queue = web.get("/").text
+    assert re.search(r'<div class="where" title="chunk [^"]+">[^<]+</div>', queue)
+    first = review_ids(engine)[0]
+    post(web, f"/item/{first}", action="approve")
+    undone = post(web, "/undo")
+    message = parse_qs(urlsplit(undone.headers["location"]).query)["msg"][0]
+    assert message == "undone: “about:explain” is open again"  # the section, not `rev-…`

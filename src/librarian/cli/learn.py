@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
+import time
 from collections.abc import Callable, Collection, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -58,9 +59,10 @@ if TYPE_CHECKING:
 
 @contextmanager
 def progress_bar() -> Iterator[Callable[[str, int, int], None] | None]:
-    """A progress bar on stderr when it is a terminal; (stage, done, total), total -1 = add."""
+    """A progress bar on stderr when it is a terminal, else a line a phase (a cron job or
+    CI log sees what it is waiting for); (stage, done, total), total -1 = add."""
     if not sys.stderr.isatty():
-        yield None
+        yield phase_lines()
         return
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
 
@@ -82,6 +84,24 @@ def progress_bar() -> Iterator[Callable[[str, int, int], None] | None]:
                 progress.update(bars[stage], completed=done, total=total)
 
         yield update
+
+
+def phase_lines() -> Callable[[str, int, int], None]:
+    """One line when a phase starts and one when it ends, with its count and seconds."""
+    started: dict[str, float] = {}
+    finished: set[str] = set()
+
+    def update(stage: str, done: int, total: int) -> None:
+        now = time.perf_counter()
+        if stage not in started:
+            started[stage] = now
+            size = f" ({total})" if total > 0 else ""
+            err.print(f"{stage}{size} ...", markup=False)
+        if 0 < total <= done and stage not in finished:
+            finished.add(stage)
+            err.print(f"{stage}: done in {now - started[stage]:.0f} s", markup=False)
+
+    return update
 
 
 def train(
@@ -243,9 +263,11 @@ def _database_links(url: str) -> list[TrainingLink]:
     check_database(url, create=False)
     engine = make_engine(url)
     try:
-        return reviewer_links(engine)
+        found = reviewer_links(engine)
     finally:
         engine.dispose()
+    err.print(f"{redacted(url)}: {found.says()}", markup=False)
+    return found.links
 
 
 def _is_decisions_file(path: Path) -> bool:

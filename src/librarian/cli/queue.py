@@ -116,9 +116,10 @@ def queue_status(db: DbOpt = None, home: HomeOpt = None) -> None:
         counts, dead = queue_counts(engine), dead_letters(engine)
     finally:
         engine.dispose()
+    out.print(f"{redacted(url)}", markup=False)
     out.print(
-        f"{redacted(url)}: {counts.total} rows: {counts.waiting} rows waiting, "
-        f"{counts.consumed} consumed, {len(dead)} dead letters",
+        f"  knowledge_queue (rows a run links): {counts.total} rows: {counts.waiting} rows "
+        f"waiting, {counts.consumed} consumed, {len(dead)} dead letters",
         markup=False,
     )
     if counts.not_ours:
@@ -142,13 +143,25 @@ def _sources_status(url: str) -> None:
 
     from librarian.store.db import make_engine
     from librarian.store.history import source_progress
+    from librarian.store.review import items_by_id
 
     engine = make_engine(url)
     try:
         with Session(engine) as session:
             sources = source_progress(session)
+            # The sample by what it is, not by review id (ids are for machines).
+            names = {
+                p.key: [i.label for i in items_by_id(session, list(p.review_first[:5]))]
+                for p in sources
+            }
     finally:
         engine.dispose()
+    open_items = sum(p.open_items for p in sources)
+    decided = sum(p.decisions for p in sources)
+    out.print(
+        f"  review items (what runs sent to people): {open_items} open, {decided} decided",
+        markup=False,
+    )
     for p in sources:
         needs = (
             f"{p.needed} more before it calibrates on its own"
@@ -163,7 +176,7 @@ def _sources_status(url: str) -> None:
                 + (
                     f"; review first, its calibration sample: these {len(p.review_first)} "
                     "decide how much of this standard can be linked automatically: "
-                    + ", ".join(p.review_first[:5])
+                    + "; ".join(f"“{label}”" for label in names.get(p.key, ())[:5])
                     + (" …" if len(p.review_first) > 5 else "")
                     if p.review_first
                     else ""

@@ -46,6 +46,9 @@ from librarian.settings import LinkerSettings, default_of
 
 if TYPE_CHECKING:
     from librarian.pipeline.pipeline import Pipeline
+    from librarian.pipeline.sources import JsonlFile, PlainFile
+
+    FileSource = JsonlFile | PlainFile
 
 _RUN_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
 
@@ -99,7 +102,7 @@ def run(
     --from-db drains its knowledge_queue table; a dry run given --db reads its decisions."""
     quiet_prefect(quiet)
     check_input(input, from_db)
-    rows = plain_rows(input, source)
+    found = input_source(input, source)
     dry_run = dry_run and not from_db
     run_id = _checked(linker, dry_run, run_id, task_runner, dask_address)
     target = out_dir or Path("out") / run_id
@@ -108,7 +111,7 @@ def run(
     settings = linker_settings(linker, batch_size=batch_size)
     pipeline = loaded(settings, run_id, quiet or as_json)
     if plan:
-        show_plan(pipeline, settings, input, source, target, db, dry_run, as_json)
+        show_plan(pipeline, settings, found, target, db, dry_run, as_json)
         return
     prefect_environment()
     with ExitStack() as stack:
@@ -126,7 +129,7 @@ def run(
             in_flight,
             dask,
             source,
-            rows,
+            found,
             quiet or as_json,
             commit=not dry_run,
         )
@@ -169,19 +172,16 @@ def run_database(linker: LinkerOptions, dry_run: bool, from_db: bool) -> str | N
 def show_plan(
     pipeline: Pipeline,
     settings: LinkerSettings,
-    input: Path | None,
-    document: str | None,
+    found: FileSource | None,
     target: Path,
     db: str | None,
     dry_run: bool,
     as_json: bool,
 ) -> None:
     """The stages the run would take, its source and sinks; no row is read."""
-    from librarian.pipeline.sources import file_source
     from librarian.store.db import redacted
 
-    if input is not None:
-        found = file_source(input, document)
+    if found is not None:
         source = {"kind": type(found).__name__, "name": found.name}
     else:
         source = {"kind": "QueueTable", "name": "knowledge_queue"}
@@ -234,37 +234,33 @@ def use_dask(stack: ExitStack, address: str | None, workers: int) -> int:
     return 4 if address else 2 * workers
 
 
-def plain_rows(input: Path | None, source: str | None) -> int | None:
-    """How many rows a plain input holds (None: not a plain input); a file that cannot
-    be read as one is refused now, before Prefect starts."""
-    from librarian.pipeline.plain import is_plain, plain_lines
+def input_source(input: Path | None, document: str | None) -> FileSource | None:
+    """INPUT as the run will read it, its shape known from one sniff; a plain input is
+    parsed now, once (a file that cannot be read as one is refused before Prefect starts,
+    and its rows give the progress bar its total)."""
+    from librarian.pipeline.sources import PlainFile, file_source
 
-    if input is None or not is_plain(input):
-        if source is not None:
+    if input is None:
+        return None
+    found = file_source(input, document)
+    if not isinstance(found, PlainFile):
+        if document is not None:
             raise UsageError(
                 "--source names the document of a plain input (CSV, Markdown, "
                 "or JSONL with id and text)"
             )
-        return None
-    if source is not None and not 0 < len(source.strip()) <= MAX_SOURCE_CHARS:
+        return found
+    if document is not None and not 0 < len(document.strip()) <= MAX_SOURCE_CHARS:
         raise UsageError(
-            f"--source is {len(source)} characters: name the document in 1 to "
+            f"--source is {len(document)} characters: name the document in 1 to "
             f"{MAX_SOURCE_CHARS} (the store keeps it in every row's artifact id)"
         )
-    return len(plain_lines(input, source).lines)
+    found.rows  # noqa: B018 - parsed here, once: refused now if it cannot be read
+    return found
 
 
 # A document name: its rows' artifact ids (`plain:NAME`) and locators must fit the store.
 MAX_SOURCE_CHARS = 200
-
-
-def _count_lines(path: Path) -> int:
-    total, last = 0, b"\n"
-    with path.open("rb") as handle:
-        while chunk := handle.read(1 << 20):
-            total += chunk.count(b"\n")
-            last = chunk[-1:]
-    return total + (0 if last == b"\n" else 1)
 
 
 def _pending(db: str | None) -> int | None:
@@ -289,13 +285,13 @@ def run_flow(
     in_flight: int,
     dask: tuple[str | None, int] | None,
     source: str | None = None,
-    rows: int | None = None,
+    found: FileSource | None = None,
     quiet: bool = False,
     commit: bool = False,
 ) -> RunSummary:
     """`dask`: (scheduler address or None for a local cluster, local worker count);
-    `rows`: a plain input's row count (the progress total)."""
-    from librarian.flows.link_flow import link_queue
+    `found`: INPUT as `input_source` read it (the flow reads it from there, not again)."""
+    from librarian.flows.link_flow import give_source, link_queue
     from librarian.flows.progress import on_progress
 
     flow_to_run = (
@@ -307,7 +303,9 @@ def run_flow(
     )
     from librarian.store.db import reference
 
-    progress = _progress(input, db, run_id, rows, quiet)
+    progress = _progress(found, db, run_id, quiet)
+    if found is not None:
+        give_source(run_id, found)
     ref = reference(db) if db is not None else None  # the flow's parameters: no password
     try:
         return flow_to_run(input, target, settings, run_id, ref, in_flight, source, commit)
@@ -399,18 +397,20 @@ def _mute_prefect_console() -> None:
                 handler.setLevel(logging.WARNING)
 
 
-def _progress(
-    input: Path | None, db: str | None, run_id: str, rows: int | None, quiet: bool
-) -> _Bar | None:
-    """A progress bar on a terminal (not with --quiet), told by the flow what it does."""
+def _progress(found: FileSource | None, db: str | None, run_id: str, quiet: bool) -> _Bar | None:
+    """A progress bar on a terminal (not with --quiet), told by the flow what it does. Its
+    total: a plain input's rows, the queue table's pending rows; a JSONL file is streamed,
+    read once, so its total is not known (the bar says `?`)."""
     if quiet or not sys.stderr.isatty():
         return None
     from librarian.flows.progress import on_progress
+    from librarian.pipeline.sources import PlainFile
 
-    if rows is not None:
-        total: int | None = rows
-    else:
-        total = _count_lines(input) if input is not None else _pending(db)
+    total: int | None = None
+    if isinstance(found, PlainFile):
+        total = len(found.rows.lines)
+    elif found is None:
+        total = _pending(db)
     bar = _Bar(total)
     on_progress(run_id, bar)
     bar.start()

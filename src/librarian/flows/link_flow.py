@@ -1,10 +1,8 @@
-"""The linking flow: wiring only. A source's batches are read and prepared (C.0-C.4,
-`in_flight` at once, on the task runner); a window of them is linked source by source as a
-whole (C.5, in this process: candidate lists only); then each batch is completed (C.6-C.10)
-and stored and written in input order. A file's window is the whole file; the queue
-table's is one claimed batch (its claim is a transaction: it cannot stay open for the
-run), and in commit mode each stored batch's links count as used for the next.
-A Prefect task per step (Prefect costs ~30 ms a task).
+"""The linking flow: where work runs, nothing more. The runner (`pipeline/run.py`) runs
+the stages; this module hands it Prefect tasks for the model steps (prepare, complete: on
+the task runner, a Dask worker say, `in_flight` at once), the sinks (files; the database
+in commit mode), the store (prior decisions and source history, given a database) and the
+progress bar. A Prefect task per model step (Prefect costs ~30 ms a task).
 
 Dry-run writes files only (and, given a database, reads prior decisions from it for update
 detection). Commit mode stores each batch's decisions in one transaction; from the queue
@@ -14,56 +12,30 @@ table, that transaction also stamps the rows consumed.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TypeVar, cast
 
 from prefect import flow, get_run_logger, task
 from prefect.artifacts import create_markdown_artifact
 from prefect.cache_policies import NONE
-from prefect.futures import PrefectFuture
-from prefect.utilities.annotations import quote
 from sqlalchemy import Engine
-from sqlalchemy.orm import Session
 
 from librarian.factory import pipeline_for
-from librarian.flows.progress import phase, report_lines
-from librarian.pipeline.accounting import (
-    add_timings,
-    check_accounting,
-    record_batch,
-    record_sources,
-    summary_markdown,
-)
+from librarian.flows.progress import ReportedProgress, phase
+from librarian.pipeline.accounting import add_timings, check_accounting, summary_markdown
 from librarian.pipeline.dedup import ChunkRegistry
-from librarian.pipeline.pipeline import Admitted, Pipeline, Prepared
+from librarian.pipeline.envelopes import RunContext
+from librarian.pipeline.pipeline import Pipeline, Prepared
+from librarian.pipeline.run import Pending, Runner, Sink
 from librarian.pipeline.sinks import FileSink
 from librarian.pipeline.source_level import Linked
 from librarian.pipeline.sources import Source, file_source
-from librarian.schemas.records import (
-    BatchResult,
-    History,
-    PriorDecision,
-    RawBatch,
-    RunSummary,
-    Section,
-)
+from librarian.pipeline.spill import DiskSpill
+from librarian.schemas.records import BatchResult, PriorDecision, RunSummary, Section
 from librarian.settings import LinkerSettings
 from librarian.store.db import make_engine, redacted, resolve
-from librarian.store.history import source_history
-from librarian.store.sink import DatabaseSink, StoredPriors, session_for
+from librarian.store.sink import DatabaseSink, DatabaseStore
 from librarian.store.source import QueueTable
-
-T = TypeVar("T")
-
-
-def as_is(value: T) -> T:
-    """Hand `value` to a task without Prefect walking it. Prefect visits every element of a
-    task's parameters to find upstream futures (docs/benchmarks.md: a cost that grew with
-    the run). None of ours hold futures. Only for tasks called in the flow's own process:
-    a Dask worker receives the wrapper itself."""
-    return cast(T, quote(value))
 
 
 @task(name="load-models", cache_policy=NONE)
@@ -71,227 +43,93 @@ def load_pipeline(settings: LinkerSettings) -> Pipeline:
     return pipeline_for(settings)
 
 
-@task(name="admit-batch", cache_policy=NONE)
-def admit_batch(
-    pipeline: Pipeline, raw: RawBatch, registry: ChunkRegistry, session: Session | None
-) -> Admitted:
-    """C.0-C.1 and the prior lookup, in the flow's process (it reads the store)."""
-    lookup = StoredPriors(session, pipeline.models_digest) if session is not None else None
-    return pipeline.admit(raw, registry, lookup)
-
-
 @task(name="prepare-batch", cache_policy=NONE)
 def prepare_batch(
     settings: LinkerSettings,
     sections: list[Section],
-    run_id: str,
+    ctx: RunContext,
     priors: dict[str, PriorDecision] | None,
-) -> Prepared | BatchResult:
-    """C.2-C.4, wherever the task runner puts it (a Dask worker, say), on that process's
-    models. A batch that fails is linked row by row at once (each failure a rejection),
-    alone: its rows are not linked with the rest of their source."""
-    pipeline = pipeline_for(settings)
-    try:
-        return pipeline.prepare(sections, pipeline.context(run_id), priors)
-    except Exception:
-        return pipeline.link_resilient(sections, run_id, priors)
+) -> Prepared:
+    """C.2-C.4, wherever the task runner puts it, on that process's models."""
+    return pipeline_for(settings).prepare(sections, ctx, priors)
 
 
 @task(name="complete-batch", cache_policy=NONE)
 def complete_batch(
     settings: LinkerSettings, prepared: Prepared, linked: list[Linked]
 ) -> BatchResult:
-    """C.6-C.10 of a prepared batch; if that fails, the batch is linked row by row."""
-    pipeline = pipeline_for(settings)
-    try:
-        return pipeline.complete(prepared, linked)
-    except Exception:
-        return pipeline.link_resilient(prepared.sections, prepared.ctx.run_id, prepared.priors)
+    """C.6-C.10 of a prepared batch, with what C.5 made of its rows."""
+    return pipeline_for(settings).complete(prepared, linked)
 
 
-@task(name="write-batch", retries=2, retry_delay_seconds=1, cache_policy=NONE)
-def write_files(sink: FileSink, result: BatchResult) -> None:
-    sink.write(result)
+class PrefectTasks:
+    """The runner's executor: each model step a Prefect task on the flow's task runner.
+    Parameters go plain (not `as_is`): a quoted one reaches a Dask worker still wrapped."""
+
+    def __init__(self, settings: LinkerSettings) -> None:
+        self.settings = settings
+
+    def prepare(
+        self, sections: list[Section], ctx: RunContext, priors: dict[str, PriorDecision] | None
+    ) -> Pending[Prepared]:
+        return prepare_batch.submit(self.settings, sections, ctx, priors)
+
+    def complete(self, prepared: Prepared, linked: list[Linked]) -> Pending[BatchResult]:
+        return complete_batch.submit(self.settings, prepared, linked)
 
 
-@task(name="commit-batch", cache_policy=NONE)
-def commit_batch(
-    sink: DatabaseSink, session: Session, admitted: Admitted, result: BatchResult
+def close_out(summary: RunSummary, database: DatabaseSink | None) -> None:
+    """The summary's last fields, checked: every line accounted for."""
+    summary.finished_at = datetime.now(UTC).isoformat()
+    summary.timings_s = {k: round(v, 4) for k, v in summary.timings_s.items()}
+    if database is not None:
+        stored = database.stored
+        summary.stored = {
+            "decisions": stored.decisions,
+            "rejections": stored.rejections,
+            "already_stored": stored.already_there,
+            "failed": len(stored.failed),
+            "dead_lettered": stored.dead_lettered,
+            "redecided": stored.redecided,
+            "left_to_reviewers": stored.lost_to_review,
+        }
+    check_accounting(summary)
+
+
+def link_all(
+    source: Source,
+    pipeline: Pipeline,
+    settings: LinkerSettings,
+    summary: RunSummary,
+    files: FileSink,
+    engine: Engine | None,
+    stored_in: DatabaseSink | None,
+    in_flight: int,
 ) -> None:
-    sink.write(session, admitted.raw, admitted.sections, result)
-
-
-@dataclass
-class _InFlight:
-    admitted: Admitted
-    session: Session | None  # a queue claim's transaction, held until the batch is stored
-    prepared: PrefectFuture[Prepared | BatchResult]
-    reported: bool = False  # its lines told to the progress bar
-
-    def report(self, run_id: str) -> None:
-        """Tell the progress bar this batch's lines are retrieved (once)."""
-        if not self.reported:
-            raw = self.admitted.raw
-            report_lines(run_id, len(raw.lines) + raw.blank_lines)
-            self.reported = True
-
-    def close(self) -> None:
-        if self.session is not None:
-            self.session.close()
-        self.admitted.raw.close()
-
-
-@dataclass
-class _Run:
-    """One run's wiring state: the source's batches, the sinks, what was counted."""
-
-    source: Source
-    pipeline: Pipeline
-    settings: LinkerSettings
-    run_id: str
-    summary: RunSummary
-    files: FileSink
-    engine: Engine | None = None
-    database: DatabaseSink | None = None  # commit mode
-    registry: ChunkRegistry = field(default_factory=ChunkRegistry)
-
-    def __post_init__(self) -> None:
-        skip = self.database.failed_ids if self.database is not None else set()
-        self.batches = iter(self.source.batches(self.settings.batch_size, skip))
-        self.eof = False
-
-    def timed(self, stage: str, started: float) -> None:
-        add_timings(self.summary, {stage: time.perf_counter() - started})
-
-    def start_next(self) -> _InFlight | None:
-        started = time.perf_counter()
-        raw = next(self.batches, None)
-        if raw is None:
-            self.eof = True
-            return None
-        self.eof = raw.eof
-        session = session_for(self.engine, raw) if self.engine is not None else None
-        try:
-            # The chunk registry grows with the run: it stays in the flow, never walked.
-            admitted = admit_batch(
-                as_is(self.pipeline), as_is(raw), as_is(self.registry), as_is(session)
-            )
-            if session is not None and raw.claim is None:
-                session.close()  # a file's batch: a new session stores it
-                session = None
-            self.timed("read_validate", started)
-            # Not as_is: a quoted parameter reaches a Dask worker still wrapped.
-            prepared = prepare_batch.submit(
-                self.settings, admitted.sections, self.run_id, admitted.priors
-            )
-        except BaseException:
-            if session is not None:
-                session.close()
-            raw.close()
-            raise
-        return _InFlight(admitted, session, prepared)
-
-    def link_window(
-        self, window: list[_InFlight]
-    ) -> list[PrefectFuture[BatchResult] | BatchResult]:
-        """C.5 over the window's prepared batches together; each batch's completion."""
-        started = time.perf_counter()
-        ready = [batch.prepared.result() for batch in window]
-        for batch in window:
-            report_lines(
-                self.run_id, len(batch.admitted.raw.lines) + batch.admitted.raw.blank_lines
-            )
-        self.timed("wait_for_prepare", started)
-        prepared = [p for p in ready if isinstance(p, Prepared)]
-        started = time.perf_counter()
-        history = self.history(prepared)
-        by_batch = self.pipeline.link_sources(prepared, history)
-        statuses = {r.status.source: r.status.as_json() for rows in by_batch for r in rows}
-        record_sources(self.summary, statuses)
-        linked = iter(by_batch)
-        self.timed("source_level", started)
-        return [
-            complete_batch.submit(self.settings, p, next(linked)) if isinstance(p, Prepared) else p
-            for p in ready
-        ]
-
-    def history(self, prepared: list[Prepared]) -> History | None:
-        """What the window's sources already link and their reviewers decided (None:
-        no store to read)."""
-        if self.engine is None:
-            return None
-        sources = {s.source_key for p in prepared for _, s in p.to_model}
-        with Session(self.engine) as session:
-            return source_history(session, sources)
-
-    def finish(self, batch: _InFlight, linked: PrefectFuture[BatchResult] | BatchResult) -> None:
-        started = time.perf_counter()
-        admitted = batch.admitted
-        done = linked if isinstance(linked, BatchResult) else linked.result()
-        result = admitted.complete(done)
-        self.timed("wait_for_link", started)
-        if self.database is not None and self.engine is not None:
-            started = time.perf_counter()
-            session = batch.session or Session(self.engine)
-            batch.session = session
-            commit_batch(as_is(self.database), as_is(session), as_is(admitted), as_is(result))
-            self.timed("store_write", started)
-        started = time.perf_counter()
-        write_files(as_is(self.files), as_is(result))
-        self.timed("write", started)
-        record_batch(self.summary, admitted.raw, result, result.rejections, result.skips)
-        s = self.summary
-        get_run_logger().info(
-            "batch %d: %d lines (linked %d, review %d, rejected %d, skipped %d so far)",
-            s.batches,
-            len(admitted.raw.lines),
-            s.linked,
-            s.review,
-            s.rejected,
-            s.skipped,
-        )
-
-    def close_out(self) -> None:
-        """The summary's last fields, checked: every line accounted for."""
-        self.summary.finished_at = datetime.now(UTC).isoformat()
-        self.summary.timings_s = {k: round(v, 4) for k, v in self.summary.timings_s.items()}
-        if self.database is not None:
-            stored = self.database.stored
-            self.summary.stored = {
-                "decisions": stored.decisions,
-                "rejections": stored.rejections,
-                "already_stored": stored.already_there,
-                "failed": len(stored.failed),
-                "dead_lettered": stored.dead_lettered,
-                "redecided": stored.redecided,
-                "left_to_reviewers": stored.lost_to_review,
-            }
-        check_accounting(self.summary)
-
-
-def drain(run: _Run, in_flight: int) -> None:
-    """Prepare a window of batches (`in_flight` at once), link it source by source, then
-    store and write its batches in input order; until the source is dry."""
-    window: list[_InFlight] = []
+    """The runner over `source`, its model steps Prefect tasks; its spill on disk."""
+    run_id = summary.run_id
+    sinks: list[Sink] = [stored_in, files] if stored_in is not None else [files]
+    store = DatabaseStore(engine, pipeline.models_digest) if engine is not None else None
+    spill = DiskSpill()
     try:
-        while not run.eof:
-            batch = run.start_next()
-            if batch is not None:
-                window.append(batch)
-                if len(window) > max(1, in_flight):
-                    oldest = window[-1 - max(1, in_flight)]
-                    oldest.prepared.wait()
-                    oldest.report(run.run_id)
-            whole = batch is None or run.eof or batch.admitted.raw.claim is not None
-            if window and whole:
-                completing = run.link_window(window)
-                for held, result in zip(window, completing, strict=True):
-                    run.finish(held, result)
-                    held.close()
-                window = []
+        runner = Runner(
+            pipeline,
+            PrefectTasks(settings),
+            summary,
+            sinks=sinks,
+            store=store,
+            progress=ReportedProgress(run_id),
+            spill=spill,
+            in_flight=in_flight,
+            registry=ChunkRegistry(spill.mapping("seen"), spill.mapping("spans")),
+            log=get_run_logger().info,
+        )
+        phase(run_id, "linking")
+        skip = stored_in.failed_ids if stored_in is not None else set()
+        runner.run(source.batches(settings.batch_size, skip), pipeline.context(run_id))
+        phase(run_id, "writing")
     finally:
-        for held in window:  # a failure leaves later batches unstored and unconsumed
-            held.close()
+        spill.close()
 
 
 def new_summary(
@@ -326,7 +164,21 @@ def describe_pipeline(summary: RunSummary, pipeline: Pipeline, priors_read: bool
     }
 
 
-def source_of(input_path: Path | None, document: str | None, engine: Engine | None) -> Source:
+# A source the command line has read already (a plain input, parsed), by run id: it is no
+# flow parameter (Prefect stores parameters through its API), and read twice it would be.
+_GIVEN: dict[str, Source] = {}
+
+
+def give_source(run_id: str, source: Source) -> None:
+    _GIVEN[run_id] = source
+
+
+def source_of(
+    run_id: str, input_path: Path | None, document: str | None, engine: Engine | None
+) -> Source:
+    given = _GIVEN.pop(run_id, None)
+    if given is not None:
+        return given
     if input_path is not None:
         return file_source(input_path, document)
     assert engine is not None, "draining the queue table needs a database"
@@ -355,7 +207,7 @@ def link_queue(
     # The caller migrates the database once (`librarian run`: before any model loads;
     # a scheduled run: `scheduled_run`).
     engine = make_engine(resolve(database)) if database else None
-    source = source_of(input_path, source_name, engine)
+    source = source_of(run_id, input_path, source_name, engine)
     mode = "commit" if commit else "dry-run"
     summary = new_summary(source.name, out_dir, settings, run_id, mode, database)
     started = time.perf_counter()
@@ -363,15 +215,15 @@ def link_queue(
     pipeline = load_pipeline(settings)
     add_timings(summary, {"load_models": time.perf_counter() - started})
     describe_pipeline(summary, pipeline, priors_read=engine is not None)
+    stored_in = None
+    if commit and engine is not None:
+        stored_in = DatabaseSink(engine, run_id, source.name, pipeline.models_digest)
     try:
-        with FileSink(out_dir) as files:
+        names = {node.cre_id: node.name for node in pipeline.hub.nodes}
+        with FileSink(out_dir, names) as files:
             summary.outputs = files.paths()
-            sink = DatabaseSink(run_id, source.name, pipeline.models_digest) if commit else None
-            run = _Run(source, pipeline, settings, run_id, summary, files, engine, sink)
-            phase(run_id, "linking")
-            drain(run, in_flight)
-            phase(run_id, "writing")
-            run.close_out()
+            link_all(source, pipeline, settings, summary, files, engine, stored_in, in_flight)
+            close_out(summary, stored_in)
             files.commit(summary)
     finally:
         if engine is not None:

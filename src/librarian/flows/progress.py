@@ -1,23 +1,16 @@
-"""Progress callbacks by run id: a callable is no flow parameter (parameters are stored by
-the API), so the CLI registers one here and the flow reports to it."""
+"""Progress by run id: a callable is no flow parameter (parameters are stored by the
+API), so the CLI registers a `Progress` here and the flow reports to it."""
 
 from __future__ import annotations
 
-from typing import Protocol
+from dataclasses import dataclass
+
+from librarian.pipeline.run import Progress
+
+_PROGRESS: dict[str, Progress] = {}
 
 
-class RunProgress(Protocol):
-    """Told what a run is doing: its phase, and lines done as batches finish."""
-
-    def phase(self, name: str) -> None: ...
-
-    def advance(self, lines: int) -> None: ...
-
-
-_PROGRESS: dict[str, RunProgress] = {}
-
-
-def on_progress(run_id: str, progress: RunProgress | None) -> None:
+def on_progress(run_id: str, progress: Progress | None) -> None:
     if progress is None:
         _PROGRESS.pop(run_id, None)
     else:
@@ -30,7 +23,16 @@ def phase(run_id: str, name: str) -> None:
         progress.phase(name)
 
 
-def report_lines(run_id: str, lines: int) -> None:
-    progress = _PROGRESS.get(run_id)
-    if progress is not None:
-        progress.advance(lines)
+@dataclass(frozen=True)
+class ReportedProgress:
+    """The runner's `Progress` for a run: whatever the CLI registered under its id."""
+
+    run_id: str
+
+    def phase(self, name: str) -> None:
+        phase(self.run_id, name)
+
+    def advance(self, lines: int) -> None:
+        progress = _PROGRESS.get(self.run_id)
+        if progress is not None:
+            progress.advance(lines)

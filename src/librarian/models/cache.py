@@ -52,8 +52,8 @@ class CachingEmbedder:
             out[row] = found[k]
         return out
 
-    def count_truncated(self, texts: Sequence[str]) -> int:
-        return self.inner.count_truncated(texts)
+    def truncated(self, texts: Sequence[str]) -> list[int]:
+        return self.inner.truncated(texts)
 
 
 _CHUNK = 500  # keys per SELECT: SQLite caps the number of bound parameters

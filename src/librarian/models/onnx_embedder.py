@@ -118,6 +118,6 @@ class OnnxEmbedder:
             out[row] = pooled / max(float(np.linalg.norm(pooled)), 1e-12)
         return out
 
-    def count_truncated(self, texts: Sequence[str]) -> int:
+    def truncated(self, texts: Sequence[str]) -> list[int]:
         encodings = self._counter.encode_batch([t[:MAX_MODEL_CHARS] for t in texts])
-        return sum(1 for e in encodings if len(e.ids) > self.max_tokens)
+        return [i for i, e in enumerate(encodings) if len(e.ids) > self.max_tokens]

@@ -30,8 +30,8 @@ class Embedder(Protocol):
         """L2-normalised float32 vectors, one row per text."""
         ...
 
-    def count_truncated(self, texts: Sequence[str]) -> int:
-        """How many of `texts` the model cannot see whole."""
+    def truncated(self, texts: Sequence[str]) -> list[int]:
+        """The positions of the `texts` the model cannot see whole."""
         ...
 
 

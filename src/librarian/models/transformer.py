@@ -86,15 +86,10 @@ class SentenceTransformerEmbedder:
         )
         return np.asarray(vectors, dtype=np.float32)
 
-    def count_truncated(self, texts: Sequence[str]) -> int:
+    def truncated(self, texts: Sequence[str]) -> list[int]:
         tokenizer = self._model.tokenizer
-        lengths = [
-            len(ids)
-            for ids in tokenizer([t[:MAX_MODEL_CHARS] for t in texts], truncation=False)[
-                "input_ids"
-            ]
-        ]
-        return sum(1 for n in lengths if n > self.max_tokens)
+        encoded = tokenizer([t[:MAX_MODEL_CHARS] for t in texts], truncation=False)
+        return [i for i, ids in enumerate(encoded["input_ids"]) if len(ids) > self.max_tokens]
 
 
 class CrossEncoderScorer:

@@ -91,10 +91,9 @@ def record_batch(
 
 
 def record_sources(summary: RunSummary, statuses: dict[str, dict[str, Any]]) -> None:
-    """Where each source linked in one window stands; its items summed over windows."""
-    for source, status in statuses.items():
-        items = summary.sources.get(source, {}).get("items", 0) + status["items"]
-        summary.sources[source] = {**status, "items": items}
+    """Where each source linked in one window stands. A later window's status is the
+    source's as a whole (it links its rows with the earlier windows' stored items)."""
+    summary.sources.update(statuses)
 
 
 def summary_markdown(summary: RunSummary) -> str:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import MutableMapping
 from dataclasses import dataclass, field
 
 from librarian.pipeline.ingest import Parsed
@@ -12,10 +13,11 @@ from librarian.schemas.records import RejectCode, Section, Skip, SkipCode, rejec
 class ChunkRegistry:
     """Chunks seen in this run, so a repeated chunk is processed once, and a span seen with
     the same text under another chunk id too: the first in input order is decided,
-    whatever the batch size."""
+    whatever the batch size. It grows with the run (every chunk id it saw): a run keeps
+    it on disk (`DiskSpill.mapping`), not in memory."""
 
-    seen: dict[str, str] = field(default_factory=dict)
-    spans: dict[tuple[str, str], str] = field(default_factory=dict)
+    seen: MutableMapping[str, str] = field(default_factory=dict)  # chunk -> content hash
+    spans: MutableMapping[str, str] = field(default_factory=dict)  # span + hash -> chunk
 
     def admit(self, parsed: Parsed) -> Parsed:
         if not isinstance(parsed, Section):
@@ -23,7 +25,7 @@ class ChunkRegistry:
         line, chunk = parsed.line, parsed.chunk_id
         prior = self.seen.get(chunk)
         if prior is None:
-            first = self.spans.setdefault((parsed.span_key, parsed.content_hash), chunk)
+            first = self.spans.setdefault(f"{parsed.span_key}\x00{parsed.content_hash}", chunk)
             if first != chunk:
                 why = f"span and text already read under chunk {first} earlier in this run"
                 return Skip(line=line, chunk_id=chunk, reason=SkipCode.DUPLICATE_CHUNK, message=why)

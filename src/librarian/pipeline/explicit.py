@@ -15,7 +15,7 @@ a right-to-left override) as hiding characters: both go to a person, never auto-
 from __future__ import annotations
 
 import re
-from collections.abc import Container
+from collections.abc import Container, Sequence
 from dataclasses import dataclass
 
 from librarian.schemas.envelopes import AdversarialFlag
@@ -80,9 +80,11 @@ class ExplicitReference:
         return doubts
 
 
-def _visible_with_positions(text: str) -> tuple[str, list[int]]:
+def _visible_with_positions(text: str) -> tuple[str, Sequence[int]]:
     """`text` without its hidden characters, and for each kept character its index in
     `text`, so a match in the one is a span of the other."""
+    if not hidden_characters(text):
+        return text, range(len(text))
     kept = [(i, c) for i, c in enumerate(text) if not hidden_characters(c)]
     return "".join(c for _, c in kept), [i for i, _ in kept]
 

@@ -12,6 +12,7 @@ trailing "or not" are no mismatch (docs/quality.md has the false flags before an
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 # A negation cue and the words it governs: those after it ("not hashed"), or, for the
 # adjectives that follow what they negate, those before it ("CSRF protection is optional").
@@ -93,6 +94,7 @@ def _content(words: list[str]) -> set[str]:
 _SUFFIXES = ("ations", "ation", "ings", "ing", "ions", "ion", "edly", "ed", "es", "s", "ly")
 
 
+@lru_cache(maxsize=65536)
 def _stem(word: str) -> str:
     for suffix in _SUFFIXES:
         if word.endswith(suffix) and len(word) - len(suffix) >= 3:
@@ -103,6 +105,7 @@ def _stem(word: str) -> str:
     return word
 
 
+@lru_cache(maxsize=1 << 17)
 def _same(one: str, other: str) -> bool:
     """The same word, or one stem (hash/hashed, log/logged, terminate/terminated)."""
     a, b = _stem(one), _stem(other)
@@ -158,6 +161,8 @@ def negation_differs(one: str, other: str) -> bool:
     section and a hub name, or a span's old and new text)."""
     words_one, words_other = _tokens(one), _tokens(other)
     scopes_one, scopes_other = _scopes(words_one), _scopes(words_other)
+    if not scopes_one and not scopes_other:
+        return False  # neither negates anything (what follows could only say so again)
     first = _negates_about(scopes_one, _content(words_other))
     second = _negates_about(scopes_other, _content(words_one))
     if first != second:

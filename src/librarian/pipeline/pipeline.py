@@ -16,9 +16,13 @@
     C.9 decide      pure and total: link, or why a person must look     (decide.py)
     C.10 emit       a LinkProposal or ReviewItem                        (envelopes.py)
 
-A source (`sources.py`) yields raw batches and a sink (`sinks.py`, `store/sink.py`)
-writes what `Pipeline.process` returns; the flow only wires the three. `factory.py`
-builds a Pipeline from settings (construction only: no rows read).
+The stages are methods here; the one place they run in order is the runner (`run.py`):
+it takes raw batches from a source (`sources.py`, `store/source.py`), admits and prepares
+each (C.0-C.4), links each source as a whole (C.5, `link_rows`), completes each batch
+(C.6-C.10) and hands it to the sinks (`sinks.py`, `store/sink.py`). `Pipeline.link` (eval,
+explain, training) is the runner over one batch in this process; the flow is the runner
+with Prefect tasks. `factory.py` builds a Pipeline from settings (construction only: no
+rows read).
 """
 
 from __future__ import annotations
@@ -31,19 +35,21 @@ from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
-from typing import Protocol
+from typing import Any, Protocol
 
 import numpy as np
 
 from librarian.catalogue.hub import Hub
 from librarian.models.seams import Vectors
 from librarian.pipeline import components as ids
+from librarian.pipeline.compact import compared
 from librarian.pipeline.components import Component, describe
 from librarian.pipeline.decide import decide
 from librarian.pipeline.dedup import ChunkRegistry
 from librarian.pipeline.envelopes import Emitted, RunContext, envelope, suggestion
 from librarian.pipeline.explicit import ExplicitReference
 from librarian.pipeline.ingest import parse_line, section_from_text
+from librarian.pipeline.run import link_sections
 from librarian.pipeline.safety import SafetyGuard, SafetyInput
 from librarian.pipeline.source_level import Linked, SlotRow, SourceLevelSlot
 from librarian.pipeline.stages import (
@@ -62,6 +68,7 @@ from librarian.retrieval.why import why
 from librarian.schemas.envelopes import Candidate, Envelope, Link, Retrieval
 from librarian.schemas.records import (
     BatchResult,
+    EarlierItem,
     History,
     PriorDecision,
     RawBatch,
@@ -118,6 +125,9 @@ class _Timer:
             self.seconds[name] += time.perf_counter() - started
 
 
+_NOTHING = Embedded([], np.zeros((0, 1), dtype=np.float32), 0)  # no row to the models
+
+
 @dataclass
 class Prepared:
     """A batch after C.2-C.4: the cited CREs' envelopes (by position), and the rows that
@@ -131,6 +141,33 @@ class Prepared:
     embedded: Embedded
     retrieved: Retrieved | None  # None: no row goes on to the models
     timer: _Timer
+
+    def rows(self, linked: Sequence[Linked]) -> list[tuple[Prepared, list[Linked]]]:
+        """Each row as a batch of its own, with what C.5 made of it: a batch that fails
+        to complete is completed row by row, each row with its source's outcome."""
+        model_row = {pos: row for row, (pos, _) in enumerate(self.to_model)}
+        out: list[tuple[Prepared, list[Linked]]] = []
+        for pos, section in enumerate(self.sections):
+            alone = Prepared([section], self.ctx, self.priors, {}, [], _NOTHING, None, _Timer())
+            if pos in self.explicit:
+                alone.explicit = {0: self.explicit[pos]}
+                out.append((alone, []))
+                continue
+            row = model_row[pos]
+            assert self.retrieved is not None, "a model row was retrieved"
+            alone.to_model = [(0, section)]
+            cut = (0,) if row in self.embedded.cut else ()
+            alone.embedded = Embedded(
+                [self.embedded.queries[row]], self.embedded.vectors[row : row + 1], len(cut), cut
+            )
+            best = self.retrieved.best
+            alone.retrieved = Retrieved(
+                [self.retrieved.routing[row]],
+                [self.retrieved.hits[row]],
+                best[row : row + 1] if best is not None else None,
+            )
+            out.append((alone, [linked[row]]))
+        return out
 
 
 @dataclass
@@ -226,13 +263,6 @@ class Pipeline:
             priors = lookup.priors(sections)
         return Admitted(raw, sections, rejections, skips, priors)
 
-    def process(
-        self, raw: RawBatch, registry: ChunkRegistry, lookup: PriorLookup | None, run_id: str
-    ) -> BatchResult:
-        """One raw batch through every stage: one outcome per row."""
-        admitted = self.admit(raw, registry, lookup)
-        return admitted.complete(self.link_resilient(admitted.sections, run_id, admitted.priors))
-
     def link(
         self,
         sections: Sequence[Section],
@@ -244,8 +274,8 @@ class Pipeline:
         """C.2-C.10 over validated sections, each source's linked as a whole. `priors`
         None: update detection not evaluated. `history`: what each source already links
         and its reviewers decided (None: nothing known)."""
-        prepared = self.prepare(sections, self.context(run_id, now), priors)
-        return self.complete(prepared, self.link_sources([prepared], history)[0])
+        ctx = self.context(run_id, now)
+        return link_sections(self, sections, ctx, priors, history)
 
     def context(self, run_id: str, now: datetime | None = None) -> RunContext:
         return RunContext(run_id=run_id, threshold=self.threshold, now=now or datetime.now(UTC))
@@ -267,33 +297,31 @@ class Pipeline:
                     explicit[pos] = self._explicit(section, ref, ctx, priors)
         modelled = [s for _, s in to_model]
         if not modelled:
-            nothing = Embedded([], np.zeros((0, 1), dtype=np.float32), 0)
-            empty = Prepared(list(sections), ctx, priors, explicit, to_model, nothing, None, timer)
-            return empty
+            return Prepared(list(sections), ctx, priors, explicit, to_model, _NOTHING, None, timer)
         with timer.stage("embed"):
             embedded = self.embed.run(modelled)
         with timer.stage("retrieve"):
             retrieved = self.retrieve.run(modelled, embedded.vectors)
         return Prepared(list(sections), ctx, priors, explicit, to_model, embedded, retrieved, timer)
 
-    def link_sources(
-        self, prepared: Sequence[Prepared], history: History | None = None
-    ) -> list[list[Linked]]:
-        """C.5 over batches together: each source's rows in all of them, linked as a
-        whole. Returns each batch's rows (its model rows, in order)."""
-        started = time.perf_counter()
-        rows = [row for p in prepared for row in self._slot_rows(p)]
-        models = [s for p in prepared for _, s in p.to_model]
-        linked = self.source_level.run(rows, self._reviewed(models, history), history)
-        out: list[list[Linked]] = []
-        at = 0
-        for p in prepared:
-            out.append(linked[at : at + len(p.to_model)])
-            at += len(p.to_model)
-        share = (time.perf_counter() - started) / max(1, len(prepared))
-        for p in prepared:
-            p.timer.seconds["source"] += share
-        return out
+    def link_rows(
+        self,
+        rows: Sequence[SlotRow],
+        history: History | None = None,
+        earlier: Mapping[str, Sequence[EarlierItem]] | None = None,
+    ) -> list[Linked]:
+        """C.5: `rows` (each source's whole, as the runner keeps them: `CompactRows`)
+        linked with what the store knows of their sources: their history, and the items
+        earlier windows stored (linked with them as a file's rows are, their own
+        outcomes not returned)."""
+        context = [
+            compared(source, e.key, e.text, _hits(e), list(e.evidence) if e.evidence else None)
+            for source, items in (earlier or {}).items()
+            for e in items
+        ]
+        every = [*context, *rows]
+        linked = self.source_level.run(every, self._reviewed(every, history), history)
+        return linked[len(context) :]
 
     def complete(self, prepared: Prepared, linked: Sequence[Linked]) -> BatchResult:
         """C.6-C.10 of one prepared batch, with what C.5 made of its rows."""
@@ -304,6 +332,8 @@ class Pipeline:
         )
         result.cut_chunks = [prepared.to_model[i][1].chunk_id for i in prepared.embedded.cut]
         if prepared.retrieved is not None:
+            hits = prepared.retrieved.hits
+            linked = [_with_hits(one, own) for one, own in zip(linked, hits, strict=True)]
             with timer.stage("rerank"):
                 rerank = self.rerank.run(prepared.embedded.queries, [r.hits for r in linked])
             with timer.stage("decide"):
@@ -314,12 +344,14 @@ class Pipeline:
                     out[pos] = self._decide(scored, ctx, priors, described)
             result.reranked = sum(r is not None for r in rerank)
             result.routing = prepared.retrieved.routing
+            result.candidates = self._stored_candidates(prepared)
             result.sources = {r.status.source: r.status.as_json() for r in linked}
         result.envelopes = [out[i] for i in range(len(prepared.sections))]
         result.timings_s = dict(timer.seconds)
         return result
 
-    def _slot_rows(self, prepared: Prepared) -> list[SlotRow]:
+    def slot_rows(self, prepared: Prepared) -> list[SlotRow]:
+        """What C.5 needs of a prepared batch's model rows."""
         retrieved = prepared.retrieved
         if retrieved is None:
             return []
@@ -330,18 +362,33 @@ class Pipeline:
             for i, (_, s) in enumerate(prepared.to_model)
         ]
 
+    def _stored_candidates(self, prepared: Prepared) -> dict[str, dict[str, Any]]:
+        """What C.5 needs of each model row, for the store: a later window of the same
+        source links its rows with these (`link_rows`'s `earlier`)."""
+        retrieved = prepared.retrieved
+        assert retrieved is not None
+        return {
+            section.chunk_id: {
+                "ids": [h.cre_id for h in retrieved.hits[i]],
+                "scores": [h.score for h in retrieved.hits[i]],
+                "evidence": self._evidence(retrieved, i),
+            }
+            for i, (_, section) in enumerate(prepared.to_model)
+        }
+
     def _evidence(self, retrieved: Retrieved, row: int) -> list[float] | None:
         if retrieved.best is None:
             return None
         return [float(retrieved.best[row, self.column[h.cre_id]]) for h in retrieved.hits[row]]
 
     def _reviewed(
-        self, sections: Sequence[Section], history: History | None
+        self, rows: Sequence[SlotRow], history: History | None
     ) -> list[tuple[SlotRow, tuple[str, ...]]]:
-        """The decided items of the sources in `sections`, retrieved as they are now."""
+        """The decided items of the sources of `rows`, retrieved as they are now (their
+        key and text as digests, as `CompactRows` gives the pending rows')."""
         if history is None or self.source_level.model is None:
             return []
-        present = {s.source_key for s in sections}
+        present = {row.source for row in rows}
         decided: list[tuple[str, Reviewed]] = [
             (source, r)
             for source in sorted(present)
@@ -355,7 +402,7 @@ class Pipeline:
         retrieved = self.retrieve.run(as_sections, embedded.vectors)
         return [
             (
-                SlotRow(source, r.key, r.text, retrieved.hits[j], self._evidence(retrieved, j)),
+                compared(source, r.key, r.text, retrieved.hits[j], self._evidence(retrieved, j)),
                 r.cre_ids,
             )
             for j, (source, r) in enumerate(decided)
@@ -372,8 +419,9 @@ class Pipeline:
             reranked = sorted(candidates, key=lambda c: (-(c.score_rerank or 0.0), c.cre_id))
             reranked = reranked[: self.top_n]
         ranked = (reranked or candidates)[: self.top_n]
+        linked = row.linked
         to_score = ToScore(
-            hits, row.linked.evidence, ranked, row.linked.collective, row.linked.adaptation
+            hits, linked.evidence, ranked, linked.collective, linked.adaptation, linked.confidences
         )
         confidence = self.score.confidences(to_score) if ranked else {}
         # One number orders the suggestions and decides: the first shown is the one linked.
@@ -456,32 +504,6 @@ class Pipeline:
             for j, h in enumerate(hits)
         ]
 
-    # -- one bad row never sinks the batch -------------------------------------------
-
-    def link_resilient(
-        self, sections: Sequence[Section], run_id: str, priors: Priors | None = None
-    ) -> BatchResult:
-        """Link a batch; if the batch fails, retry row by row so one bad row cannot sink
-        the rest (each failure a PROCESSING_ERROR rejection). When every row fails on its
-        own too, the fault is not in the rows (a broken model, say): the original error is
-        raised and the run fails loudly."""
-        try:
-            return self.link(sections, run_id, priors=priors)
-        except Exception as batch_error:
-            first_error = batch_error
-        merged = BatchResult(envelopes=[], explicit=0, truncated=0)
-        for section in sections:
-            try:
-                merged.merge(self.link([section], run_id, priors=priors))
-            except Exception as exc:
-                why_ = f"linking failed: {type(exc).__name__}: {exc}"
-                merged.rejections.append(
-                    rejected(section.line, RejectCode.PROCESSING_ERROR, why_, section.chunk_id)
-                )
-        if not merged.envelopes:
-            raise first_error
-        return merged
-
     def explain(
         self, text: str, title: str | None = None, prior_text: str | None = None
     ) -> Envelope:
@@ -492,3 +514,14 @@ class Pipeline:
         if prior_text is not None:
             priors = {section.span_key: PriorDecision("explain-prior", prior_text, None)}
         return self.link([section], EXPLAIN_RUN_ID, priors=priors).envelopes[0]
+
+
+def _with_hits(linked: Linked, retrieved: Sequence[ScoredHub]) -> Linked:
+    """`linked` with the row's own hits (each with its dense score) in C.5's order: C.5
+    saw only what `CompactRows` keeps of them."""
+    own = {h.cre_id: h for h in retrieved}
+    return replace(linked, hits=[own[h.cre_id] for h in linked.hits])
+
+
+def _hits(item: EarlierItem) -> list[ScoredHub]:
+    return [ScoredHub(c, s) for c, s in zip(item.ids, item.scores, strict=True)]

@@ -16,7 +16,7 @@ import json
 import os
 import shutil
 import tempfile
-from collections.abc import Collection, Iterable
+from collections.abc import Collection, Iterable, Mapping
 from pathlib import Path
 from types import TracebackType
 from typing import IO, Any
@@ -25,7 +25,7 @@ from pydantic import BaseModel
 
 from librarian.pipeline.accounting import summary_markdown
 from librarian.schemas.envelopes import Envelope, Link, LinkProposal, dump_envelope
-from librarian.schemas.records import BatchResult, RunSummary
+from librarian.schemas.records import BatchResult, Finished, RunSummary
 from librarian.text import markdown_cell
 
 OUTPUT_FILES = (
@@ -38,8 +38,13 @@ OUTPUT_FILES = (
 
 
 class FileSink:
-    def __init__(self, out_dir: Path) -> None:
+    stage = "write"
+
+    def __init__(self, out_dir: Path, names: Mapping[str, str] | None = None) -> None:
+        """`names`: each CRE's name by id, for summary.md (a row linked by a cited id has
+        no candidates to name it)."""
         self.out_dir = out_dir
+        self.names = names or {}
         out_dir.parent.mkdir(parents=True, exist_ok=True)
         self.staging = Path(
             tempfile.mkdtemp(prefix=f".{out_dir.name}.", suffix=".partial", dir=out_dir.parent)
@@ -57,10 +62,12 @@ class FileSink:
             "summary_md": str(self.out_dir / "summary.md"),
         }
 
-    def write(self, result: BatchResult) -> None:
+    def write(self, batch: Finished) -> BatchResult:
+        result = batch.result
         self.write_batch(
             result.envelopes, result.rejections, result.skips, result.routing, result.cut_chunks
         )
+        return result
 
     def write_batch(
         self,
@@ -103,7 +110,7 @@ class FileSink:
         skips: Iterable[BaseModel],
         cut: Collection[str],
     ) -> None:
-        rows = [envelope_row(e, e.chunk_id in cut) for e in envelopes]
+        rows = [envelope_row(e, e.chunk_id in cut, self.names) for e in envelopes]
         rows += [note_row(r, "rejected") for r in rejections]
         rows += [note_row(s, "skipped") for s in skips]
         room = max(0, MAX_SUMMARY_ROWS - len(self._rows))
@@ -154,11 +161,13 @@ MAX_SUMMARY_ROWS = 10_000  # summary.md is for reading; every row is in the JSON
 ROWS_HEADER = "| row | outcome | reason | top CRE | confidence |"
 
 
-def envelope_row(envelope: Envelope, cut: bool = False) -> str:
-    """One row of summary.md: where the section is, what was decided, the top CRE; `cut`:
-    its text was cut to fit a model, which read only the start."""
+def envelope_row(
+    envelope: Envelope, cut: bool = False, hub_names: Mapping[str, str] | None = None
+) -> str:
+    """One row of summary.md: where the section is, what was decided, the top CRE and its
+    name; `cut`: its text was cut to fit a model, which read only the start."""
     where = envelope.knowledge.locator.id or envelope.chunk_id
-    names = {c.cre_id: c.cre_name for c in envelope.retrieval.candidates}
+    names = {**(hub_names or {}), **{c.cre_id: c.cre_name for c in envelope.retrieval.candidates}}
     top: Link | None
     if isinstance(envelope, LinkProposal):
         outcome, reason, top = "linked", str(envelope.links[0].link_type), envelope.links[0]

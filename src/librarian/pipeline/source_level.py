@@ -119,6 +119,8 @@ class Linked:
     adaptation: Adaptation | None
     status: SourceStatus
     confidence: float | None = None  # the first hit's, as the policy decides (None: alone)
+    # Each hit's confidence by CRE, as C.5 computed it to order them (C.7 scores with it).
+    confidences: Mapping[str, float] | None = None
 
 
 def normalised(text: str) -> str:
@@ -263,8 +265,8 @@ class SourceLevelSlot:
         ]
         status = self._status(name, len(groups), priors, len(decided), fit, ordered)
         return [
-            Linked(hits, ev, evidence[items[i]], adaptation, status, confidence)
-            for i, (hits, ev, confidence) in enumerate(ordered)
+            Linked(hits, ev, evidence[items[i]], adaptation, status, confidence, chances)
+            for i, (hits, ev, confidence, chances) in enumerate(ordered)
         ]
 
     def _status(
@@ -280,7 +282,7 @@ class SourceLevelSlot:
         if self.fixed:
             return SourceStatus(name, items, priors, decisions, self.threshold, False, None)
         base = self.model.threshold if self.model is not None and priors else self.threshold
-        pending = [confidence for hits, _, confidence in ordered if hits]
+        pending = [confidence for hits, _, confidence, _ in ordered if hits]
         reviewed = fit.confidences if fit is not None else []
         correct = fit.correct if fit is not None else []
         cut = choose_cut(pending, reviewed, correct, base, self.policy)
@@ -312,7 +314,7 @@ class SourceLevelSlot:
         hits = list(row.hits)
         evidence = list(row.evidence) if row.evidence is not None else None
         if not hits:
-            return hits, evidence, 0.0
+            return hits, evidence, 0.0, {}
         chosen = claim.ids[collective.chosen] if collective.chosen >= 0 else None
         cres, scores = [h.cre_id for h in hits], [h.score for h in hits]
         probabilities = joint_probabilities(self.model, cres, scores, evidence, collective)
@@ -322,7 +324,8 @@ class SourceLevelSlot:
             range(len(hits)), key=lambda j: (-probabilities[j], hits[j].cre_id != chosen, j)
         )
         ranked_evidence = [evidence[j] for j in order] if evidence is not None else None
-        return [hits[j] for j in order], ranked_evidence, probabilities[order[0]]
+        chances = {h.cre_id: p for h, p in zip(hits, probabilities, strict=True)}
+        return [hits[j] for j in order], ranked_evidence, probabilities[order[0]], chances
 
     def _adapt(
         self,
@@ -347,7 +350,7 @@ class SourceLevelSlot:
         )
         probabilities, correct = [], []
         for (row, cres), g in zip(decided, decided_items, strict=True):
-            hits, _, confidence = self.ordered(row, claims[g], evidence[g], None)
+            hits, _, confidence, _ = self.ordered(row, claims[g], evidence[g], None)
             probabilities.append(confidence)
             correct.append(bool(hits) and hits[0].cre_id in cres)
         if len(decided) < MIN_SOURCE_DECISIONS:
@@ -356,7 +359,7 @@ class SourceLevelSlot:
         return _Fit(adaptation, probabilities, correct)
 
 
-Ordered = tuple[list[ScoredHub], list[float] | None, float]
+Ordered = tuple[list[ScoredHub], list[float] | None, float, dict[str, float]]
 
 
 @dataclass(frozen=True)

@@ -10,10 +10,11 @@ from __future__ import annotations
 
 from collections.abc import Collection, Iterator
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 from typing import Protocol
 
-from librarian.pipeline.plain import PLAIN_SUFFIXES, is_plain, plain_lines
+from librarian.pipeline.plain import PLAIN_SUFFIXES, PlainRows, is_plain, plain_lines
 from librarian.schemas.records import RawBatch
 
 _BOM = b"\xef\xbb\xbf"
@@ -61,7 +62,8 @@ class JsonlFile:
 
 @dataclass(frozen=True)
 class PlainFile:
-    """A CSV / Markdown / simple JSONL table: rows of the document `document`."""
+    """A CSV / Markdown / simple JSONL table: rows of the document `document`, parsed once
+    (`rows`: the command line counts them for the progress bar, the run reads them)."""
 
     path: Path
     document: str | None = None
@@ -70,8 +72,12 @@ class PlainFile:
     def name(self) -> str:
         return str(self.path)
 
+    @cached_property
+    def rows(self) -> PlainRows:
+        return plain_lines(self.path, self.document)
+
     def batches(self, size: int, skip: Collection[int] = ()) -> Iterator[RawBatch]:
-        rows = plain_lines(self.path, self.document)
+        rows = self.rows
         lines = rows.lines
         for start in range(0, max(1, len(lines)), size):
             chunk = lines[start : start + size]
@@ -81,6 +87,7 @@ class PlainFile:
 
 
 def file_source(path: Path, document: str | None = None) -> JsonlFile | PlainFile:
+    """The file as a source, its shape known from one sniff (a .jsonl file's first row)."""
     return PlainFile(path, document) if is_plain(path) else JsonlFile(path)
 
 

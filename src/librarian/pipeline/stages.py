@@ -62,12 +62,8 @@ class EmbedStage:
 
     def run(self, sections: Sequence[Section]) -> Embedded:
         queries = [query_text(s) for s in sections]
-        truncated = self.embedder.count_truncated(queries)
-        # Which ones, asked only when some were: summary.md names them.
-        cut = tuple(
-            i for i, q in enumerate(queries) if truncated and self.embedder.count_truncated([q])
-        )
-        return Embedded(queries, self.embedder.encode(queries), truncated, cut)
+        cut = tuple(self.embedder.truncated(queries))  # summary.md names them
+        return Embedded(queries, self.embedder.encode(queries), len(cut), cut)
 
 
 @dataclass(frozen=True)
@@ -172,6 +168,7 @@ class ToScore:
     ranked: Sequence[Candidate]
     collective: Collective | None = None  # C.5 linked its source as a whole
     adaptation: Adaptation | None = None  # its source's own recalibration
+    known: Mapping[str, float] | None = None  # C.5's confidences of the hits (joint only)
 
 
 class Scaler(Protocol):
@@ -195,7 +192,11 @@ class CalibratedScaler:
     def confidences(self, row: ToScore) -> Mapping[str, float]:
         cres = [h.cre_id for h in row.hits]
         scores = [h.score for h in row.hits]
-        if self.joint is not None and row.collective is not None:
+        if self.joint is not None and row.collective is not None and row.known is not None:
+            # C.5 ordered the hits by these very numbers (the same model and features, which
+            # do not depend on the hits' order): not computed twice.
+            probabilities = [row.known[c] for c in cres]
+        elif self.joint is not None and row.collective is not None:
             probabilities = joint_probabilities(
                 self.joint, cres, scores, row.evidence, row.collective
             )

@@ -24,8 +24,6 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.sparse import csr_array
-from scipy.sparse.csgraph import min_weight_full_bipartite_matching
 
 # A source's shape says nothing until it has this many items: below it, no priors.
 MIN_SHAPE_ITEMS = 8
@@ -54,11 +52,21 @@ class SourcePriors:
     read_from: str = "candidates"  # or "decisions": the CREs people chose
 
     def describe(self) -> str:
-        return (
-            f"lambda {self.reuse_penalty:g}, inner {self.inner_penalty:g} "
-            f"(distinct {self.distinct_share:.2f}, leaf {self.leaf_share:.2f} of "
-            f"{self.items} items' {self.read_from})"
+        """What the source's shape makes the joint choice do, in a reviewer's words (the
+        numbers are in the summary's JSON: `reuse_penalty`, `inner_penalty`, ...)."""
+        read = (
+            "the CREs its reviewers chose" if self.read_from == "decisions" else "its first choices"
         )
+        distinct = f"{self.distinct_share:.0%} of {read} are distinct"
+        if self.reuse_penalty:
+            reuse = f"this standard rarely links two sections to one CRE ({distinct}), so a "
+            reuse += "CRE's second use is discouraged"
+        else:
+            reuse = f"its sections may share a CRE ({distinct})"
+        if not self.inner_penalty:
+            return f"{self.items} items linked together: {reuse}"
+        inner = f"and a broad parent CRE is discouraged ({self.leaf_share:.0%} are specific ones)"
+        return f"{self.items} items linked together: {reuse}, {inner}"
 
 
 @dataclass(frozen=True)
@@ -165,6 +173,11 @@ def _match(
     """Maximum-weight matching of CRE free slots to items: {item: CRE row}. Each CRE also
     has a dummy column (its slot left free); costs are shifted positive because the
     sparse solver reads a zero as no edge."""
+    # Imported here: scipy.sparse costs ~0.3 s, and a command that never links a source
+    # as a whole (hub search, the workbench's pages) should not pay it.
+    from scipy.sparse import csr_array
+    from scipy.sparse.csgraph import min_weight_full_bipartite_matching
+
     shift = lam + 1.0
     dummy_rows = list(range(cres))
     dummy_cols = [items + r for r in range(cres)]

@@ -87,6 +87,7 @@ def relink(engine: Engine, pipeline: Pipeline, source: str, run_id: str, commit:
             {},
             source,
             models_digest=pipeline.models_digest,
+            candidates=result.candidates,
             relink_open=True,
         )
         with Session(engine) as session:

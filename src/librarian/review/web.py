@@ -55,6 +55,7 @@ from librarian.store.review import (
     QueueFilter,
     Suggestion,
     item_detail,
+    items_by_id,
     neighbour,
     queue_page,
 )
@@ -500,7 +501,9 @@ class _Pages:
     async def bulk(self, request: Request) -> Response:
         """Approve the first suggestion of the selected items, or of every open item the
         page's filter matches (at most BULK_LIMIT): one HumanDecision each, `keybind_used`
-        "bulk". An item decided meanwhile, or without a suggestion, is left and counted."""
+        "bulk". First it shows how many and a sample, and asks (`confirmed`); then it
+        approves exactly the items it showed. An item decided meanwhile, or without a
+        suggestion, is left and counted."""
         signed = await self.signed_form(request, "who is deciding?")
         if isinstance(signed, Response):
             return signed
@@ -508,6 +511,10 @@ class _Pages:
         try:
             with Session(self.bench.engine) as session:
                 ids, unseen = self.bulk_targets(session, form)
+                if form.get("confirmed") != "yes":
+                    found = items_by_id(session, ids)
+                    items = [i for i in found if i.status == "open" and i.suggestions]
+                    return self.render(request, "bulk.html", items=items, unseen=unseen)
         except OperationalError:
             return self.problem(request, 503, "busy, try again", BUSY)
         desk, mine = self.desk(request)
@@ -571,7 +578,10 @@ class _Pages:
         if review_id is None:
             return self.redirect(url("queue"), "nothing decided in this browser to undo", "error")
         mine.remove(review_id)
-        return self.redirect(url("item", review_id), f"undone: {review_id} is open again")
+        with Session(self.bench.engine) as session:
+            undone = items_by_id(session, [review_id])
+        what = f"“{undone[0].label}”" if undone else "the item"
+        return self.redirect(url("item", review_id), f"undone: {what} is open again")
 
     async def name_reviewer(self, request: Request) -> Response:
         form = await request.form()
@@ -724,7 +734,12 @@ def _filter_of(q: dict[str, str]) -> QueueFilter:
         since=_day(q.get("since")),
         until=_day(q.get("until"), end=True),
         sort=sort if sort in dict(SORTS) else "oldest",  # type: ignore[arg-type]
+        decided_by=q.get("by") or None,
+        action=q.get("action") if q.get("action") in ACTIONS else None,
     )
+
+
+ACTIONS = ("approve", "correct", "reject")  # what a decided item's filter may ask for
 
 
 def _diff(before: str, after: str) -> list[tuple[str, str]]:

@@ -229,10 +229,13 @@ class BatchResult:
     # Where each source linked stands (C.5), by source key: what the summary shows.
     sources: dict[str, dict[str, Any]] = field(default_factory=dict)
     cut_chunks: list[str] = field(default_factory=list)  # texts cut to fit the model
+    # What C.5 needs of each model row, by chunk id (the store keeps it: `Candidates`).
+    candidates: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     def merge(self, one: BatchResult) -> None:
         self.sources.update(one.sources)
         self.cut_chunks.extend(one.cut_chunks)
+        self.candidates.update(one.candidates)
         self.envelopes.extend(one.envelopes)
         self.explicit += one.explicit
         self.truncated += one.truncated
@@ -242,6 +245,15 @@ class BatchResult:
         self.skips.extend(one.skips)
         for stage, seconds in one.timings_s.items():
             self.timings_s[stage] = self.timings_s.get(stage, 0.0) + seconds
+
+
+@dataclass(frozen=True)
+class Finished:
+    """A batch with every row's outcome, on its way to the sinks."""
+
+    raw: RawBatch
+    sections: list[Section]
+    result: BatchResult
 
 
 @dataclass(frozen=True)
@@ -264,6 +276,27 @@ class SourceHistory:
 
 
 History = Mapping[str, SourceHistory]  # by source key (`Section.source_key`)
+
+
+@dataclass(frozen=True)
+class EarlierItem:
+    """A source's item stored by an earlier window (an earlier queue claim), as C.5 needs
+    it: its key and text, its candidates' CRE ids, retrieval scores and evidence."""
+
+    key: str
+    text: str
+    ids: tuple[str, ...]
+    scores: tuple[float, ...]
+    evidence: tuple[float, ...] | None
+
+
+@dataclass(frozen=True)
+class Known:
+    """What the store knows of one source when a window links it: its history (None:
+    nothing) and its earlier items, which C.5 links with the window's rows."""
+
+    history: SourceHistory | None = None
+    earlier: tuple[EarlierItem, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -210,6 +210,7 @@ class StoredBatch:
     routing: list[RoutingDecision] = field(default_factory=list)
     failures: dict[int, str] = field(default_factory=dict)
     models_digest: str | None = None  # of the models that decided the batch
+    candidates: dict[str, dict[str, Any]] = field(default_factory=dict)  # by chunk id
     relink_open: bool = False  # `relink`: every open item of the batch is decided again
 
     @property
@@ -226,6 +227,7 @@ class StoredBatch:
             rejections=[r for r in self.rejections if r.line == line],
             claimed_ids=[i for i in self.claimed_ids if i == line],
             routing=[d for d in self.routing if d.chunk_id in chunks],
+            candidates={c: v for c, v in self.candidates.items() if c in chunks},
             failures={},
         )
 
@@ -250,6 +252,7 @@ def write(session: Session, batch: StoredBatch) -> WriteResult:
             continue
         row = _decision_row(envelope, section, batch.run_id, now, queue_ids)
         row.routing = routed.get(envelope.chunk_id)
+        row.candidates = batch.candidates.get(envelope.chunk_id)
         row.models_digest = batch.models_digest
         if (stale := present.get(key)) is not None:
             if not _replace(session, stale, row):
@@ -329,6 +332,7 @@ _REDECIDED = (
     "review_id",
     "envelope",
     "routing",
+    "candidates",
     "created_at",
     "models_digest",
     "source_key",

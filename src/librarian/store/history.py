@@ -8,39 +8,93 @@ from collections.abc import Collection
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import func, select
+from sqlalchemy import and_, func, or_, select
 from sqlalchemy.orm import Session
 
 from librarian.policy import CALIBRATION_SAMPLE, RiskPolicy, calibration_sample, choose_cut
-from librarian.schemas.records import Reviewed, SourceHistory
+from librarian.schemas.records import EarlierItem, Known, Reviewed, SourceHistory
 from librarian.settings import MIN_SOURCE_DECISIONS
 from librarian.store.decisions import LINKED, REVIEW_REQUIRED
 from librarian.store.human import by_bulk
 from librarian.store.tables import DecisionRow, HumanDecisionRow
+from librarian.text import key_digest
 
 # A source's decisions read per run: enough to calibrate it, bounded in embedding work.
 MAX_REVIEWED = 500
 
 
-def source_history(session: Session, sources: Collection[str]) -> dict[str, SourceHistory]:
-    """By source key: what each of `sources` links, and its decided items."""
+# A source's earlier items linked with a window's rows: a standard's worth and more,
+# bounded so that a source's C.5 working set is too.
+MAX_EARLIER = 20_000
+
+
+def source_history(
+    session: Session, sources: Collection[str], leave_out: Collection[int] = ()
+) -> dict[str, SourceHistory]:
+    """By source key: what each of `sources` links (not counting the rows `leave_out`:
+    they are linked again with the window), and its decided items."""
     out: dict[str, SourceHistory] = {}
     for source in sorted(set(sources)):
-        linked = set(
-            session.execute(
-                select(DecisionRow.top_cre_id).where(
-                    DecisionRow.source_key == source,
-                    DecisionRow.status == LINKED,
-                    DecisionRow.top_cre_id.is_not(None),
-                )
-            ).scalars()
-        )
+        rows = session.execute(
+            select(DecisionRow.id, DecisionRow.top_cre_id).where(
+                DecisionRow.source_key == source,
+                DecisionRow.status == LINKED,
+                DecisionRow.top_cre_id.is_not(None),
+            )
+        ).all()
+        linked = {cre for row_id, cre in rows if row_id not in leave_out}
         reviewed = _reviewed(session, source)
         for item in reviewed:
             linked.update(item.cre_ids)
         if linked or reviewed:
             out[source] = SourceHistory(frozenset(c for c in linked if c), tuple(reviewed))
     return out
+
+
+def source_context(session: Session, source: str, pending: Collection[str]) -> Known:
+    """What a window linking `source` needs of the store: the source's items earlier
+    windows stored and nobody has decided yet (the latest MAX_EARLIER, in the order they
+    were stored; none that is a `pending` row: a span read again is the window's), and its
+    history, in which those items' own links do not count as taken (in a file they would
+    be rows of the window, not links it already has)."""
+    open_or_linked = or_(
+        DecisionRow.status == LINKED,
+        and_(DecisionRow.status == REVIEW_REQUIRED, DecisionRow.consumed_at.is_(None)),
+    )
+    rows = session.execute(
+        select(DecisionRow.id, DecisionRow.span_key, DecisionRow.text, DecisionRow.candidates)
+        .where(
+            DecisionRow.source_key == source,
+            DecisionRow.candidates.is_not(None),
+            open_or_linked,
+        )
+        .order_by(DecisionRow.id.desc())
+        .limit(MAX_EARLIER)
+    ).all()
+    earlier = [
+        (row_id, _earlier(span, text, candidates))
+        for row_id, span, text, candidates in reversed(rows)
+        if key_digest(span) not in pending
+    ]
+    items = tuple(item for _, item in earlier if item is not None)
+    leave_out = {row_id for row_id, item in earlier if item is not None}
+    history = source_history(session, [source], leave_out).get(source)
+    return Known(history, items)
+
+
+def _earlier(span: str, text: str, candidates: Any) -> EarlierItem | None:
+    """A stored item's candidates as C.5 reads them (None: not in the shape we write)."""
+    try:
+        evidence = candidates.get("evidence")
+        return EarlierItem(
+            span,
+            text,
+            tuple(str(c) for c in candidates["ids"]),
+            tuple(float(s) for s in candidates["scores"]),
+            tuple(float(e) for e in evidence) if evidence is not None else None,
+        )
+    except (AttributeError, KeyError, TypeError, ValueError):
+        return None
 
 
 def _reviewed(session: Session, source: str) -> list[Reviewed]:

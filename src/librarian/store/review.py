@@ -7,6 +7,7 @@ Decisions on items are in store/human.py.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Literal
@@ -44,6 +45,7 @@ class OpenItem:
     is_update: bool = False
     confidence: float | None = None
     row_id: int = 0
+    label: str = ""  # where the section is, for people: "policy.csv § SEC-01 — Passwords"
 
 
 @dataclass(frozen=True)
@@ -59,6 +61,8 @@ class QueueFilter:
     since: datetime | None = None
     until: datetime | None = None
     sort: QueueSort = "oldest"
+    decided_by: str | None = None  # decided items whose standing decision is this reviewer's
+    action: str | None = None  # ... or this action's (approve | correct | reject)
 
 
 @dataclass
@@ -102,6 +106,15 @@ def _matching(flt: QueueFilter) -> Select[DecisionRow]:
         query = query.where(DecisionRow.created_at >= flt.since)
     if flt.until is not None:
         query = query.where(DecisionRow.created_at <= flt.until)
+    if flt.decided_by or flt.action:
+        standing = select(HumanDecisionRow.decision_row_id).where(
+            HumanDecisionRow.undone_at.is_(None)
+        )
+        if flt.decided_by:
+            standing = standing.where(HumanDecisionRow.decided_by == flt.decided_by)
+        if flt.action:
+            standing = standing.where(HumanDecisionRow.action == flt.action)
+        query = query.where(DecisionRow.id.in_(standing))
     return query
 
 
@@ -159,6 +172,16 @@ def review_items(
     return [_item(row) for row in rows]
 
 
+def items_by_id(session: Session, review_ids: Sequence[str]) -> list[OpenItem]:
+    """The items with these review ids, in the order given (an id no item has: left out)."""
+    found: dict[str, OpenItem] = {}
+    for start in range(0, len(review_ids), 500):
+        part = list(review_ids[start : start + 500])
+        rows = session.execute(select(DecisionRow).where(DecisionRow.review_id.in_(part)))
+        found.update((row.review_id, _item(row)) for row in rows.scalars() if row.review_id)
+    return [found[r] for r in review_ids if r in found]
+
+
 def neighbour(
     session: Session, moment: datetime, row_id: int, later: bool, open_only: bool = True
 ) -> str | None:
@@ -204,7 +227,24 @@ def _item(row: DecisionRow) -> OpenItem:
         is_update=row.is_update,
         confidence=row.confidence,
         row_id=row.id,
+        label=section_label(envelope.get("knowledge", {}), row.chunk_id),
     )
+
+
+def section_label(knowledge: dict[str, Any], chunk_id: str) -> str:
+    """Where a section is, in words a person reads: its document and row (a plain input's
+    locator is `DOCUMENT#ROW`) or path, and its title; the chunk id only when nothing else
+    names it (ids are for machines)."""
+    locator = knowledge.get("locator") or {}
+    where, title = str(locator.get("id") or ""), str(locator.get("title") or "")
+    if "#" in where:
+        document, row = where.rsplit("#", 1)
+        named = f"{document} § {row}"
+        return f"{named} — {title}" if title and title != row else named
+    where = str(locator.get("path") or where)
+    if where:
+        return f"{where} § {title}" if title else where
+    return title or chunk_id
 
 
 def aware(moment: datetime) -> datetime:
@@ -231,6 +271,7 @@ class ActiveDecision:
     action: str
     cre_ids: tuple[str, ...]
     note: str | None
+    rejection: str | None = None  # a reject's reason code, and its message if any
 
 
 @dataclass(frozen=True)
@@ -273,6 +314,10 @@ def active_decision(session: Session, row_id: int) -> ActiveDecision | None:
     if found is None:
         return None
     cre_ids = tuple((found.final_cre_ids or "").split())
+    rejection = (found.record or {}).get("rejection") or {}
+    why = rejection.get("reason_code")
+    if why and rejection.get("reason_message"):
+        why = f"{why}: {rejection['reason_message']}"
     return ActiveDecision(
-        found.decided_by, aware(found.decided_at), found.action, cre_ids, found.note
+        found.decided_by, aware(found.decided_at), found.action, cre_ids, found.note, why
     )

@@ -9,7 +9,9 @@ refused become rejections in this run's files too.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import copy
+from collections.abc import Collection, Iterator, Sequence
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
 
 from sqlalchemy import Engine
@@ -17,6 +19,8 @@ from sqlalchemy.orm import Session
 
 from librarian.schemas.records import (
     BatchResult,
+    Finished,
+    Known,
     PriorDecision,
     RawBatch,
     RejectCode,
@@ -26,6 +30,7 @@ from librarian.schemas.records import (
     rejected,
 )
 from librarian.store.decisions import StoredBatch, WriteResult, commit, priors, unchanged
+from librarian.store.history import source_context
 
 
 @dataclass(frozen=True)
@@ -42,24 +47,45 @@ class StoredPriors:
         return priors(self.session, sections)
 
 
-def session_for(engine: Engine, raw: RawBatch) -> Session:
-    """The batch's own transaction: its queue claim, else a new session."""
-    return raw.claim if isinstance(raw.claim, Session) else Session(engine)
+@dataclass(frozen=True)
+class DatabaseStore:
+    """The runner's `Store`: prior decisions (in a queue batch's own claim, else a session
+    of their own) and each source's history."""
+
+    engine: Engine
+    models_digest: str | None = None
+
+    @contextmanager
+    def lookup(self, raw: RawBatch) -> Iterator[StoredPriors]:
+        if isinstance(raw.claim, Session):
+            yield StoredPriors(raw.claim, self.models_digest)
+            return
+        with Session(self.engine) as session:
+            yield StoredPriors(session, self.models_digest)
+
+    def known(self, source: str, pending: Collection[str]) -> Known:
+        with Session(self.engine) as session:
+            return source_context(session, source, pending)
 
 
 @dataclass
 class DatabaseSink:
+    """Commit mode's sink: a batch stored in its claim's transaction (the queue table), or
+    in one of its own (a file)."""
+
+    engine: Engine
     run_id: str
     source: str
     models_digest: str | None = None
     stored: WriteResult = field(default_factory=WriteResult)
     failed_ids: set[int] = field(default_factory=set)  # queue rows left for a later run
+    stage: str = "store_write"
 
-    def write(
-        self, session: Session, raw: RawBatch, sections: Sequence[Section], result: BatchResult
-    ) -> None:
-        """Store `result` (and consume `raw`'s queue rows); rows that fail leave their
-        envelopes and count as rejected in `result`."""
+    def write(self, batch: Finished) -> BatchResult:
+        """Store the batch (and consume its queue rows); returns what was stored: rows that
+        failed leave their envelopes and count as rejected."""
+        raw, sections = batch.raw, batch.sections
+        result = copy.copy(batch.result)
         by_chunk = {s.chunk_id: s for s in sections}
         from_queue = bool(raw.queue_ids)
         linked_lines = {s.line for s in sections}
@@ -70,7 +96,7 @@ class DatabaseSink:
 
         failures = {r.line: r.message for r in result.rejections if left_in_queue(r)}
         rejections = [r for r in result.rejections if not left_in_queue(r)]
-        batch = StoredBatch(
+        stored = StoredBatch(
             self.run_id,
             result.envelopes,
             by_chunk,
@@ -81,11 +107,15 @@ class DatabaseSink:
             result.routing,
             failures,
             self.models_digest,
+            result.candidates,
         )
-        written = commit(session, batch)
+        claim = raw.claim if isinstance(raw.claim, Session) else None
+        with nullcontext(claim) if claim is not None else Session(self.engine) as session:
+            written = commit(session, stored)
         self.stored.add(written)
         result.rejections = rejections
         self._account_failures(sections, result, written, from_queue)
+        return result
 
     def _account_failures(
         self,

@@ -60,6 +60,9 @@ class DecisionRow(Base):
     # `Pipeline.models_digest` of the models that decided it: an open item decided by
     # other models is decided again.
     models_digest: Mapped[str | None] = mapped_column(String(64), nullable=True)
+    # What C.5 needs of the item ({"ids", "scores", "evidence"}): a later claim of the
+    # same source is linked with it as a file's rows are (`store.history.earlier_items`).
+    candidates: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)
 
 
 class RejectedRow(Base):

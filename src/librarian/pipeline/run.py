@@ -1,0 +1,451 @@
+"""The runner: the one place the stages run in order, over any source of batches.
+
+    for each window of batches (a file: the whole file; the queue table: one claim)
+      pass 1   each batch: admit (C.0-C.1, prior lookup), prepare (C.2-C.4, on the
+               executor); what C.5 needs of its rows is kept in arrays (`CompactRows`),
+               the rest of the batch waits in the spill; its lines count as done
+      C.5      source by source: the source's rows linked as a whole, with what the
+               store knows of it (`history`); each row's outcome goes to the spill
+      pass 2   each batch in input order: complete (C.6-C.10, on the executor), then
+               every sink, then the run's accounting
+
+What varies is a seam: the `Executor` (in this process, or Prefect tasks on Dask), the
+`Sink`s (files, the database), the `Store` (prior decisions and source history), the
+`Progress`, the `Spill` (memory or a temporary file). The runner never knows which.
+
+A batch whose prepare or complete fails is tried again, then row by row; a row that
+prepares alone still joins C.5 with the rest of its source, so it gets the decision it
+would have had. A row that fails alone becomes a PROCESSING_ERROR rejection; when every
+row fails alone, the fault is not in the rows (a broken model) and the first error is
+raised.
+"""
+
+from __future__ import annotations
+
+import itertools
+import time
+from collections import deque
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
+from contextlib import AbstractContextManager, nullcontext
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
+
+from librarian.pipeline.accounting import add_timings, record_batch, record_sources
+from librarian.pipeline.compact import CompactRows
+from librarian.pipeline.dedup import ChunkRegistry
+from librarian.pipeline.envelopes import RunContext
+from librarian.pipeline.source_level import Linked, SlotRow
+from librarian.pipeline.spill import MemorySpill, Spill
+from librarian.schemas.records import (
+    BatchResult,
+    Closable,
+    Finished,
+    History,
+    Known,
+    PriorDecision,
+    RawBatch,
+    RejectCode,
+    Rejection,
+    RunSummary,
+    Section,
+    rejected,
+)
+
+if TYPE_CHECKING:
+    from librarian.pipeline.pipeline import Admitted, Pipeline, Prepared, PriorLookup
+
+T = TypeVar("T")
+T_co = TypeVar("T_co", covariant=True)
+ATTEMPTS = 2  # a batch is tried this often before its rows are tried one by one
+
+
+class Pending(Protocol[T_co]):
+    """A result the executor is working on (a Prefect future, or one already done)."""
+
+    def result(self) -> T_co: ...
+
+
+class Executor(Protocol):
+    """Where the model stages run."""
+
+    def prepare(
+        self, sections: list[Section], ctx: RunContext, priors: dict[str, PriorDecision] | None
+    ) -> Pending[Prepared]: ...
+
+    def complete(self, prepared: Prepared, linked: list[Linked]) -> Pending[BatchResult]: ...
+
+
+class Sink(Protocol):
+    stage: str  # what the summary's timings call its writing
+
+    def write(self, batch: Finished) -> BatchResult:
+        """Store or write `batch`; returns what it stored (rows it refused become
+        rejections there), which the next sink writes."""
+        ...
+
+
+class Store(Protocol):
+    """What the database knows: prior decisions, and of each source its history and the
+    items earlier windows stored."""
+
+    def lookup(self, raw: RawBatch) -> AbstractContextManager[PriorLookup]: ...
+
+    def known(self, source: str, pending: Collection[str]) -> Known:
+        """`pending`: the window's rows of `source` (their `CompactRows` key digests),
+        which are no earlier item."""
+        ...
+
+
+class Progress(Protocol):
+    """Told what a run is doing: its phase, and lines done, each line once."""
+
+    def phase(self, name: str) -> None: ...
+
+    def advance(self, lines: int) -> None: ...
+
+
+class _Done(Generic[T]):
+    def __init__(self, run: Callable[[], T]) -> None:
+        try:
+            self._value: T | None = run()
+            self._error: BaseException | None = None
+        except Exception as exc:
+            self._value, self._error = None, exc
+
+    def result(self) -> T:
+        if self._error is not None:
+            raise self._error
+        return self._value  # type: ignore[return-value]
+
+
+@dataclass(frozen=True)
+class InProcess:
+    """The executor that runs each step here, at once."""
+
+    pipeline: Pipeline
+
+    def prepare(
+        self, sections: list[Section], ctx: RunContext, priors: dict[str, PriorDecision] | None
+    ) -> Pending[Prepared]:
+        return _Done(lambda: self.pipeline.prepare(sections, ctx, priors))
+
+    def complete(self, prepared: Prepared, linked: list[Linked]) -> Pending[BatchResult]:
+        return _Done(lambda: self.pipeline.complete(prepared, linked))
+
+
+class _Silent:
+    def phase(self, name: str) -> None:
+        pass
+
+    def advance(self, lines: int) -> None:
+        pass
+
+
+@dataclass
+class _Held:
+    """A batch between the passes: what stays in memory (its claim, its counts); the
+    rest waits in the spill."""
+
+    number: int
+    lines: int  # its lines, blank ones too
+    claim: Closable | None  # the queue claim's transaction, held until the batch is stored
+    parts: int = 0
+    failed: list[Rejection] = field(default_factory=list)  # rows that failed alone
+
+    def close(self) -> None:
+        if self.claim is not None:
+            self.claim.close()
+
+
+@dataclass
+class _Window:
+    held: list[_Held]
+    compact: CompactRows
+
+
+@dataclass
+class Runner:
+    """Runs `pipeline` over batches, window by window (module docstring)."""
+
+    pipeline: Pipeline
+    executor: Executor
+    summary: RunSummary
+    sinks: Sequence[Sink] = ()
+    store: Store | None = None
+    progress: Progress = field(default_factory=_Silent)
+    spill: Spill = field(default_factory=MemorySpill)
+    in_flight: int = 1
+    log: Callable[[str], None] | None = None
+    registry: ChunkRegistry = field(default_factory=ChunkRegistry)
+    _numbers: Iterator[int] = field(default_factory=itertools.count)
+
+    def run(self, batches: Iterable[RawBatch], ctx: RunContext) -> None:
+        """Admit each raw batch (C.0-C.1, the prior lookup) and link them all."""
+        self.run_admitted((self._admit(raw) for raw in batches), ctx)
+
+    def run_admitted(self, batches: Iterable[Admitted], ctx: RunContext) -> None:
+        window = self._window()
+        flying: deque[tuple[_Held, Admitted, Pending[Prepared], CompactRows]] = deque()
+        try:
+            for admitted in _timed(batches, self, "read_validate"):
+                raw = admitted.raw
+                held = _Held(next(self._numbers), len(raw.lines) + raw.blank_lines, raw.claim)
+                window.held.append(held)
+                unclaimed = replace(admitted, raw=replace(admitted.raw, claim=None))
+                self.spill.put("admitted", [((held.number, 0, 0), unclaimed)])
+                prepared = self.executor.prepare(admitted.sections, ctx, admitted.priors)
+                flying.append((held, admitted, prepared, window.compact))
+                closes = admitted.raw.claim is not None or admitted.raw.eof
+                while flying and (closes or len(flying) > max(1, self.in_flight)):
+                    self._absorb(*flying.popleft(), ctx)
+                if closes:
+                    self._close(window)
+                    window = self._window()
+            while flying:
+                self._absorb(*flying.popleft(), ctx)
+            if window.held:
+                self._close(window)
+        finally:
+            for held in window.held:  # a failure leaves later batches unstored, unconsumed
+                held.close()
+
+    def _window(self) -> _Window:
+        return _Window([], CompactRows(self.pipeline.index.ids))
+
+    def _admit(self, raw: RawBatch) -> Admitted:
+        lookup = self.store.lookup(raw) if self.store is not None else nullcontext(None)
+        with lookup as priors:
+            return self.pipeline.admit(raw, self.registry, priors)
+
+    # -- pass 1 ------------------------------------------------------------------------
+
+    def _absorb(
+        self,
+        held: _Held,
+        admitted: Admitted,
+        pending: Pending[Prepared],
+        compact: CompactRows,
+        ctx: RunContext,
+    ) -> None:
+        """A prepared batch: its rows compacted, the rest spilled, its lines counted."""
+        started = time.perf_counter()
+        parts = self._prepared(admitted, pending, ctx, held)
+        self._time("wait_for_prepare", started)
+        for part, prepared in enumerate(parts):
+            compact.add(held.number, part, self.pipeline.slot_rows(prepared))
+        self.spill.put("prepared", (((held.number, p, 0), x) for p, x in enumerate(parts)))
+        held.parts = len(parts)
+        self.progress.advance(held.lines)
+
+    def _prepared(
+        self, admitted: Admitted, pending: Pending[Prepared], ctx: RunContext, held: _Held
+    ) -> list[Prepared]:
+        """The batch prepared whole, or, after ATTEMPTS, row by row."""
+        sections, priors = admitted.sections, admitted.priors
+        try:
+            return [_retried(pending, lambda: self.executor.prepare(sections, ctx, priors))]
+        except Exception as error:
+            alone = [self.executor.prepare([s], ctx, priors) for s in sections]
+            return _survivors(sections, alone, held.failed, error)
+
+    # -- C.5 -------------------------------------------------------------------------
+
+    def _close(self, window: _Window) -> None:
+        """C.5 over the window, source by source; then pass 2."""
+        started = time.perf_counter()
+        compact = window.compact
+        statuses: dict[str, dict[str, Any]] = {}
+        for number, source in enumerate(compact.sources):
+            places, rows = compact.rows_of(source)
+            outcomes = self._link_source(source, rows)
+            # One value a part and source: pickled together, its rows share their status.
+            by_part: dict[tuple[int, int], list[tuple[int, Linked]]] = {}
+            for (batch, part, row), outcome in zip(places, outcomes, strict=True):
+                by_part.setdefault((batch, part), []).append((row, outcome))
+            self.spill.put("linked", (((*at, number), v) for at, v in by_part.items()))
+            for outcome in outcomes:
+                statuses[outcome.status.source] = outcome.status.as_json()
+        record_sources(self.summary, statuses)
+        self._time("source_level", started)
+        if len(window.held) > 1:  # every line counted already: say what the wait is for
+            self.progress.phase("completing")
+        self._pass_two(window.held)
+        window.held.clear()
+
+    def _link_source(self, source: str, rows: list[SlotRow]) -> list[Linked]:
+        if self.store is None:
+            return self.pipeline.link_rows(rows)
+        known = self.store.known(source, {row.key for row in rows})
+        history = {source: known.history} if known.history is not None else {}
+        return self.pipeline.link_rows(rows, history, {source: known.earlier})
+
+    # -- pass 2 ------------------------------------------------------------------------
+
+    def _pass_two(self, window: Sequence[_Held]) -> None:
+        """Each batch completed (`in_flight` at once), then sunk and counted in order."""
+        flying: deque[tuple[_Held, Admitted, list[_Part]]] = deque()
+        for held in window:
+            (admitted,) = self.spill.take("admitted", held.number, 0)
+            admitted = replace(admitted, raw=replace(admitted.raw, claim=held.claim))
+            parts = []
+            for part in range(held.parts):
+                (prepared,) = self.spill.take("prepared", held.number, part)
+                linked = _in_row_order(self.spill.take("linked", held.number, part))
+                parts.append(_Part(prepared, linked, self.executor.complete(prepared, linked)))
+            flying.append((held, admitted, parts))
+            while len(flying) > max(1, self.in_flight):
+                self._finish(*flying.popleft())
+        while flying:
+            self._finish(*flying.popleft())
+
+    def _finish(self, held: _Held, admitted: Admitted, parts: list[_Part]) -> None:
+        started = time.perf_counter()
+        result = BatchResult(envelopes=[], explicit=0, truncated=0)
+        for part in parts:
+            for done in self._completed(part, held):
+                result.merge(done)
+        result.rejections.extend(held.failed)
+        result = admitted.complete(result)
+        self._time("wait_for_link", started)
+        batch = Finished(admitted.raw, admitted.sections, result)
+        for sink in self.sinks:
+            started = time.perf_counter()
+            batch = replace(batch, result=sink.write(batch))
+            self._time(sink.stage, started)
+        result = batch.result
+        raw = admitted.raw
+        record_batch(self.summary, raw, result, result.rejections, result.skips)
+        held.close()
+        if self.log is not None:
+            s = self.summary
+            self.log(
+                f"batch {s.batches}: {len(raw.lines)} lines (linked {s.linked}, review "
+                f"{s.review}, rejected {s.rejected}, skipped {s.skipped} so far)"
+            )
+
+    def _completed(self, part: _Part, held: _Held) -> list[BatchResult]:
+        """The part completed whole, or, after ATTEMPTS, row by row."""
+        again = lambda: self.executor.complete(part.prepared, part.linked)  # noqa: E731
+        try:
+            return [_retried(part.pending, again)]
+        except Exception as error:
+            rows = part.prepared.rows(part.linked)
+            alone = [self.executor.complete(one, linked) for one, linked in rows]
+            sections = [one.sections[0] for one, _ in rows]
+            return _survivors(sections, alone, held.failed, error)
+
+    def _time(self, stage: str, started: float) -> None:
+        add_timings(self.summary, {stage: time.perf_counter() - started})
+
+
+@dataclass(frozen=True)
+class _Part:
+    prepared: Prepared
+    linked: list[Linked]
+    pending: Pending[BatchResult]
+
+
+def _timed(items: Iterable[T], runner: Runner, stage: str) -> Iterator[T]:
+    """`items`, the time spent making each one counted as `stage`."""
+    iterator = iter(items)
+    while True:
+        started = time.perf_counter()
+        item = next(iterator, None)
+        runner._time(stage, started)
+        if item is None:
+            return
+        yield item
+
+
+def _in_row_order(shares: list[list[tuple[int, Linked]]]) -> list[Linked]:
+    return [linked for _, linked in sorted((p for share in shares for p in share), key=_row)]
+
+
+def _row(placed: tuple[int, Linked]) -> int:
+    return placed[0]
+
+
+def _retried(first: Pending[T], again: Callable[[], Pending[T]]) -> T:
+    """`first`'s result; if it fails, up to ATTEMPTS in all; the last error raised."""
+    pending = first
+    for attempt in range(ATTEMPTS):
+        try:
+            return pending.result()
+        except Exception:
+            if attempt == ATTEMPTS - 1:
+                raise
+            pending = again()
+    raise AssertionError("unreachable")
+
+
+def _survivors(
+    sections: Sequence[Section],
+    pending: Sequence[Pending[T]],
+    failed: list[Rejection],
+    error: Exception,
+) -> list[T]:
+    """Each row's result where it has one; a row that failed alone is rejected (into
+    `failed`); when every row failed alone, the batch's own `error` is raised."""
+    out: list[T] = []
+    for section, one in zip(sections, pending, strict=True):
+        try:
+            out.append(one.result())
+        except Exception as exc:
+            why = f"linking failed: {type(exc).__name__}: {exc}"
+            failed.append(
+                rejected(section.line, RejectCode.PROCESSING_ERROR, why, section.chunk_id)
+            )
+    if sections and not out:
+        raise error
+    return out
+
+
+def link_sections(
+    pipeline: Pipeline,
+    sections: Sequence[Section],
+    ctx: RunContext,
+    priors: Mapping[str, PriorDecision] | None = None,
+    history: History | None = None,
+) -> BatchResult:
+    """`sections` (already admitted) as one window of one batch, in this process: what
+    `Pipeline.link` (eval, explain, training) returns."""
+    from librarian.pipeline.pipeline import Admitted
+
+    collected = _Collect()
+    summary = RunSummary(run_id=ctx.run_id, mode="dry-run", input="", out_dir="", started_at="")
+    runner = Runner(
+        pipeline,
+        InProcess(pipeline),
+        summary,
+        sinks=[collected],
+        store=_Given(history) if history is not None else None,
+    )
+    raw = RawBatch([], 0, 0, 0, eof=True)
+    known = dict(priors) if priors is not None else None
+    runner.run_admitted([Admitted(raw, list(sections), [], [], known)], ctx)
+    return collected.result
+
+
+class _Collect:
+    stage = "collect"
+
+    def __init__(self) -> None:
+        self.result = BatchResult(envelopes=[], explicit=0, truncated=0)
+
+    def write(self, batch: Finished) -> BatchResult:
+        self.result = batch.result
+        return batch.result
+
+
+@dataclass(frozen=True)
+class _Given:
+    """A store that knows only the history it was given (no prior decisions to read, no
+    earlier items)."""
+
+    given: History
+
+    def lookup(self, raw: RawBatch) -> AbstractContextManager[PriorLookup]:
+        raise NotImplementedError("sections given to link are admitted already")
+
+    def known(self, source: str, pending: Collection[str]) -> Known:
+        return Known(self.given.get(source))

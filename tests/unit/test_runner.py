@@ -1,0 +1,352 @@
+"""The runner (`pipeline/run.py`): one outcome per row through admission, priors and the
+source-level step; progress once per line; a failed batch gets the decisions it would have
+had; the outcome does not depend on the batch size or where batches wait."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Collection, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from librarian.artifacts.calibrator import Calibrator
+from librarian.artifacts.source_model import JOINT_FEATURES, SourceModel
+from librarian.pipeline.dedup import ChunkRegistry
+from librarian.pipeline.envelopes import RunContext
+from librarian.pipeline.pipeline import Pipeline, Prepared
+from librarian.pipeline.run import InProcess, Pending, Runner, Sink
+from librarian.pipeline.source_level import Linked, SourceLevelSlot
+from librarian.pipeline.sources import JsonlFile
+from librarian.pipeline.spill import DiskSpill, MemorySpill, Spill
+from librarian.retrieval.collective import PriorRule
+from librarian.schemas.envelopes import ReasonCode, ReviewItem, dump_envelope
+from librarian.schemas.records import (
+    BatchResult,
+    EarlierItem,
+    Finished,
+    History,
+    Known,
+    PriorDecision,
+    RawBatch,
+    RejectCode,
+    Rejection,
+    RunSummary,
+    Section,
+)
+from librarian.store.sink import DatabaseStore
+from tests.stubs import small_hub, stub_pipeline
+from tests.unit.test_pipeline import Priors, row
+
+TEXTS = [
+    "rotate the session token after login",
+    "use parameterized queries",
+    "session tokens expire after idle time",
+    "bind variables in every SQL statement",
+    "log out invalidates the session",
+    "escape output for the HTML context",
+    "regenerate session identifiers on privilege change",
+    "prepared statements for database access",
+    "hash passwords with a slow function",
+    "encrypt data in transit with TLS",
+    "cookies carry the secure flag",
+    "validate input lengths on the server",
+]
+
+
+def queue_file(tmp_path: Path, blank_every: int = 0) -> Path:
+    lines = []
+    for i, text in enumerate(TEXTS):
+        lines.append(row(f"c{i}", f"doc/{i}.md", text))
+        if blank_every and i % blank_every == 0:
+            lines.append("")
+    path = tmp_path / "q.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def joint_pipeline() -> Pipeline:
+    """The stub pipeline with a source-level model: a source's cut depends on all its rows,
+    so a row linked without the rest of its source can get another decision."""
+    pipeline = stub_pipeline(threshold=None)
+    weights = tuple(10.0 if f == "score" else 0.0 for f in JOINT_FEATURES)
+    model = SourceModel(
+        PriorRule(0.5, 0.05, 0.5, 0.0), Calibrator(weights, -5.0, 1, JOINT_FEATURES), 0.5
+    )
+    pipeline.source_level = SourceLevelSlot(model, small_hub(), 0.95)
+    return pipeline
+
+
+class Collect:
+    stage = "collect"
+
+    def __init__(self) -> None:
+        self.batches: list[BatchResult] = []
+
+    def write(self, batch: Finished) -> BatchResult:
+        self.batches.append(batch.result)
+        return batch.result
+
+    def envelopes(self) -> list[str]:
+        return [json.dumps(dump_envelope(e)) for b in self.batches for e in b.envelopes]
+
+
+@dataclass
+class Counted:
+    lines: list[int] = field(default_factory=list)
+
+    def phase(self, name: str) -> None:
+        pass
+
+    def advance(self, lines: int) -> None:
+        self.lines.append(lines)
+
+
+class Flaky(InProcess):
+    """Fails every multi-row step of the kind named (`prepare` or `complete`)."""
+
+    def __init__(self, pipeline: Pipeline, failing: str, poison: str | None = None) -> None:
+        super().__init__(pipeline)
+        object.__setattr__(self, "failing", failing)
+        object.__setattr__(self, "poison", poison)
+        object.__setattr__(self, "calls", [])
+
+    def _fails(self, kind: str, sections: list[Section]) -> bool:
+        self.calls.append((kind, len(sections)))  # type: ignore[attr-defined]
+        if kind != self.failing:  # type: ignore[attr-defined]
+            return False
+        poisoned = any(self.poison and self.poison in s.text for s in sections)  # type: ignore[attr-defined]
+        return len(sections) > 1 or poisoned
+
+    def prepare(
+        self, sections: list[Section], ctx: RunContext, priors: dict[str, PriorDecision] | None
+    ) -> Pending[Prepared]:
+        if self._fails("prepare", sections):
+            return _Failed(RuntimeError(f"prepare failed on {len(sections)} rows"))
+        return super().prepare(sections, ctx, priors)
+
+    def complete(self, prepared: Prepared, linked: list[Linked]) -> Pending[BatchResult]:
+        if self._fails("complete", prepared.sections):
+            return _Failed(RuntimeError(f"complete failed on {len(prepared.sections)} rows"))
+        return super().complete(prepared, linked)
+
+
+class _Failed:
+    def __init__(self, error: Exception) -> None:
+        self.error = error
+
+    def result(self) -> Any:
+        raise self.error
+
+
+@dataclass
+class Store:
+    priors: Priors | None = None
+    histories: History = field(default_factory=dict)
+    earlier: dict[str, list[EarlierItem]] = field(default_factory=dict)
+
+    @contextmanager
+    def lookup(self, raw: RawBatch) -> Iterator[Priors]:
+        assert self.priors is not None
+        yield self.priors
+
+    def known(self, source: str, pending: Collection[str]) -> Known:
+        return Known(self.histories.get(source), tuple(self.earlier.get(source, ())))
+
+
+def run(
+    path: Path,
+    pipeline: Pipeline,
+    batch_size: int,
+    executor: InProcess | None = None,
+    spill: Spill | None = None,
+    progress: Counted | None = None,
+    store: Store | DatabaseStore | None = None,
+    in_flight: int = 1,
+    sinks: Sequence[Sink] = (),
+) -> tuple[Collect, RunSummary]:
+    collect = Collect()
+    summary = RunSummary(run_id="r", input=str(path), out_dir="", started_at="")
+    runner = Runner(
+        pipeline,
+        executor or InProcess(pipeline),
+        summary,
+        sinks=[*sinks, collect],
+        store=store,
+        progress=progress or Counted(),
+        spill=spill or MemorySpill(),
+        in_flight=in_flight,
+    )
+    try:
+        runner.run(JsonlFile(path).batches(batch_size), RunContext("r", 0.9, NOW))
+    finally:
+        runner.spill.close()
+    return collect, summary
+
+
+NOW = __import__("datetime").datetime(2026, 12, 2, tzinfo=__import__("datetime").UTC)
+
+
+def test_one_outcome_per_row_through_admission_priors_and_the_source(tmp_path: Path) -> None:
+    path = tmp_path / "q.jsonl"
+    lines = [
+        row("c1", "a.md", "never rotate the session token after login"),
+        row("c2", "b.md", "use parameterized queries"),
+        "not json",
+        row("c1", "a.md", "never rotate the session token after login"),
+    ]
+    path.write_text("\n".join(lines) + "\n")
+    pipeline = stub_pipeline(threshold=0.1)
+    first = next(JsonlFile(path).batches(10))
+    probe = pipeline.admit(first, ChunkRegistry(), None).sections
+    prior = PriorDecision("old", "rotate the session token after login", "200-001")
+    store = Store(Priors("c2", prior, probe[0].span_key))
+    collect, summary = run(path, pipeline, 10, store=store)
+    (result,) = collect.batches
+    lines_seen = sorted([s.line for s in result.skips] + [r.line for r in result.rejections] + [1])
+    assert lines_seen == [1, 2, 3, 4]  # c1 decided, c2 already decided, a bad line, a repeat
+    (envelope,) = result.envelopes
+    assert isinstance(envelope, ReviewItem) and envelope.reason_code == ReasonCode.ADVERSARIAL_FLAG
+    assert envelope.update_detection.is_update and envelope.update_detection.prior_chunk_id == "old"
+    assert all(isinstance(r, Rejection) for r in result.rejections)
+    assert (summary.read, summary.review, summary.rejected, summary.skipped) == (4, 1, 1, 2)
+
+
+@pytest.mark.parametrize("in_flight", [1, 3])
+def test_progress_counts_every_line_once_over_several_batches(
+    tmp_path: Path, in_flight: int
+) -> None:
+    path = queue_file(tmp_path, blank_every=4)
+    counted = Counted()
+    _, summary = run(path, stub_pipeline(), 5, progress=counted, in_flight=in_flight)
+    assert summary.batches == 3
+    assert sum(counted.lines) == len(path.read_text().splitlines()) == summary.lines_total
+    assert len(counted.lines) == summary.batches  # each batch told once
+
+
+@pytest.mark.parametrize("failing", ["prepare", "complete"])
+def test_a_failed_batch_gets_the_decisions_it_would_have_had(tmp_path: Path, failing: str) -> None:
+    path = queue_file(tmp_path)
+    clean, _ = run(path, joint_pipeline(), 4)
+    pipeline = joint_pipeline()
+    flaky = Flaky(pipeline, failing)
+    failed, summary = run(path, pipeline, 4, executor=flaky)
+    calls = flaky.calls  # type: ignore[attr-defined]
+    assert (failing, 4) in calls and (failing, 1) in calls  # it did fail, then alone
+    assert summary.rejected == 0
+    assert failed.envelopes() == clean.envelopes()
+    assert "alone" not in failed.envelopes()[0]  # linked with the rest of its source
+
+
+@pytest.mark.parametrize("failing", ["prepare", "complete"])
+def test_a_row_that_fails_alone_is_rejected_and_the_rest_linked(
+    tmp_path: Path, failing: str
+) -> None:
+    path = queue_file(tmp_path)
+    pipeline = joint_pipeline()
+    collect, summary = run(path, pipeline, 4, executor=Flaky(pipeline, failing, poison="TLS"))
+    rejected = [r for b in collect.batches for r in b.rejections]
+    assert [r.reason for r in rejected] == [RejectCode.PROCESSING_ERROR]
+    assert rejected[0].chunk_id == "c9" and "failed" in rejected[0].message
+    assert summary.review + summary.linked == len(TEXTS) - 1
+
+
+def test_when_every_row_fails_alone_the_run_fails(tmp_path: Path) -> None:
+    path = queue_file(tmp_path)
+    pipeline = joint_pipeline()
+    with pytest.raises(RuntimeError, match="prepare failed on 4 rows"):
+        run(path, pipeline, 4, executor=Flaky(pipeline, "prepare", poison=" "))
+
+
+@pytest.mark.parametrize("batch_size", [1, 5, 100])
+def test_the_outcome_does_not_depend_on_the_batch_size_or_the_spill(
+    tmp_path: Path, batch_size: int
+) -> None:
+    path = queue_file(tmp_path, blank_every=3)
+    whole, _ = run(path, joint_pipeline(), 100)
+    spill = DiskSpill(tmp_path, keep=0)  # every value through the file
+    spilled, summary = run(path, joint_pipeline(), batch_size, spill=spill)
+    assert spilled.envelopes() == whole.envelopes()
+    assert summary.sources and all(s["linked_as_whole"] for s in summary.sources.values())
+    assert not list(tmp_path.glob("librarian-spill-*"))  # the spill removes itself
+
+
+def queue_part(tmp_path: Path, name: str, indices: range) -> Path:
+    path = tmp_path / name
+    path.write_text("\n".join(row(f"c{i}", f"doc/{i}.md", TEXTS[i]) for i in indices) + "\n")
+    return path
+
+
+def test_a_later_window_is_linked_with_the_sources_earlier_stored_items(tmp_path: Path) -> None:
+    """Rows of one source arriving in two windows (two queue claims, say) get what one
+    window of all of them gives: the second links its rows with the first's stored ones."""
+    from librarian.store.db import make_engine, upgrade
+    from librarian.store.sink import DatabaseSink, DatabaseStore
+
+    def store_at(name: str) -> tuple[DatabaseStore, DatabaseSink]:
+        engine = make_engine(f"sqlite:///{tmp_path / name}")
+        upgrade(engine)
+        digest = pipeline.models_digest
+        return DatabaseStore(engine, digest), DatabaseSink(engine, "r", "test", digest)
+
+    pipeline = joint_pipeline()
+    whole_store, whole_sink = store_at("whole.db")
+    whole, _ = run(queue_file(tmp_path), pipeline, 100, store=whole_store, sinks=[whole_sink])
+    store, sink = store_at("parts.db")
+    first, _ = run(
+        queue_part(tmp_path, "a.jsonl", range(8)), pipeline, 100, store=store, sinks=[sink]
+    )
+    second, summary = run(queue_part(tmp_path, "b.jsonl", range(8, 12)), pipeline, 100, store=store)
+    assert second.envelopes() == whole.envelopes()[8:]
+    assert first.envelopes() != whole.envelopes()[:8]  # linked without the rest, as stored
+    assert summary.sources["github:o/r"]["items"] == len(TEXTS)
+
+
+@pytest.mark.parametrize("keep", [0, 1, 100])
+def test_the_spill_gives_each_part_back_once_in_row_order(tmp_path: Path, keep: int) -> None:
+    spill = DiskSpill(tmp_path, keep=keep)  # the first `keep` batches in memory
+    for batch in (0, 1):
+        spill.put("x", [((batch, 0, 3), "d"), ((batch, 0, 1), "b"), ((batch, 1, 0), "part 1")])
+        spill.put("x", [((batch, 0, 0), "a"), ((batch, 0, 2), {"c": [1.5]})])
+    for batch in (0, 1):
+        assert spill.take("x", batch, 0) == ["a", "b", {"c": [1.5]}, "d"]
+        assert spill.take("x", batch, 0) == []
+        assert spill.take("x", batch, 1) == ["part 1"]
+    spill.close()
+    assert not list(tmp_path.iterdir())
+
+
+def test_the_chunk_registry_on_disk_admits_as_the_one_in_memory(tmp_path: Path) -> None:
+    """A run keeps the registry (every chunk id it saw) in its spill file, not in memory."""
+    from librarian.pipeline.dedup import ChunkRegistry
+
+    path = tmp_path / "dups.jsonl"
+    lines = [
+        row("c1", "a.md", "rotate the session token"),
+        row("c1", "a.md", "rotate the session token"),  # the same chunk again
+        row("c2", "a.md", "rotate the session token"),  # the same span and text, another id
+        row("c1", "a.md", "never rotate the session token"),  # the chunk with other text
+        row("c3", "b.md", "use parameterized queries"),
+    ]
+    path.write_text("\n".join(lines) + "\n")
+    outcomes = []
+    for registry in (ChunkRegistry(), None):
+        spill = DiskSpill(tmp_path, keep=0)
+        if registry is None:
+            registry = ChunkRegistry(spill.mapping("seen"), spill.mapping("spans"))
+        pipeline = stub_pipeline()
+        summary = RunSummary(run_id="r", input="", out_dir="", started_at="")
+        collect = Collect()
+        runner = Runner(pipeline, InProcess(pipeline), summary, [collect], registry=registry)
+        runner.spill = spill
+        runner.run(JsonlFile(path).batches(2), RunContext("r", 0.9, NOW))
+        kept = {k: registry.seen[k] for k in registry.seen}
+        spill.close()
+        notes = [(n.line, n.model_dump_json()) for b in collect.batches for n in b.skips]
+        notes += [(n.line, n.model_dump_json()) for b in collect.batches for n in b.rejections]
+        outcomes.append((sorted(notes), collect.envelopes(), kept))
+    assert outcomes[0] == outcomes[1]
+    assert len(outcomes[0][0]) == 3 and set(outcomes[0][2]) == {"c1", "c3"}
