@@ -104,12 +104,16 @@ class Certified:
         """In words, for the run summary, the audit and the workbench (the cut rounded as
         the summary's table rounds it, so the two never disagree)."""
         cut = round(self.cut, 4)
+        trained = "the trained models' cut for a standard linked as a whole"
         if self.basis == "reviewed":
             where = f"certified by {self.reviewed} reviewed items of this source above it"
         elif decisions:
-            where = f"the global cut: its {decisions} reviewed items certify none lower yet"
+            where = (
+                f"{trained}: its {decisions} reviewed items certify none lower yet (more "
+                "reviewed in its most confident band would)"
+            )
         else:
-            where = "the global cut: no reviewed items of this source yet"
+            where = f"{trained}: no reviewed items of this source yet"
         if not self.auto_links:
             return f"cut {cut:.3f} ({where}), which nothing here reaches"
         return (

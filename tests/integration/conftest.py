@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -14,13 +15,52 @@ os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 
-@pytest.fixture(scope="session")
-def prefect_server() -> Iterator[None]:
-    """A real, temporary Prefect server and database for the session's flow runs."""
-    from prefect.testing.utilities import prefect_test_harness
+@pytest.fixture(scope="session", autouse=True)
+def prefect_server() -> Iterator[str]:
+    """One real Prefect server (`prefect server start`, its own database) for the whole
+    session: every flow run in process and every `librarian run` the tests start reports to
+    it through PREFECT_API_URL, instead of each starting a temporary server (15-40 s each).
+    A test that needs the CLI's own server removes PREFECT_API_URL from its child's env."""
+    from prefect.settings import PREFECT_API_URL, temporary_settings
 
-    with prefect_test_harness(server_startup_timeout=120):
-        yield
+    from librarian.flows.server import local_prefect_server
+
+    before = os.environ.get("PREFECT_API_URL")
+    with local_prefect_server() as api:
+        os.environ["PREFECT_API_URL"] = api
+        try:
+            with temporary_settings({PREFECT_API_URL: api}):
+                yield api
+        finally:
+            if before is None:
+                os.environ.pop("PREFECT_API_URL", None)
+            else:
+                os.environ["PREFECT_API_URL"] = before
+
+
+@pytest.fixture(scope="session")
+def hub_vectors(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The packaged MiniLM's hub index, embedded once for the session (3 x 522 texts, ~7 s a
+    run): what a user's second run finds in its cache."""
+    from librarian.catalogue.teams import load_hubs
+    from librarian.models.load import load_embedder
+    from librarian.paths import DEFAULT_HUB
+    from librarian.retrieval.index import build_index
+
+    out = tmp_path_factory.mktemp("hub-vectors")
+    build_index(load_hubs(DEFAULT_HUB), load_embedder(), out)
+    return out
+
+
+@pytest.fixture(autouse=True)
+def seeded_hub_cache(hub_vectors: Path, librarian_home: Path, tmp_path: Path) -> None:
+    """Every test's caches (the home's, and the `tmp_path/cache` most tests pass as
+    --cache-dir) start with the hub index a first run would have written. Tests of the
+    cache itself use a directory of their own."""
+    for cache in (librarian_home / "cache", tmp_path / "cache"):
+        cache.mkdir(parents=True, exist_ok=True)
+        for vectors in hub_vectors.iterdir():
+            shutil.copyfile(vectors, cache / vectors.name)
 
 
 @pytest.fixture(scope="session")

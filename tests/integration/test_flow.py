@@ -27,7 +27,7 @@ EXPECTED = json.loads((packaged_data("samples", "queue_with_bad_rows.expected.js
 
 
 @pytest.fixture(scope="module")
-def run(prefect_server: None, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+def run(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     from librarian.flows.link_flow import link_queue
 
     out = tmp_path_factory.mktemp("run")
@@ -167,7 +167,7 @@ def test_the_run_leaves_a_markdown_summary_artifact(run: dict[str, Any]) -> None
     text = str(mine[0].data)
     summary = run["summary"]
     assert f"| rejected | {summary.rejected} |" in text
-    assert "| load_models |" in text and "Threshold τ" in text
+    assert "| load_models |" in text and "Cut: each source's own" in text
     assert str(run["out"]) in text
 
 

@@ -40,9 +40,7 @@ def workdir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @settings(max_examples=EXAMPLES, deadline=None)
 @given(hostile=st.lists(hostile_lines(), min_size=1, max_size=24), seed=st.randoms())
-def test_the_flow_survives_hostile_lines(
-    prefect_server: None, workdir: Path, hostile: list[bytes], seed: object
-) -> None:
+def test_the_flow_survives_hostile_lines(workdir: Path, hostile: list[bytes], seed: object) -> None:
     from librarian.flows.link_flow import link_queue
 
     lines = [*GOOD, *hostile]

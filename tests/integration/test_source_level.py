@@ -38,9 +38,7 @@ def decided(out: Path) -> dict[str, Any]:
     }
 
 
-def test_a_files_sources_are_linked_over_all_its_batches(
-    prefect_server: None, dev_models: Path, tmp_path: Path
-) -> None:
+def test_a_files_sources_are_linked_over_all_its_batches(dev_models: Path, tmp_path: Path) -> None:
     from librarian.flows.link_flow import link_queue
 
     outcomes, summaries = [], []
@@ -71,9 +69,7 @@ def test_a_files_sources_are_linked_over_all_its_batches(
     assert said and all(f"{cheat['items']} items" in s for s in said)
 
 
-def test_source_level_off_links_each_section_alone(
-    prefect_server: None, dev_models: Path, tmp_path: Path
-) -> None:
+def test_source_level_off_links_each_section_alone(dev_models: Path, tmp_path: Path) -> None:
     from librarian.flows.link_flow import link_queue
 
     settings = LinkerSettings(models_dir=dev_models, cache_dir=tmp_path / "c", source_level="off")

@@ -1,7 +1,9 @@
 """The workbench in a real browser: Debian's chromium driven by Playwright, against the
 real server (uvicorn) over a store filled by the real linker (packaged MiniLM, OpenCRE hub)
 from the packaged sample queue. A reviewer names themself, then decides with the keyboard
-and the mouse: accept, choose via search, reject with a note, undo.
+and the mouse: accept, choose via search, reject with a note, undo, tick two suggestions,
+change an earlier decision, approve two in bulk after confirming, and reads the decided
+list's reasons.
 
 The two screenshots in docs/ are this test's: `LIBRARIAN_SCREENSHOTS=docs pytest
 tests/integration/test_workbench_browser.py` writes them again."""
@@ -136,8 +138,22 @@ def test_a_reviewer_clears_items_with_keyboard_and_mouse(
         page.wait_for_url(lambda u: u.startswith(third))
         expect(page.locator(".message")).to_contain_text("is open again")
         expect(page.locator("#approve")).to_be_visible()
+        ticked = [page.locator(f"#tick-{n}").get_attribute("value") for n in (1, 2)]
+        page.check("#tick-1")  # a section that maps to two CREs: tick both suggestions
+        page.check("#tick-2")
+        page.click("#choose")
+        page.wait_for_url(lambda u: not u.startswith(third))
+
+        page.goto(first)  # change the first decision: bianca made it, so she may
+        expect(page.locator("#changing")).to_contain_text("You may change this decision")
+        page.fill("#note", "too broad for any one CRE")
+        page.select_option("select[name=rejection]", "NO_CRE_FITS")
+        page.click("#reject")
+        expect(page.locator(".message")).to_contain_text("changed: recorded reject")
+        expect(page.locator("#history li")).to_have_count(2)
+        expect(page.locator("#history")).to_contain_text("changed later")
         page.goto(base + "/")
-        expect(page.locator("header")).to_contain_text("2 decided today")
+        expect(page.locator("header")).to_contain_text("3 decided today")
         boxes = page.locator("#queue input[name=review_ids]")  # bulk: two rows, one click
         boxes.nth(0).check()
         boxes.nth(1).check()
@@ -146,9 +162,10 @@ def test_a_reviewer_clears_items_with_keyboard_and_mouse(
         expect(page.locator("#bulk-sample tbody tr")).to_have_count(2)
         page.click("#bulk-confirm")
         expect(page.locator(".message")).to_contain_text("approved the first suggestion of 2")
-        page.goto(base + "/?status=decided")  # the decided list: action, CREs, who, when
+        page.goto(base + "/?status=decided")  # the decided list: action, CREs, why, who
         expect(page.locator("#queue")).to_contain_text("by bianca")
-        expect(page.locator("#queue b.action")).to_have_count(4)
+        expect(page.locator("#queue")).to_contain_text("why: NO_CRE_FITS: too broad")
+        expect(page.locator("#queue b.action")).to_have_count(5)
         browser.close()
     assert errors == []
     with Session(engine) as session:
@@ -156,13 +173,14 @@ def test_a_reviewer_clears_items_with_keyboard_and_mouse(
     # Choosing exactly the first suggestion is an approve; any other CRE, a correction.
     second_action = "approve" if chosen == first_suggested else "correct"
     assert [(d.action, d.decided_by) for d in decisions] == [
-        ("approve", "bianca"),
         (second_action, "bianca"),
+        ("correct", "bianca"),  # the two ticked suggestions
+        ("reject", "bianca"),  # the first item's accept, changed
         ("approve", "bianca"),
         ("approve", "bianca"),
     ]
-    assert [d.ui.keybind_used for d in decisions[2:] if d.ui] == ["bulk", "bulk"]
-    assert decisions[1].cre_ids == (chosen,)
-    assert decisions[0].ui is not None and decisions[0].ui.keybind_used == "a"
+    assert [d.ui.keybind_used for d in decisions[3:] if d.ui] == ["bulk", "bulk"]
+    assert decisions[0].cre_ids == (chosen,)
+    assert list(decisions[1].cre_ids) == ticked
     assert_rfc_valid_decisions([d.model_dump(mode="json", exclude_none=True) for d in decisions])
     assert (shots / "workbench-queue.png").stat().st_size > 10_000

@@ -120,3 +120,41 @@ def test_after_each_decision_the_workbench_says_what_the_source_now_certifies(
         (after,) = source_progress(session)
     assert after.certified.startswith("its 10 reviewed items above 0.810 now certify 9 open")
     assert "this+source%3A+its+10+reviewed+items" in said, after.certified
+
+
+def test_the_workbenchs_rescorer_relinks_and_commits_with_models_built_once(
+    engine: Engine,
+) -> None:
+    from librarian.review.relink import Rescorer
+
+    built: list[int] = []
+
+    def build():  # type: ignore[no-untyped-def]
+        built.append(1)
+        return stub_pipeline(threshold=0.0, top_k=6, top_n=5)  # everything reaches the cut
+
+    key = rows(engine)[0].source_key
+    assert key is not None
+    rescore = Rescorer(engine, build)
+    said = rescore(key)
+    assert f"{len(TEXTS)} open items, {len(TEXTS)} now linked automatically" in said
+    assert all(r.status == "linked" for r in rows(engine))  # committed
+    assert "0 open items" in rescore(key) and built == [1]
+
+
+def test_after_training_each_source_says_what_would_change_and_nothing_is_stored(
+    engine: Engine,
+) -> None:
+    """Issue 29, item 8: `train --links` says, per source with open items, its cut, mean
+    confidence and how many would now auto-link, against what the store holds."""
+    from librarian.review.relink import changes_for_open_items
+
+    before = [(r.status, r.review_id) for r in rows(engine)]
+    changes, left = changes_for_open_items(engine, stub_pipeline(threshold=0.0, top_k=6, top_n=5))
+    (change,) = changes
+    assert left == 0 and change.before.open_items == len(TEXTS)
+    assert change.before.cut == pytest.approx(0.99) and change.after.linked == len(TEXTS)
+    said = change.says()
+    assert f"{len(TEXTS)} open items; cut 0.990 -> 0.000" in said
+    assert f"{len(TEXTS)} would now be linked automatically" in said
+    assert [(r.status, r.review_id) for r in rows(engine)] == before  # a preview only

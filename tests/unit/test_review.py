@@ -174,6 +174,21 @@ def test_the_same_sheet_twice_changes_nothing_and_a_conflict_is_refused(
     assert conflict.errors and "already decided by rita" in conflict.errors[0]
 
 
+def test_import_with_change_supersedes_a_reviewers_own_decision_or_a_leads(
+    tmp_path: Path, engine: Engine
+) -> None:
+    """Issue 29, item 1: `review import --change`."""
+    assert apply(engine, sheet(tmp_path, engine, {0: ("reject", "")})).rejected == 1
+    other = sheet(tmp_path, engine, {0: ("accept", "")}, status="decided")
+    read = read_decisions(other, "sam")
+    refused = import_decisions(engine, read.incoming, small_hub().ids, str(other), leads=set())
+    assert refused.errors and "only they or a lead" in refused.errors[0]
+    as_lead = import_decisions(engine, read.incoming, small_hub().ids, str(other), {"sam"})
+    assert as_lead.errors == [] and as_lead.changed == as_lead.approved == 1
+    with Session(engine) as session:
+        assert [d.action for d in standing_decisions(session)] == ["approve"]
+
+
 # Issue 21, items 12 and 18: a HumanDecision import is checked against its item ------------
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import re
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
@@ -16,11 +17,14 @@ from sqlalchemy import Engine, select, text
 from sqlalchemy.orm import Session
 
 from librarian.pipeline.ingest import section_from_text
+from librarian.review.decisions import DecisionRequest, build_decision, change
 from librarian.review.web import CSP, Workbench, create_app, search_hub
 from librarian.store.db import make_engine, upgrade
 from librarian.store.decisions import StoredBatch, write
-from librarian.store.human import standing_decisions
+from librarian.store.history import decisions_seen
+from librarian.store.human import ReviewError, standing_decision, standing_decisions, supersede
 from librarian.store.tables import DecisionRow, HumanDecisionRow
+from librarian.training.reviewers import reviewer_links
 from tests.rfc import assert_rfc_valid_decisions
 from tests.stubs import small_hub, stub_pipeline
 
@@ -121,6 +125,9 @@ def test_item_page_shows_every_suggestion_its_hub_place_and_hidden_characters(
         row = session.execute(select(DecisionRow).where(DecisionRow.review_id == review_id))
         suggested = row.scalar_one().envelope["suggested_links"]
     assert len(re.findall(r'name="pick" value="', page.text)) == len(suggested) > 3
+    # Issue 29, item 7: each suggestion can be ticked, to choose several at once.
+    ticks = re.findall(r'type="checkbox" name="cre_ids" value="([^"]+)"', page.text)
+    assert ticks == [link["cre_id"] for link in suggested] and 'id="choose"' in page.text
     for link in suggested:
         assert f"https://www.opencre.org/cre/{link['cre_id']}" in page.text
     assert page.headers["content-security-policy"] == CSP and "unsafe-inline" not in CSP
@@ -412,7 +419,7 @@ def test_a_dry_run_refuses_a_store_older_than_this_build(tmp_path: Path) -> None
     with engine.begin() as conn:
         config.attributes["connection"] = conn
         command.upgrade(config, "0004")
-    with pytest.raises(DatabaseUrlError, match="revision 0004, this build reads 0007"):
+    with pytest.raises(DatabaseUrlError, match="revision 0004, this build reads 0008"):
         check_current(url)
     upgrade(engine)
     check_current(url)  # up to date: nothing to say
@@ -765,3 +772,119 @@ def test_sections_are_named_for_people_and_ids_stay_for_machines(engine: Engine)
     undone = post(web, "/undo")
     message = parse_qs(urlsplit(undone.headers["location"]).query)["msg"][0]
     assert message == "undone: “about:explain” is open again"  # the section, not `rev-…`
+
+
+def client_with_leads(engine: Engine, reviewer: str, leads: set[str]) -> TestClient:
+    bench = Workbench(engine, small_hub(), reviewer, csrf="test-csrf", leads=frozenset(leads))
+    return TestClient(create_app(bench), base_url="http://127.0.0.1:8765", follow_redirects=False)
+
+
+def test_a_decision_is_changed_by_its_reviewer_or_a_lead_and_the_old_one_is_kept(
+    engine: Engine,
+) -> None:
+    """Issue 29, item 1: a change is a new HumanDecision superseding the old one."""
+    first = review_ids(engine)[0]
+    rita = client(engine, "rita")
+    post(rita, f"/item/{first}", action="reject", rejection="NO_CRE_FITS")
+    page = rita.get(f"/item/{first}").text
+    assert 'id="changing"' in page and 'name="change" value="yes"' in page
+    # Not theirs, not a lead: refused, nothing recorded, the page offers no change.
+    sam = client(engine, "sam")
+    assert 'id="changing"' not in sam.get(f"/item/{first}").text
+    refused = post(sam, f"/item/{first}", change="yes", pick="400-000")
+    assert refused.status_code == 400 and "only they or a lead" in refused.text
+    changed = post(rita, f"/item/{first}", change="yes", pick="400-000")
+    assert changed.status_code == 303 and changed.headers["location"].startswith(f"/item/{first}")
+    (standing,) = decisions(engine)
+    assert standing["action"] == "correct" and standing["decided_by"] == "rita"
+    assert [link["cre_id"] for link in standing["final_links"]] == ["400-000"]
+    # A lead changes anyone's.
+    lead = client_with_leads(engine, "lena", {"lena"})
+    assert post(lead, f"/item/{first}", change="yes", action="approve").status_code == 303
+    assert [(d["action"], d["decided_by"]) for d in decisions(engine)] == [("approve", "lena")]
+    with Session(engine) as session:
+        rows = session.execute(select(HumanDecisionRow).order_by(HumanDecisionRow.id)).scalars()
+        kept = [(r.action, r.superseded_at is not None, r.supersedes_id) for r in rows]
+    assert kept == [("reject", True, None), ("correct", True, 1), ("approve", False, 2)]
+    history = rita.get(f"/item/{first}").text
+    assert history.count("changed later") == 2 and history.count("— stands") == 1
+    # The same decision again is no change; the item stays decided throughout.
+    same = post(lead, f"/item/{first}", change="yes", action="approve")
+    assert same.status_code == 400 and "nothing changed" in same.text
+    assert "3 open items" in rita.get("/").text
+
+
+def test_undoing_a_change_brings_back_the_decision_it_replaced(engine: Engine) -> None:
+    first = review_ids(engine)[0]
+    rita = client(engine, "rita")
+    post(rita, f"/item/{first}", action="reject", rejection="NO_CRE_FITS")
+    post(rita, f"/item/{first}", change="yes", pick="400-000")
+    assert post(rita, "/undo").status_code == 303
+    assert [d["action"] for d in decisions(engine)] == ["reject"]
+    assert "3 open items" in rita.get("/").text  # still decided: the reject stands again
+
+
+def test_a_change_of_an_open_item_or_one_changed_meanwhile_is_refused(engine: Engine) -> None:
+    first = review_ids(engine)[0]
+    hub_ids = set(small_hub().ids)
+    with Session(engine) as session, pytest.raises(ReviewError, match="is open: decide it"):
+        change(session, DecisionRequest(first, "approve", "rita"), hub_ids)
+    post(client(engine, "rita"), f"/item/{first}", action="approve")
+    with Session(engine) as session:
+        row = session.execute(select(DecisionRow).where(DecisionRow.review_id == first))
+        item = row.scalar_one()
+        old = standing_decision(session, item)
+        assert old is not None
+        # Another writer changed it between our read and our write: the compare-and-set.
+        session.execute(text("UPDATE human_decisions SET superseded_at = CURRENT_TIMESTAMP"))
+        asked = DecisionRequest(first, "reject", "rita")
+        decision = build_decision(item, asked, hub_ids, datetime.now(UTC))
+        with pytest.raises(ReviewError, match="changed or undone meanwhile"):
+            supersede(session, item, old, decision, None, "workbench")
+
+
+def test_training_reads_only_the_latest_decision_of_an_item(engine: Engine) -> None:
+    """Issue 29: training and calibration read the decision that stands, not the history."""
+    first, second = review_ids(engine)[:2]
+    rita = client(engine, "rita")
+    post(rita, f"/item/{first}", pick="400-000")
+    post(rita, f"/item/{first}", change="yes", pick="300-001")
+    post(rita, f"/item/{second}", pick="400-000")
+    post(rita, f"/item/{second}", change="yes", action="reject", rejection="NO_CRE_FITS")
+    learned = reviewer_links(engine)
+    assert [(link.section_id, link.cre_id) for link in learned.links] == [(first, "300-001")]
+    assert (learned.read, learned.used, learned.superseded, learned.rejects) == (4, 1, 2, 1)
+    assert "2 changed since" in learned.says()
+    with Session(engine) as session:
+        row = session.execute(select(DecisionRow).where(DecisionRow.review_id == first))
+        key = row.scalar_one().source_key
+        assert key is not None and decisions_seen(session, key) == 2  # 2 items, 4 decisions
+
+
+def test_a_source_reaching_its_calibration_point_is_re_scored_without_a_retrain(
+    tmp_path: Path,
+) -> None:
+    """Issue 29, item 8: the 20th decision of a source re-scores its open items at once
+    (the relinker is a seam here; `relink` itself is tests/unit/test_relink.py's)."""
+    engine = make_engine(f"sqlite:///{tmp_path / 'calibrate.db'}")
+    upgrade(engine)
+    seed(engine, [f"session token number {i}" for i in range(24)])
+    asked: list[str] = []
+
+    def relinker(source: str) -> str:
+        asked.append(source)
+        return "re-scored: 4 open items, 1 now linked automatically"
+
+    bench = Workbench(engine, small_hub(), "rita", csrf="test-csrf", relinker=relinker)
+    web = TestClient(create_app(bench), base_url="http://127.0.0.1:8765", follow_redirects=False)
+    ids = review_ids(engine)
+    for n, review_id in enumerate(ids[:20], start=1):
+        done = post(web, f"/item/{review_id}", action="reject")
+        said = parse_qs(urlsplit(done.headers["location"]).query).get("msg", [""])[0]
+        assert ("decided again with its own calibration" in said) == (n == 20), (n, said)
+    bench.background.shutdown(wait=True)
+    with Session(engine) as session:
+        key = session.execute(select(DecisionRow.source_key)).scalars().first()
+    assert asked == [key]
+    page = web.get(f"/item/{ids[20]}").text
+    assert 'id="rescored"' in page and "1 now linked automatically" in page

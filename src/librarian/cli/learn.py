@@ -55,6 +55,7 @@ from librarian.training.links import DEV_FRAMEWORKS, TrainingLink
 if TYPE_CHECKING:
     from librarian.pipeline.pipeline import Pipeline
     from librarian.training.evaluate import GoldenRun
+    from librarian.training.train import TrainRequest
 
 
 @contextmanager
@@ -158,6 +159,37 @@ def train(
         )
         return
     render.trained(card, target)
+    databases = [s for s in dict.fromkeys(sources) if s == REVIEWS or "://" in s]
+    for url in databases:
+        show_changes(url, where, request)
+
+
+def show_changes(source: str, where: Home, request: TrainRequest) -> None:
+    """Per source with items open in the database the decisions came from: its cut, mean
+    confidence and how many open items would now be linked automatically, before and
+    after these models (nothing is stored: `librarian relink` or the next run does it)."""
+    from librarian.factory import build_pipeline
+    from librarian.review.relink import changes_for_open_items
+    from librarian.settings import LinkerSettings
+    from librarian.store.db import database_url, make_engine
+
+    url = database_url(None, where.database_url) if source == REVIEWS else source
+    engine = make_engine(url)
+    try:
+        settings = LinkerSettings(
+            models_dir=request.out_dir, cache_dir=request.cache_dir, hub_path=request.hub_path
+        )
+        changes, left = changes_for_open_items(engine, build_pipeline(settings))
+    finally:
+        engine.dispose()
+    if not changes:
+        out.print(f"open items in {redacted(url)}: none, nothing to re-score", markup=False)
+        return
+    out.print(f"what the new models change for the open items in {redacted(url)}:", markup=False)
+    for change in changes:
+        out.print(visible("  " + change.says()), markup=False)
+    if left:
+        out.print(f"  ... and {left} more sources", markup=False)
 
 
 def _hub_ids(hub_path: Path) -> frozenset[str]:

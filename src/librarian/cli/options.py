@@ -30,7 +30,9 @@ def opt(name: str, help: str, field: str | None = None, **extra: Any) -> Any:
 
 
 TaskRunner = Literal["default", "dask"]
-ExportFormat = Literal["csv", "jsonl", "html", "human-decision"]
+ExportFormat = Literal["csv", "jsonl", "html", "human-decision", "myopencre"]
+# Items (open, decided, all) for the sheets; links (confirmed, linked) for myopencre.
+ExportStatus = Literal["open", "decided", "all", "confirmed", "linked"]
 ItemStatus = Literal["open", "decided", "all"]
 ReviewOrder = Literal["file", "product"]
 # `librarian eval`'s warm protocol.
@@ -83,11 +85,14 @@ _HELP = {
     "source": "sentence-transformers directory (default: the packaged MiniLM)",
     "seed": "random seed",
     "force": "train even when the models are up to date",
+    "lead": "a lead reviewer, who may change anyone's decision (repeatable); every reviewer "
+    "may change their own",
 }
 
 HomeOpt = Annotated[Path | None, opt("--home", _HELP["home"], show_default=False)]
 DbOpt = Annotated[str | None, opt("--db", _HELP["db"])]
 HubsOpt = Annotated[list[Path] | None, opt("--hub", _HELP["hubs"], show_default=False)]
+LeadOpt = Annotated[list[str] | None, opt("--lead", _HELP["lead"], show_default=False)]
 HubOpt = Annotated[Path | None, opt("--hub", _HELP["hub"])]
 ScheduleInputArg = Annotated[Path | None, typer.Argument(help=_HELP["input"])]
 CronOpt = Annotated[str, opt("--cron", _HELP["cron"])]

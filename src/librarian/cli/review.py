@@ -8,7 +8,7 @@ import sys
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -21,10 +21,23 @@ from librarian.cli.common import (
     redacted,
     writable_file,
 )
-from librarian.cli.options import DbOpt, ExportFormat, HomeOpt, HubsOpt, ItemStatus
+from librarian.cli.options import (
+    DbOpt,
+    ExportFormat,
+    ExportStatus,
+    HomeOpt,
+    HubsOpt,
+    LeadOpt,
+)
 from librarian.errors import InputError, UsageError
-from librarian.paths import DEFAULT_HUB
+from librarian.paths import DEFAULT_HUB, Home
 from librarian.text import visible
+
+if TYPE_CHECKING:
+    from sqlalchemy import Engine
+    from sqlalchemy.orm import Session
+
+    from librarian.review.web import Workbench
 
 app = typer.Typer(no_args_is_help=True, help="The reviewers' queue.")
 
@@ -61,17 +74,14 @@ def review_serve(
             help=f"access token (also {TOKEN_ENV}); required to bind anything but 127.0.0.1",
         ),
     ] = None,
+    lead: LeadOpt = None,
     hub: HubsOpt = None,
     home: HomeOpt = None,
 ) -> None:
     """Decide the review queue in the browser: http://HOST:PORT/ (Ctrl-C stops)."""
-    from functools import partial
-
     import uvicorn
 
-    from librarian.catalogue.teams import load_hubs
-    from librarian.factory import build_hub_search
-    from librarian.review.web import Workbench, create_app
+    from librarian.review.web import create_app
     from librarian.store.db import make_engine
 
     token, from_env = access_token(token)
@@ -80,15 +90,10 @@ def review_serve(
     if db is not None and reviews is not None:
         raise UsageError("--db or --reviews, not both")
     url = _reviews_database(reviews) if reviews else database(db, home_of(home), create=False)
-    first, *rest = hub or [DEFAULT_HUB]
     engine = make_engine(url)
-    catalogue = load_hubs(first, rest)
-    where = home_of(home)
-    finder = partial(build_hub_search, catalogue, where.models, where.cache)
-    bench = Workbench(
-        engine, catalogue, reviewer or os.environ.get(REVIEWER_ENV), token, host, finder
-    )
-    bench.exemplar_text = exemplar_texts()
+    bench = workbench(engine, catalogue_paths(hub), home_of(home), token, host)
+    bench.reviewer = reviewer or os.environ.get(REVIEWER_ENV)
+    bench.leads = frozenset(name.strip() for name in lead or () if name.strip())
     # A token the operator typed is printed once, as the link to open; one kept in the
     # environment stays there (the terminal, its scrollback, a log may be read by others).
     shown = f"http://{host}:{port}/" + (
@@ -102,6 +107,57 @@ def review_serve(
 
 
 MIN_TOKEN_CHARS = 16
+
+
+def workbench(
+    engine: Engine,
+    hubs: tuple[Path, tuple[Path, ...]],
+    where: Home,
+    token: str | None,
+    host: str,
+) -> Workbench:
+    """The workbench's parts; nothing read, no model loaded (each at its first use)."""
+    from functools import partial
+
+    from librarian.catalogue.teams import load_hubs
+    from librarian.factory import build_hub_search
+    from librarian.review.web import Workbench
+
+    catalogue = load_hubs(hubs[0], hubs[1])
+    finder = partial(build_hub_search, catalogue, where.models, where.cache)
+    bench = Workbench(engine, catalogue, None, token, host, finder)
+    bench.relinker = rescorer(engine, hubs, where)
+    bench.exemplar_text = exemplar_texts()
+    return bench
+
+
+def catalogue_paths(hub: list[Path] | None) -> tuple[Path, tuple[Path, ...]]:
+    first, *rest = hub or [DEFAULT_HUB]
+    return first, tuple(rest)
+
+
+def rescorer(
+    engine: Engine, hubs: tuple[Path, tuple[Path, ...]], where: Home
+) -> Callable[[str], str] | None:
+    """What re-scores a source's open items at its calibration point: the home's trained
+    models, loaded at the first use; None without trained models (said at start)."""
+    from functools import partial
+
+    from librarian.factory import build_pipeline
+    from librarian.review.relink import Rescorer
+    from librarian.settings import LinkerSettings
+
+    if not (where.models / "card.json").is_file():
+        err.print(
+            f"no trained models in {where.models}: a source reaching its calibration point "
+            "is re-scored by the next run or `librarian relink`, not by the workbench",
+            markup=False,
+        )
+        return None
+    settings = LinkerSettings(
+        models_dir=where.models, cache_dir=where.cache, hub_path=hubs[0], extra_hubs=hubs[1]
+    )
+    return Rescorer(engine, partial(build_pipeline, settings))
 
 
 def exemplar_texts() -> Callable[[str], str | None]:
@@ -186,39 +242,42 @@ def review_export(
         ExportFormat,
         typer.Option(
             "--format",
-            help="csv, jsonl or html: the items; human-decision: the "
-            "decisions, as RFC HumanDecision JSONL",
+            help="csv, jsonl or html: the items; human-decision: the decisions, as RFC "
+            "HumanDecision JSONL; myopencre: the links, as the CSV OpenCRE imports",
         ),
     ] = "csv",
     out_file: Annotated[Path | None, typer.Option("--out", help="default: stdout")] = None,
-    status: Annotated[ItemStatus, typer.Option(help="which items")] = "open",
+    status: Annotated[
+        ExportStatus | None,
+        typer.Option(
+            help="which items: open (the default), decided or all; for myopencre, which "
+            "links: confirmed (by a person, the default) or linked (also those made "
+            "automatically)"
+        ),
+    ] = None,
     since: Annotated[
         datetime | None, typer.Option(help="only items created at or after this time (UTC)")
     ] = None,
+    hub: HubsOpt = None,
     home: HomeOpt = None,
 ) -> None:
-    """Export the reviewers' queue, oldest first, or the decisions taken on it."""
+    """Export the reviewers' queue, oldest first, the decisions taken on it, or the links
+    in the format OpenCRE imports."""
     from sqlalchemy.orm import Session
+
+    from librarian.store.db import make_engine
 
     if out_file is not None:
         writable_file(out_file)
-    from librarian.review.sheets import to_csv, to_html, to_human_decisions, to_jsonl
-    from librarian.store.db import make_engine
-    from librarian.store.human import standing_decisions
-    from librarian.store.review import review_items
-
+    chosen = _export_status(fmt, status)
+    if since is not None and fmt in ("human-decision", "myopencre"):
+        raise UsageError(f"--since picks review items; --format {fmt} exports every one")
     if since is not None and since.tzinfo is None:
         since = since.replace(tzinfo=UTC)
     engine = make_engine(database(db, home_of(home), create=False, reads_only=True))
     try:
         with Session(engine) as session:
-            if fmt == "human-decision":
-                decisions = standing_decisions(session)
-                text, count = to_human_decisions(decisions), len(decisions)
-            else:
-                items = review_items(session, status, since)
-                render = {"csv": to_csv, "jsonl": to_jsonl}.get(fmt, to_html)
-                text, count = render(items), len(items)
+            text, said = _exported(session, fmt, chosen, since, catalogue_paths(hub))
     finally:
         engine.dispose()
     if out_file is None:
@@ -226,10 +285,46 @@ def review_export(
         return
     out_file.parent.mkdir(parents=True, exist_ok=True)
     out_file.write_text(text, encoding="utf-8")
-    err.print(
-        f"{count} {'decisions' if fmt == 'human-decision' else 'review items'} -> {out_file}",
-        markup=False,
-    )
+    err.print(f"{said} -> {out_file}", markup=False)
+
+
+def _export_status(fmt: str, status: str | None) -> str:
+    links = ("confirmed", "linked")
+    if fmt == "myopencre":
+        if status is not None and status not in links:
+            raise UsageError(f"--status {status}: myopencre exports links: confirmed or linked")
+        return status or "confirmed"
+    if status in links:
+        raise UsageError(f"--status {status} is for --format myopencre; items: open, decided, all")
+    return status or "open"
+
+
+def _exported(
+    session: Session,
+    fmt: str,
+    status: str,
+    since: datetime | None,
+    hubs: tuple[Path, tuple[Path, ...]],
+) -> tuple[str, str]:
+    """The export's text, and what it holds in words."""
+    from librarian.review.sheets import to_csv, to_html, to_human_decisions, to_jsonl
+    from librarian.store.human import standing_decisions
+    from librarian.store.review import review_items
+
+    if fmt == "human-decision":
+        decisions = standing_decisions(session)
+        return to_human_decisions(decisions), f"{len(decisions)} decisions"
+    if fmt == "myopencre":
+        from librarian.catalogue.teams import load_hubs
+        from librarian.review.myopencre import counted, links_to_export, to_myopencre
+
+        links = links_to_export(session, with_auto=status == "linked")
+        by = counted(links)
+        said = ", ".join(f"{n} {kind}" for kind, n in sorted(by.items())) or "0"
+        return to_myopencre(links, load_hubs(hubs[0], hubs[1])), f"links: {said}"
+    items = review_items(session, status, since)  # type: ignore[arg-type]
+    render = {"csv": to_csv, "jsonl": to_jsonl}.get(fmt, to_html)
+    return render(items), f"{len(items)} review items"
 
 
 @app.command("import")
@@ -239,13 +334,23 @@ def review_import(
     ],
     db: DbOpt = None,
     reviewer: ReviewerOpt = None,
+    change: Annotated[
+        bool,
+        typer.Option(
+            "--change",
+            help="a decision that differs from the one standing supersedes it (kept in the "
+            "history) when its reviewer made that one, or is a --lead",
+        ),
+    ] = False,
+    lead: LeadOpt = None,
     hub: HubsOpt = None,
     home: HomeOpt = None,
 ) -> None:
     """Record reviewers' decisions: accept the first suggestion, choose CREs, or reject.
 
     Every row is checked first; any bad row refuses the whole file (exit 2), naming it.
-    A decision identical to the one stored changes nothing; a conflicting one is refused.
+    A decision identical to the one stored changes nothing; a conflicting one is refused,
+    or with --change supersedes it.
     """
     from librarian.catalogue.teams import load_hubs
     from librarian.review.decisions import import_decisions
@@ -259,7 +364,9 @@ def review_import(
     engine = make_engine(database(db, home_of(home), create=False))
     try:
         result = (
-            import_decisions(engine, read.incoming, hub_ids, str(sheet))
+            import_decisions(
+                engine, read.incoming, hub_ids, str(sheet), set(lead or ()) if change else None
+            )
             if not read.errors
             else None
         )
@@ -274,6 +381,7 @@ def review_import(
         raise InputError("nothing was recorded")
     out.print(
         f"recorded: approved {result.approved}, corrected {result.corrected}, rejected "
-        f"{result.rejected}; unchanged {result.unchanged}; left open {read.left_open}",
+        f"{result.rejected}; unchanged {result.unchanged}; left open {read.left_open}"
+        + (f"; {result.changed} of them changed a standing decision" if change else ""),
         markup=False,
     )

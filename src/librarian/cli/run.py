@@ -118,7 +118,7 @@ def run(
         in_flight = 1
         dask = None
         if task_runner == "dask":
-            in_flight = use_dask(stack, dask_address, dask_workers)
+            in_flight = use_dask(stack, dask_address, dask_workers, db or settings.vector_db)
             dask = (dask_address, dask_workers)
         summary = run_flow(
             input,
@@ -213,9 +213,18 @@ def _checked(
     return run_id or new_run_id()
 
 
-def use_dask(stack: ExitStack, address: str | None, workers: int) -> int:
+def use_dask(stack: ExitStack, address: str | None, workers: int, db: str | None) -> int:
     """Point the process at a real Prefect server (starting one if none is configured);
-    returns how many batches to keep in flight."""
+    returns how many batches to keep in flight. A local cluster's workers are this
+    process's children: they get a database URL's password through the environment
+    (LIBRARIAN_DB), as a remote worker must, never through Prefect's stored parameters."""
+    from librarian.store.db import DATABASE_ENV, resolve
+
+    if address is None and db is not None:
+        full = resolve(db)
+        before = os.environ.get(DATABASE_ENV)
+        os.environ[DATABASE_ENV] = full
+        stack.callback(_restore, DATABASE_ENV, before)
     api = os.environ.get("PREFECT_API_URL")
     if api:
         err.print(f"Dask workers report to the Prefect server at {api}", markup=False)
@@ -232,6 +241,13 @@ def use_dask(stack: ExitStack, address: str | None, workers: int) -> int:
     where = address or f"a local cluster of {workers} worker processes"
     err.print(f"linking batches on Dask: {where}", markup=False)
     return 4 if address else 2 * workers
+
+
+def _restore(name: str, value: str | None) -> None:
+    if value is None:
+        os.environ.pop(name, None)
+    else:
+        os.environ[name] = value
 
 
 def input_source(input: Path | None, document: str | None) -> FileSource | None:

@@ -12,12 +12,15 @@ table, that transaction also stamps the rows consumed.
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Generic, TypeVar
 
 from prefect import flow, get_run_logger, task
 from prefect.artifacts import create_markdown_artifact
 from prefect.cache_policies import NONE
+from prefect.futures import PrefectFuture
 from sqlalchemy import Engine
 
 from librarian.factory import pipeline_for
@@ -37,34 +40,63 @@ from librarian.store.db import make_engine, redacted, resolve
 from librarian.store.sink import DatabaseSink, DatabaseStore
 from librarian.store.source import QueueTable
 
+T = TypeVar("T")
+
 
 @task(name="load-models", cache_policy=NONE)
 def load_pipeline(settings: LinkerSettings) -> Pipeline:
     return pipeline_for(settings)
 
 
+class Parcel(Generic[T]):
+    """A task's parameter or result, opaque to Prefect. Prefect walks every parameter of a
+    task, element by element, looking for futures (`visit_collection`, on the flow's side
+    and again on the worker's): a batch of prepared rows is tens of thousands of objects,
+    and on Dask that walk cost a worker as much as the model (py-spy, a 100,000-row run).
+    An object of a plain class is not walked. (`quote` is walked neither, but reaches a Dask
+    worker still wrapped.)"""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: T) -> None:
+        self.value = value
+
+    def __reduce__(self) -> tuple[type[Parcel[T]], tuple[T]]:
+        return (Parcel, (self.value,))
+
+
 @task(name="prepare-batch", cache_policy=NONE)
 def prepare_batch(
     settings: LinkerSettings,
-    sections: list[Section],
+    sections: Parcel[list[Section]],
     ctx: RunContext,
-    priors: dict[str, PriorDecision] | None,
-) -> Prepared:
+    priors: Parcel[dict[str, PriorDecision] | None],
+) -> Parcel[Prepared]:
     """C.2-C.4, wherever the task runner puts it, on that process's models."""
-    return pipeline_for(settings).prepare(sections, ctx, priors)
+    return Parcel(pipeline_for(settings).prepare(sections.value, ctx, priors.value))
 
 
 @task(name="complete-batch", cache_policy=NONE)
 def complete_batch(
-    settings: LinkerSettings, prepared: Prepared, linked: list[Linked]
-) -> BatchResult:
+    settings: LinkerSettings, prepared: Parcel[Prepared], linked: Parcel[list[Linked]]
+) -> Parcel[BatchResult]:
     """C.6-C.10 of a prepared batch, with what C.5 made of its rows."""
-    return pipeline_for(settings).complete(prepared, linked)
+    return Parcel(pipeline_for(settings).complete(prepared.value, linked.value))
+
+
+@dataclass(frozen=True)
+class Unwrapped(Generic[T]):
+    """A task's future, its result out of its parcel."""
+
+    future: PrefectFuture[Parcel[T]]
+
+    def result(self) -> T:
+        return self.future.result().value
 
 
 class PrefectTasks:
-    """The runner's executor: each model step a Prefect task on the flow's task runner.
-    Parameters go plain (not `as_is`): a quoted one reaches a Dask worker still wrapped."""
+    """The runner's executor: each model step a Prefect task on the flow's task runner,
+    its batch in a `Parcel`."""
 
     def __init__(self, settings: LinkerSettings) -> None:
         self.settings = settings
@@ -72,10 +104,11 @@ class PrefectTasks:
     def prepare(
         self, sections: list[Section], ctx: RunContext, priors: dict[str, PriorDecision] | None
     ) -> Pending[Prepared]:
-        return prepare_batch.submit(self.settings, sections, ctx, priors)
+        submitted = prepare_batch.submit(self.settings, Parcel(sections), ctx, Parcel(priors))
+        return Unwrapped(submitted)
 
     def complete(self, prepared: Prepared, linked: list[Linked]) -> Pending[BatchResult]:
-        return complete_batch.submit(self.settings, prepared, linked)
+        return Unwrapped(complete_batch.submit(self.settings, Parcel(prepared), Parcel(linked)))
 
 
 def close_out(summary: RunSummary, database: DatabaseSink | None) -> None:

@@ -117,7 +117,8 @@ def summary_markdown(summary: RunSummary) -> str:
     models = ", ".join(f"{k}: {v}" for k, v in summary.models.items() if v)
     lines += [
         "",
-        f"Threshold τ = {summary.threshold:.3f}; explicit fast path {summary.explicit_fast_path}; "
+        f"Cut: each source's own, in the table below (a section linked alone: "
+        f"{summary.threshold:.3f}); explicit fast path {summary.explicit_fast_path}; "
         f"cut to fit a model {summary.truncated_for_model}.",
         "",
         f"Models: {models}",

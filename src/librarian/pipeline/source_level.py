@@ -99,7 +99,7 @@ class SourceStatus:
         if self.certified is None:
             return f"threshold {self.threshold:.3f} set by hand"
         if self.priors is None:
-            return f"global threshold {self.threshold:.3f}"
+            return f"cut {self.threshold:.3f}, the trained models' cut for a section linked alone"
         if self.certified.basis == "none":
             return (
                 f"links nothing automatically: its {self.decisions} reviewed items certify no "

@@ -22,10 +22,14 @@ from librarian.schemas.human import MAX_REVIEWER_CHARS, HumanDecision, LossEvent
 from librarian.store.human import (
     BULK,
     WORKBENCH,
+    AlreadyDecided,
     ReviewError,
     open_row,
+    same_as_standing,
+    standing_decision,
     standing_same,
     store_decision,
+    supersede,
 )
 from librarian.store.tables import DecisionRow, HumanDecisionRow
 
@@ -131,12 +135,49 @@ def decide(
     return decision
 
 
+def change(
+    session: Session,
+    request: DecisionRequest,
+    hub_ids: Collection[str],
+    leads: Collection[str] = (),
+    source: str = WORKBENCH,
+) -> HumanDecision:
+    """Change the decision that stands on a decided item, in the caller's transaction: a
+    new HumanDecision supersedes it, and the old one is kept. Its reviewer may change it;
+    a lead (`leads`) may change anyone's."""
+    row = open_row(session, request.review_id)
+    old = changeable(session, row, request.reviewer, leads)
+    decision = build_decision(row, request, hub_ids, datetime.now(UTC))
+    if same_as_standing(old, decision):
+        raise ReviewError(f"{row.review_id}: that is the decision that stands; nothing changed")
+    supersede(session, row, old, decision, request.note, source)
+    return decision
+
+
+def changeable(
+    session: Session, row: DecisionRow, reviewer: str, leads: Collection[str]
+) -> HumanDecisionRow:
+    """The standing decision `reviewer` may change, or ReviewError saying why not."""
+    old = standing_decision(session, row)
+    if old is None:
+        if row.consumed_at is None:
+            raise ReviewError(f"{row.review_id} is open: decide it; there is nothing to change")
+        raise ReviewError(f"{row.review_id} was decided by another review tool; change it there")
+    if old.decided_by != reviewer.strip() and reviewer.strip() not in leads:
+        raise ReviewError(
+            f"{row.review_id} was decided by {old.decided_by}: only they or a lead "
+            "(`review serve --lead NAME`) may change it"
+        )
+    return old
+
+
 @dataclass
 class ImportResult:
     approved: int = 0
     corrected: int = 0
     rejected: int = 0
     unchanged: int = 0  # identical to the stored decision: nothing to do
+    changed: int = 0  # superseded a standing decision (`review import --change`)
     left_open: int = 0
     errors: list[str] = field(default_factory=list)
 
@@ -154,6 +195,7 @@ class Planned:
     row: DecisionRow
     decision: HumanDecision
     note: str | None
+    replaces: HumanDecisionRow | None = None  # the standing decision it changes
 
 
 def import_decisions(
@@ -161,17 +203,24 @@ def import_decisions(
     incoming: Sequence[tuple[str, DecisionRequest | HumanDecision]],
     hub_ids: Collection[str],
     source: str,
+    leads: Collection[str] | None = None,
 ) -> ImportResult:
     """Check every (where, decision) first, then record them all in one transaction, or
-    none. `where` names the row in errors ("row 3 (review_id ...)")."""
+    none. `where` names the row in errors ("row 3 (review_id ...)"). With `leads` (a
+    change import), a decision that differs from the standing one supersedes it, when its
+    reviewer made that one or is a lead; without, it is refused."""
     result = ImportResult()
     with Session(engine) as session, session.begin():
-        planned = _plan(session, incoming, hub_ids, result)
+        planned = _plan(session, incoming, hub_ids, result, leads)
         if result.errors:
             session.rollback()
             return result
         for item in planned:
-            store_decision(session, item.row, item.decision, item.note, source)
+            if item.replaces is None:
+                store_decision(session, item.row, item.decision, item.note, source)
+            else:
+                supersede(session, item.row, item.replaces, item.decision, item.note, source)
+                result.changed += 1
             result.count(item.decision.action)
     return result
 
@@ -181,6 +230,7 @@ def _plan(
     incoming: Sequence[tuple[str, DecisionRequest | HumanDecision]],
     hub_ids: Collection[str],
     result: ImportResult,
+    leads: Collection[str] | None,
 ) -> list[Planned]:
     planned: list[Planned] = []
     seen: set[str] = set()
@@ -192,11 +242,17 @@ def _plan(
             if isinstance(asked, HumanDecision):
                 _check_decision_id(session, asked, ids, where)
             decision = _as_decision(row, asked, hub_ids, now)
-            if standing_same(session, row, decision):
-                result.unchanged += 1
-                continue
+            try:
+                if standing_same(session, row, decision):
+                    result.unchanged += 1
+                    continue
+                replaces = None
+            except AlreadyDecided:
+                if leads is None:
+                    raise
+                replaces = changeable(session, row, decision.decided_by, leads)
             note = asked.note if isinstance(asked, DecisionRequest) else None
-            planned.append(Planned(row, decision, note))
+            planned.append(Planned(row, decision, note, replaces))
         except ReviewError as exc:
             result.errors.append(f"{where}: {exc}")
     return planned

@@ -9,7 +9,9 @@ touched, even one decided while this runs.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import Any
 
 from sqlalchemy import Engine, select
@@ -25,7 +27,7 @@ from librarian.store.decisions import (
     section_of,
     write,
 )
-from librarian.store.history import source_history
+from librarian.store.history import OpenSource, open_by_source, source_history
 from librarian.store.tables import DecisionRow
 
 
@@ -38,6 +40,7 @@ class Relinked:
     linked: int = 0  # would now be (or were) linked automatically
     status: dict[str, Any] = field(default_factory=dict)  # the source's cut, as the run's
     stored: WriteResult | None = None
+    mean_confidence: float = 0.0  # of each item's first suggestion, as decided now
 
 
 def open_sections(session: Session, source: str) -> list[Section]:
@@ -77,6 +80,8 @@ def relink(engine: Engine, pipeline: Pipeline, source: str, run_id: str, commit:
         return done
     result = pipeline.link(sections, run_id, history=history)
     done.linked = sum(isinstance(e, LinkProposal) for e in result.envelopes)
+    firsts = [first_confidence(e) for e in result.envelopes]
+    done.mean_confidence = sum(firsts) / len(firsts) if firsts else 0.0
     done.status = result.sources.get(source, {})
     if commit:
         batch = StoredBatch(
@@ -94,3 +99,67 @@ def relink(engine: Engine, pipeline: Pipeline, source: str, run_id: str, commit:
             done.stored = write(session, batch)
             session.commit()
     return done
+
+
+def first_confidence(envelope: object) -> float:
+    """The confidence of what the envelope would link first (0 without a suggestion)."""
+    if isinstance(envelope, LinkProposal):
+        return envelope.links[0].confidence
+    if isinstance(envelope, ReviewItem) and envelope.suggested_links:
+        return envelope.suggested_links[0].confidence
+    return 0.0
+
+
+@dataclass(frozen=True)
+class SourceChange:
+    """What new models change for one source's open items (nothing stored)."""
+
+    before: OpenSource
+    after: Relinked
+
+    def says(self) -> str:
+        cut_before = f"{self.before.cut:.3f}" if self.before.cut is not None else "?"
+        cut_after = self.after.status.get("threshold")
+        cut_now = f"{cut_after:.3f}" if isinstance(cut_after, float) else "?"
+        return (
+            f"{self.before.source}: {self.before.open_items} open items; cut {cut_before} -> "
+            f"{cut_now}; mean confidence {self.before.mean_confidence:.3f} -> "
+            f"{self.after.mean_confidence:.3f}; {self.after.linked} would now be linked "
+            "automatically (the next run, or `librarian relink --source KEY --commit`)"
+        )
+
+
+def changes_for_open_items(
+    engine: Engine, pipeline: Pipeline, limit: int = 20
+) -> tuple[list[SourceChange], int]:
+    """Per source with open items (the `limit` with the most), what `pipeline` would
+    decide for them now, against what the store holds; and how many sources were left."""
+    with Session(engine) as session:
+        before = open_by_source(session)
+    changes = [
+        SourceChange(b, relink(engine, pipeline, b.source, "after-training", commit=False))
+        for b in before[:limit]
+    ]
+    return changes, max(0, len(before) - limit)
+
+
+class Rescorer:
+    """The workbench's re-scoring at a source's calibration point: `relink` committed,
+    with the pipeline built at its first use (loading the models takes seconds; the
+    workbench starts without waiting)."""
+
+    def __init__(self, engine: Engine, build: Callable[[], Pipeline]) -> None:
+        self.engine, self.build = engine, build
+        self._pipeline: Pipeline | None = None
+
+    def __call__(self, source: str) -> str:
+        if self._pipeline is None:
+            self._pipeline = self.build()
+        run_id = "rescore-" + datetime.now(UTC).strftime("%Y%m%dT%H%M%S")
+        done = relink(self.engine, self._pipeline, source, run_id, commit=True)
+        stored = done.stored or WriteResult()
+        return (
+            f"re-scored with its own calibration ({run_id}): {done.open_items} open items, "
+            f"{done.linked} now linked automatically, {stored.lost_to_review} left to the "
+            f"reviewers who decided them meanwhile; {done.status.get('says', '')}"
+        )

@@ -17,6 +17,7 @@ import hmac
 import re
 import secrets
 from collections.abc import Awaitable, Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, time
 from pathlib import Path
@@ -35,11 +36,17 @@ from starlette.middleware.trustedhost import TrustedHostMiddleware
 from librarian.catalogue.hub import Hub
 from librarian.pipeline.negation import negating_words
 from librarian.retrieval.hub_search import HubSearch
-from librarian.review.decisions import DecisionRequest, decide
+from librarian.review.decisions import DecisionRequest, change, decide
 from librarian.schemas.human import HumanDecision, Ui
 from librarian.schemas.records import source_key_of
 from librarian.settings import MIN_SOURCE_DECISIONS
-from librarian.store.history import band_after, decisions_seen, linked_as, source_progress
+from librarian.store.history import (
+    band_after,
+    decisions_seen,
+    linked_as,
+    source_of_row,
+    source_progress,
+)
 from librarian.store.human import (
     BULK,
     AlreadyDecided,
@@ -111,6 +118,32 @@ class Workbench:
     exemplar_text: Callable[[str], str | None] | None = None
     csrf: str = field(default_factory=lambda: secrets.token_urlsafe(32))
     decided_here: dict[str, list[str]] = field(default_factory=dict)  # desk -> review ids
+    leads: frozenset[str] = frozenset()  # may change anyone's decision (their own: everyone)
+    # Decides a source's open items again with its reviewers' calibration (`relink`,
+    # committed), returning what it did in a line; None: no trained models to do it with.
+    relinker: Callable[[str], str] | None = None
+    rescored: dict[str, str] = field(default_factory=dict)  # source -> what re-scoring did
+    background: ThreadPoolExecutor = field(
+        init=False,
+        repr=False,
+        default_factory=lambda: ThreadPoolExecutor(1, thread_name_prefix="rescore"),
+    )
+
+    def rescore(self, source: str) -> None:
+        """Re-score `source`'s open items in the background (one at a time: a reviewer
+        never waits for it); its line appears on the source's item pages."""
+        if self.relinker is None:
+            return
+        relinker = self.relinker
+        self.rescored[source] = "its open items are being decided again with its own calibration"
+
+        def work() -> None:
+            try:
+                self.rescored[source] = relinker(source)
+            except Exception as exc:
+                self.rescored[source] = f"re-scoring failed: {type(exc).__name__}: {exc}"
+
+        self.background.submit(work)
 
     def allowed_hosts(self) -> list[str]:
         """The Host headers served: loopback names, and the bound address. Bound to every
@@ -379,11 +412,20 @@ class _Pages:
             moment, row = detail.item.created_at, detail.item.row_id
             following = neighbour(session, moment, row, later=True)
             previous = neighbour(session, moment, row, later=False)
-            source = source_panel(session, detail.envelope)
+            source = source_panel(session, detail.envelope, self.bench.rescored)
+        reviewer = self.reviewer_of(request)
+        standing = detail.decision
+        may_change = (
+            standing is not None
+            and reviewer is not None
+            and (reviewer == standing.decided_by or reviewer in self.bench.leads)
+        )
         return self.render(
             request,
             "item.html",
             **self.item_context(detail),
+            may_change=may_change,
+            editable=detail.item.status == "open" or may_change,
             following=following,
             previous=previous,
             source=source,
@@ -399,6 +441,7 @@ class _Pages:
             "diff": _diff(detail.prior_text, detail.item.text) if detail.prior_text else None,
             "hidden": sorted(set(hidden_characters(detail.item.text))),
             "decision": detail.decision,
+            "history": detail.history,
             "suggestions": [
                 {
                     **self.described(s),
@@ -476,14 +519,19 @@ class _Pages:
             return signed
         form, reviewer = signed
         asked = _request(review_id, reviewer, form)
+        changing = form.get("change") == "yes"
         try:
             with Session(self.bench.engine) as session, session.begin():
-                decision = decide(session, asked, set(self.bench.hub.ids))
+                if changing:
+                    decision = change(session, asked, set(self.bench.hub.ids), self.bench.leads)
+                else:
+                    decision = decide(session, asked, set(self.bench.hub.ids))
                 detail = item_detail(session, review_id)
                 assert detail is not None
                 moment, row = detail.item.created_at, detail.item.row_id
                 following = neighbour(session, moment, row, later=True, open_only=True)
                 band = band_after(session, row)
+                calibrated = self.calibration_point(session, row)
         except AlreadyDecided as exc:
             return self.problem(request, 409, "already decided", str(exc))
         except ReviewError as exc:
@@ -494,6 +542,14 @@ class _Pages:
         mine.append(review_id)
         target = url("item", following) if following else url("queue")
         said = self.recorded(detail, decision) + (f"; this source: {band}" if band else "")
+        if calibrated is not None:
+            self.bench.rescore(calibrated)
+            said += (
+                f"; it has {MIN_SOURCE_DECISIONS} decisions now: its open items are being "
+                "decided again with its own calibration"
+            )
+        if changing:  # back to the item: its history shows the change
+            target, said = url("item", review_id), "changed: " + said
         response = self.redirect(target, said)
         response.set_cookie(DESK_COOKIE, desk, httponly=True, samesite="strict")
         return response
@@ -546,6 +602,16 @@ class _Pages:
             except OperationalError:
                 return approved, left, len(ids) - n
         return approved, left, 0
+
+    def calibration_point(self, session: Session, row_id: int) -> str | None:
+        """The source of `row_id` when this decision brought it to a calibration point
+        (MIN_SOURCE_DECISIONS decisions, and each MIN_SOURCE_DECISIONS after): its
+        open items are then re-scored without a retrain; else None."""
+        source = source_of_row(session, row_id)
+        if self.bench.relinker is None or source is None:
+            return None
+        seen = decisions_seen(session, source)
+        return source if seen and seen % MIN_SOURCE_DECISIONS == 0 else None
 
     def bulk_targets(self, session: Session, form: Any) -> tuple[list[str], int]:
         """The items to approve, and how many now match the filter that the page did not
@@ -635,7 +701,9 @@ class _Pages:
         return JSONResponse([{"cre_id": h.cre_id, "name": h.name, "path": h.path} for h in hits])
 
 
-def source_panel(session: Session, envelope: dict[str, Any]) -> dict[str, Any] | None:
+def source_panel(
+    session: Session, envelope: dict[str, Any], rescored: dict[str, str]
+) -> dict[str, Any] | None:
     """Where the item's source stands: as it was linked (the audit's `source=` part) and
     how many of its items people have decided now, and how many more it needs before
     its own calibration and threshold apply."""
@@ -652,6 +720,7 @@ def source_panel(session: Session, envelope: dict[str, Any]) -> dict[str, Any] |
         "linked": linked,
         "decisions": seen,
         "needed": max(0, MIN_SOURCE_DECISIONS - seen),
+        "rescored": rescored.get(key),
     }
 
 

@@ -292,7 +292,7 @@ def last_reviewed(session: Session, sources: Iterable[str | None]) -> dict[str, 
     rows = session.execute(
         select(DecisionRow.source_key, func.max(HumanDecisionRow.decided_at))
         .join(HumanDecisionRow, HumanDecisionRow.decision_row_id == DecisionRow.id)
-        .where(DecisionRow.source_key.in_(keys), HumanDecisionRow.undone_at.is_(None))
+        .where(DecisionRow.source_key.in_(keys), HumanDecisionRow.standing())
         .group_by(DecisionRow.source_key)
     ).all()
     return {str(key): _aware(at) for key, at in rows if key and at}

@@ -104,7 +104,7 @@ def _reviewed(session: Session, source: str) -> list[Reviewed]:
     rows = session.execute(
         select(HumanDecisionRow, DecisionRow)
         .join(DecisionRow, DecisionRow.id == HumanDecisionRow.decision_row_id)
-        .where(DecisionRow.source_key == source, HumanDecisionRow.undone_at.is_(None))
+        .where(DecisionRow.source_key == source, HumanDecisionRow.standing())
         .order_by(HumanDecisionRow.decided_at.desc(), HumanDecisionRow.id.desc())
     ).all()
     seen: set[int] = set()
@@ -126,7 +126,7 @@ def decisions_seen(session: Session, source: str) -> int:
     rows = session.execute(
         select(HumanDecisionRow.decision_row_id)
         .join(DecisionRow, DecisionRow.id == HumanDecisionRow.decision_row_id)
-        .where(DecisionRow.source_key == source, HumanDecisionRow.undone_at.is_(None))
+        .where(DecisionRow.source_key == source, HumanDecisionRow.standing())
         .distinct()
     ).all()
     return len(rows)
@@ -222,7 +222,7 @@ def certified_now(
     rows = session.execute(
         select(DecisionRow.confidence, DecisionRow.top_cre_id, HumanDecisionRow)
         .join(HumanDecisionRow, HumanDecisionRow.decision_row_id == DecisionRow.id)
-        .where(DecisionRow.source_key == source, HumanDecisionRow.undone_at.is_(None))
+        .where(DecisionRow.source_key == source, HumanDecisionRow.standing())
     ).all()
     reviewed = [
         (confidence or 0.0, human.action != "reject" and top in (human.final_cre_ids or "").split())
@@ -248,12 +248,17 @@ def linked_as(envelope: dict[str, object]) -> str | None:
     return part[len("source=") :] if part else None
 
 
+def source_of_row(session: Session, row_id: int) -> str | None:
+    """The source key of decision row `row_id`."""
+    return session.execute(
+        select(DecisionRow.source_key).where(DecisionRow.id == row_id)
+    ).scalar_one_or_none()
+
+
 def band_after(session: Session, row_id: int) -> str:
     """`certified_now` for the source of decision row `row_id`: what the workbench says
     after each decision."""
-    source = session.execute(
-        select(DecisionRow.source_key).where(DecisionRow.id == row_id)
-    ).scalar_one_or_none()
+    source = source_of_row(session, row_id)
     if source is None:
         return ""
     pending = session.execute(
@@ -271,3 +276,39 @@ def band_after(session: Session, row_id: int) -> str:
     ).scalar_one()
     cut = float(((latest or {}).get("retrieval") or {}).get("threshold") or 1.0)
     return certified_now(session, source, [c or 0.0 for c in pending], cut)
+
+
+@dataclass(frozen=True)
+class OpenSource:
+    """A source's items open for review, as the store holds them."""
+
+    source: str
+    open_items: int
+    mean_confidence: float  # of each open item's first suggestion
+    cut: float | None  # the cut its latest item was decided with
+
+
+def open_by_source(session: Session) -> list[OpenSource]:
+    """Every source with items open for review, most open items first."""
+    rows = session.execute(
+        select(DecisionRow.source_key, DecisionRow.confidence).where(
+            DecisionRow.status == REVIEW_REQUIRED,
+            DecisionRow.consumed_at.is_(None),
+            DecisionRow.source_key.is_not(None),
+        )
+    ).all()
+    confidences: dict[str, list[float]] = {}
+    for source, confidence in rows:
+        confidences.setdefault(str(source), []).append(float(confidence or 0.0))
+    out = []
+    for source, values in sorted(confidences.items(), key=lambda kv: (-len(kv[1]), kv[0])):
+        latest = session.execute(
+            select(DecisionRow.envelope)
+            .where(DecisionRow.source_key == source)
+            .order_by(DecisionRow.id.desc())
+            .limit(1)
+        ).scalar_one()
+        cut = ((latest or {}).get("retrieval") or {}).get("threshold")
+        mean = sum(values) / len(values)
+        out.append(OpenSource(source, len(values), mean, float(cut) if cut is not None else None))
+    return out

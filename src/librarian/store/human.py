@@ -3,6 +3,8 @@
 Deciding an item stamps its `consumed_at` with a compare-and-set (`... WHERE consumed_at
 IS NULL`): of two reviewers deciding one item, the second is told who decided it, and
 nothing is doubled or lost. Undo stamps the decision `undone_at` and reopens the item.
+Changing a decision adds a new one that supersedes it (compare-and-set on the old one);
+only the standing decision (`HumanDecisionRow.standing`) counts anywhere.
 What a decision means (approve / correct / reject) is `review/decisions.py`'s.
 """
 
@@ -77,35 +79,75 @@ def store_decision(
                 "here; open the item again to see what they suggest"
             )
         raise already_decided(session, row)
+    session.add(_decision_row(row, decision, note, source))
+    session.flush()
+
+
+def _decision_row(
+    row: DecisionRow,
+    decision: HumanDecision,
+    note: str | None,
+    source: str,
+    supersedes: HumanDecisionRow | None = None,
+) -> HumanDecisionRow:
     knowledge = row.envelope.get("knowledge", {})
-    session.add(
-        HumanDecisionRow(
-            decision_uuid=decision.decision_id,
-            decision_row_id=row.id,
-            review_id=decision.review_id,
-            chunk_id=row.chunk_id,
-            pipeline_run_id=row.pipeline_run_id,
-            action=decision.action,
-            final_cre_ids=" ".join(decision.cre_ids) or None,
-            decided_by=decision.decided_by,
-            decided_at=decision.decided_at,
-            note=(note or "").strip() or None,
-            record=dump_decision(decision),
-            text=row.text,
-            source_standard=(knowledge.get("source") or {}).get("repo"),
-            imported_from=source,
-        )
+    return HumanDecisionRow(
+        decision_uuid=decision.decision_id,
+        decision_row_id=row.id,
+        review_id=decision.review_id,
+        chunk_id=row.chunk_id,
+        pipeline_run_id=row.pipeline_run_id,
+        action=decision.action,
+        final_cre_ids=" ".join(decision.cre_ids) or None,
+        decided_by=decision.decided_by,
+        decided_at=decision.decided_at,
+        note=(note or "").strip() or None,
+        record=dump_decision(decision),
+        text=row.text,
+        source_standard=(knowledge.get("source") or {}).get("repo"),
+        imported_from=source,
+        supersedes_id=supersedes.id if supersedes is not None else None,
     )
+
+
+def standing_decision(session: Session, row: DecisionRow) -> HumanDecisionRow | None:
+    """The decision that counts for the item now, if a reviewer of ours made one."""
+    return session.execute(
+        select(HumanDecisionRow)
+        .where(HumanDecisionRow.decision_row_id == row.id, HumanDecisionRow.standing())
+        .order_by(HumanDecisionRow.id.desc())
+        .limit(1)
+    ).scalar_one_or_none()
+
+
+def supersede(
+    session: Session,
+    row: DecisionRow,
+    old: HumanDecisionRow,
+    decision: HumanDecision,
+    note: str | None,
+    source: str,
+) -> None:
+    """Record `decision` in place of `old`, which is kept and stamped superseded (never
+    edited). A compare-and-set on `old`: when it was changed or undone meanwhile, nothing
+    is recorded and the reviewer is told."""
+    taken = session.execute(
+        update(HumanDecisionRow)
+        .where(HumanDecisionRow.id == old.id, HumanDecisionRow.standing())
+        .values(superseded_at=decision.decided_at)
+        .execution_options(synchronize_session=False)
+    )
+    if taken.rowcount != 1:  # type: ignore[attr-defined]
+        raise ReviewError(
+            f"{decision.review_id}: the decision you meant to change was changed or undone "
+            "meanwhile; open the item again to see the one that stands"
+        )
+    session.add(_decision_row(row, decision, note, source, supersedes=old))
     session.flush()
 
 
 def already_decided(session: Session, row: DecisionRow) -> AlreadyDecided:
-    by = session.execute(
-        select(HumanDecisionRow.decided_by, HumanDecisionRow.decided_at)
-        .where(HumanDecisionRow.decision_row_id == row.id, HumanDecisionRow.undone_at.is_(None))
-        .order_by(HumanDecisionRow.id.desc())
-        .limit(1)
-    ).first()
+    by = standing_decision(session, row)
     if by is None:  # decided by another review tool on the same table
         session.refresh(row)
         when = aware(row.consumed_at or datetime.now(UTC))
@@ -115,10 +157,11 @@ def already_decided(session: Session, row: DecisionRow) -> AlreadyDecided:
 
 def undo_last(session: Session, reviewer: str, among: Collection[str] | None = None) -> str | None:
     """Take back `reviewer`'s latest decision still standing (of the items `among`, when
-    given: what one browser decided): the item is open again. Returns its review id, or
-    None when there is nothing to undo."""
+    given: what one browser decided): the item is open again, or, when that decision
+    changed an earlier one, the earlier one stands again. Returns its review id, or None
+    when there is nothing to undo."""
     mine = select(HumanDecisionRow).where(
-        HumanDecisionRow.decided_by == reviewer, HumanDecisionRow.undone_at.is_(None)
+        HumanDecisionRow.decided_by == reviewer, HumanDecisionRow.standing()
     )
     if among is not None:
         mine = mine.where(HumanDecisionRow.review_id.in_(list(among)))
@@ -128,6 +171,13 @@ def undo_last(session: Session, reviewer: str, among: Collection[str] | None = N
     if last is None:
         return None
     last.undone_at = datetime.now(UTC)
+    if last.supersedes_id is not None:  # undoing a change: the decision it replaced stands
+        session.execute(
+            update(HumanDecisionRow)
+            .where(HumanDecisionRow.id == last.supersedes_id)
+            .values(superseded_at=None)
+        )
+        return last.review_id
     session.execute(
         update(DecisionRow).where(DecisionRow.id == last.decision_row_id).values(consumed_at=None)
     )
@@ -142,7 +192,7 @@ def decided_since(session: Session, reviewer: str, since: datetime) -> int:
         session.execute(
             select(func.count(HumanDecisionRow.id)).where(
                 HumanDecisionRow.decided_by == reviewer,
-                HumanDecisionRow.undone_at.is_(None),
+                HumanDecisionRow.standing(),
                 HumanDecisionRow.decided_at >= since,
             )
         ).scalar_one()
@@ -167,7 +217,7 @@ def _standing_against_first(session: Session, key: Any) -> Sequence[Any]:
         select(key, DecisionRow.top_cre_id, HumanDecisionRow.final_cre_ids)
         .add_columns(HumanDecisionRow.record)
         .join(DecisionRow, DecisionRow.id == HumanDecisionRow.decision_row_id)
-        .where(HumanDecisionRow.undone_at.is_(None))
+        .where(HumanDecisionRow.standing())
     ).all()
 
 
@@ -208,7 +258,7 @@ def standing_decisions(session: Session) -> list[HumanDecision]:
     """Every decision not undone, oldest first, as the RFC HumanDecision it was stored as."""
     rows = session.execute(
         select(HumanDecisionRow.record)
-        .where(HumanDecisionRow.undone_at.is_(None), HumanDecisionRow.record.is_not(None))
+        .where(HumanDecisionRow.standing(), HumanDecisionRow.record.is_not(None))
         .order_by(HumanDecisionRow.decided_at, HumanDecisionRow.id)
     ).scalars()
     return [HumanDecision.model_validate(record) for record in rows]
@@ -219,15 +269,14 @@ def standing_same(session: Session, row: DecisionRow, decision: HumanDecision) -
     when it carries another."""
     if row.consumed_at is None:
         return False
-    standing = session.execute(
-        select(HumanDecisionRow.record)
-        .where(HumanDecisionRow.decision_row_id == row.id, HumanDecisionRow.undone_at.is_(None))
-        .order_by(HumanDecisionRow.id.desc())
-        .limit(1)
-    ).scalar_one_or_none()
-    if standing is not None and HumanDecision.model_validate(standing).same_decision(decision):
+    if same_as_standing(standing_decision(session, row), decision):
         return True
     raise already_decided(session, row)
+
+
+def same_as_standing(standing: HumanDecisionRow | None, decision: HumanDecision) -> bool:
+    record = standing.record if standing is not None else None
+    return record is not None and HumanDecision.model_validate(record).same_decision(decision)
 
 
 @dataclass(frozen=True)

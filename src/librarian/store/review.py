@@ -107,9 +107,7 @@ def _matching(flt: QueueFilter) -> Select[DecisionRow]:
     if flt.until is not None:
         query = query.where(DecisionRow.created_at <= flt.until)
     if flt.decided_by or flt.action:
-        standing = select(HumanDecisionRow.decision_row_id).where(
-            HumanDecisionRow.undone_at.is_(None)
-        )
+        standing = select(HumanDecisionRow.decision_row_id).where(HumanDecisionRow.standing())
         if flt.decided_by:
             standing = standing.where(HumanDecisionRow.decided_by == flt.decided_by)
         if flt.action:
@@ -272,6 +270,8 @@ class ActiveDecision:
     cre_ids: tuple[str, ...]
     note: str | None
     rejection: str | None = None  # a reject's reason code, and its message if any
+    # In an item's history: "stands", "changed" (superseded by a later one) or "undone".
+    state: str = "stands"
 
 
 @dataclass(frozen=True)
@@ -281,6 +281,7 @@ class ItemDetail:
     heading_path: tuple[str, ...]
     prior_text: str | None  # an update: the text decided before, for a diff
     decision: ActiveDecision | None
+    history: tuple[ActiveDecision, ...] = ()  # every decision the item had, oldest first
 
 
 def item_detail(session: Session, review_id: str) -> ItemDetail | None:
@@ -301,23 +302,45 @@ def item_detail(session: Session, review_id: str) -> ItemDetail | None:
     headings = tuple(row.heading_path or ()) or (
         (locator["title"],) if locator.get("title") else ()
     )
-    return ItemDetail(_item(row), row.envelope, headings, prior, active_decision(session, row.id))
+    history = decision_history(session, row.id)
+    standing = next((d for d in reversed(history) if d.state == "stands"), None)
+    return ItemDetail(_item(row), row.envelope, headings, prior, standing, history)
 
 
 def active_decision(session: Session, row_id: int) -> ActiveDecision | None:
     found = session.execute(
         select(HumanDecisionRow)
-        .where(HumanDecisionRow.decision_row_id == row_id, HumanDecisionRow.undone_at.is_(None))
+        .where(HumanDecisionRow.decision_row_id == row_id, HumanDecisionRow.standing())
         .order_by(HumanDecisionRow.id.desc())
         .limit(1)
     ).scalar_one_or_none()
-    if found is None:
-        return None
+    return None if found is None else _as_active(found)
+
+
+def decision_history(session: Session, row_id: int) -> tuple[ActiveDecision, ...]:
+    """Every decision the item had, oldest first: the audit of who decided what, changed
+    it or took it back."""
+    found = session.execute(
+        select(HumanDecisionRow)
+        .where(HumanDecisionRow.decision_row_id == row_id)
+        .order_by(HumanDecisionRow.id)
+    ).scalars()
+    return tuple(_as_active(row) for row in found)
+
+
+def _as_active(found: HumanDecisionRow) -> ActiveDecision:
     cre_ids = tuple((found.final_cre_ids or "").split())
     rejection = (found.record or {}).get("rejection") or {}
     why = rejection.get("reason_code")
     if why and rejection.get("reason_message"):
         why = f"{why}: {rejection['reason_message']}"
+    state = (
+        "undone"
+        if found.undone_at is not None
+        else "changed"
+        if found.superseded_at is not None
+        else "stands"
+    )
     return ActiveDecision(
-        found.decided_by, aware(found.decided_at), found.action, cre_ids, found.note, why
+        found.decided_by, aware(found.decided_at), found.action, cre_ids, found.note, why, state
     )

@@ -5,7 +5,18 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import JSON, DateTime, Float, Index, Integer, String, Text, UniqueConstraint
+from sqlalchemy import (
+    JSON,
+    ColumnElement,
+    DateTime,
+    Float,
+    Index,
+    Integer,
+    String,
+    Text,
+    UniqueConstraint,
+    and_,
+)
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
 
@@ -87,7 +98,8 @@ class RejectedRow(Base):
 class HumanDecisionRow(Base):
     """A reviewer's decision on a ReviewItem, as the RFC HumanDecision it is (`record`),
     with the columns queries need. Undo stamps `undone_at` (and reopens the item); the
-    record stays, so who decided what, and took it back, is never lost."""
+    record stays, so who decided what, and took it back, is never lost. A change is a new
+    row superseding the old (`supersedes_id`, `superseded_at`)."""
 
     __tablename__ = "human_decisions"
     __table_args__ = (
@@ -111,6 +123,16 @@ class HumanDecisionRow(Base):
     source_standard: Mapped[str | None] = mapped_column(String(512))
     imported_from: Mapped[str] = mapped_column(String(1024))  # a sheet, a file, or "workbench"
     undone_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    # A changed decision: the new one names the one it supersedes, which is stamped and
+    # kept (never edited), so the audit shows every decision an item had.
+    superseded_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    supersedes_id: Mapped[int | None] = mapped_column(Integer, nullable=True)
+
+    @classmethod
+    def standing(cls) -> ColumnElement[bool]:
+        """The decision that counts for its item: neither undone nor superseded. Training,
+        calibration, agreement and every count read only these."""
+        return and_(cls.undone_at.is_(None), cls.superseded_at.is_(None))
 
 
 class KnowledgeQueueRow(Base):

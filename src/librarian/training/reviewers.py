@@ -22,13 +22,15 @@ class ReviewerLinks:
     read: int  # decisions in the store
     used: int  # approvals and corrections made one by one: `links` come from these
     undone: int  # taken back by their reviewer
+    superseded: int  # changed since: only the latest decision of an item is learned
     rejects: int  # a reject says which CRE is wrong, not which is right: no link
     bulk: int  # approved in bulk: nobody looked at those items one by one
 
     def says(self) -> str:
         return (
             f"reviewers' decisions: read {self.read}, used {self.used} ({len(self.links)} "
-            f"links); left out: {self.undone} undone, {self.rejects} rejects (no CRE to "
+            f"links); left out: {self.undone} undone, {self.superseded} changed since (the "
+            f"latest decision counts), {self.rejects} rejects (no CRE to "
             f"learn), {self.bulk} bulk approvals (nobody looked at them one by one)"
         )
 
@@ -41,7 +43,8 @@ def reviewer_links(engine: Engine) -> ReviewerLinks:
             session.execute(select(HumanDecisionRow).order_by(HumanDecisionRow.id)).scalars()
         )
     undone = [r for r in rows if r.undone_at is not None]
-    standing = [r for r in rows if r.undone_at is None]
+    superseded = [r for r in rows if r.undone_at is None and r.superseded_at is not None]
+    standing = [r for r in rows if r.undone_at is None and r.superseded_at is None]
     rejects = [r for r in standing if r.action == "reject"]
     bulk = [r for r in standing if r.action != "reject" and by_bulk(r.record)]
     used = [r for r in standing if r.action != "reject" and not by_bulk(r.record)]
@@ -50,4 +53,6 @@ def reviewer_links(engine: Engine) -> ReviewerLinks:
         for row in used
         for cre in (row.final_cre_ids or "").split()
     ]
-    return ReviewerLinks(links, len(rows), len(used), len(undone), len(rejects), len(bulk))
+    return ReviewerLinks(
+        links, len(rows), len(used), len(undone), len(superseded), len(rejects), len(bulk)
+    )

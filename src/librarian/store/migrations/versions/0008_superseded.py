@@ -1,0 +1,30 @@
+"""human_decisions.superseded_at and .supersedes_id: a decision can be changed. The change
+is a new HumanDecision that supersedes the old one (`supersedes_id`); the old one is kept,
+stamped `superseded_at`, never edited. What stands is a decision neither undone nor
+superseded.
+
+Revision ID: 0008
+Revises: 0007
+"""
+
+from __future__ import annotations
+
+import sqlalchemy as sa
+from alembic import op
+
+revision = "0008"
+down_revision = "0007"
+branch_labels = None
+depends_on = None
+
+
+def upgrade() -> None:
+    with op.batch_alter_table("human_decisions") as batch:
+        batch.add_column(sa.Column("superseded_at", sa.DateTime(timezone=True), nullable=True))
+        batch.add_column(sa.Column("supersedes_id", sa.Integer, nullable=True))
+
+
+def downgrade() -> None:
+    with op.batch_alter_table("human_decisions") as batch:
+        batch.drop_column("supersedes_id")
+        batch.drop_column("superseded_at")

@@ -1,0 +1,194 @@
+"""Issue 30, item 4: `review export --format myopencre`, checked against the rules of
+OpenCRE's reader as read in its repository (OWASP/OpenCRE at ed999c53:
+`application/utils/spreadsheet_parsers.py` `validate_import_csv_rows` and
+`.../parsers/export_format_parser.py` `parse_export_format`), restated here in our own
+words; none of their code is copied."""
+
+from __future__ import annotations
+
+import csv
+import io
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+from fastapi.testclient import TestClient
+from sqlalchemy import Engine
+from sqlalchemy.orm import Session
+
+from librarian.catalogue.hub import Hub
+from librarian.pipeline.ingest import section_from_text
+from librarian.review.myopencre import links_to_export, reads_empty, to_myopencre
+from librarian.review.web import Workbench, create_app
+from librarian.schemas.envelopes import Locator, Source
+from librarian.store.db import make_engine, upgrade
+from librarian.store.decisions import StoredBatch, write
+from tests.stubs import small_hub, stub_pipeline
+
+CRE_CELL = re.compile(r"^\d{3}-\d{3}\|.+$")
+URN = "urn:librarian:plain:abc"
+RULES = [
+    ("SEC-01", "Session tokens", "rotate session token after login"),
+    ("SEC-02", "N/A controls", "sql injection queries must be parameterized"),
+    ("SEC-03", "No", "session management cryptography"),
+    ("SEC-04", "Marketing", "our newsletter comes out monthly"),
+]
+
+
+def sections(threshold_run: str) -> list:  # type: ignore[type-arg]
+    out = []
+    for i, (row, title, text) in enumerate(RULES):
+        section = section_from_text(text, title)
+        out.append(
+            section.model_copy(
+                update={
+                    "chunk_id": f"{threshold_run}-{row}",
+                    "line": i + 1,
+                    "artifact_id": "plain:Acme Policy",
+                    "source": Source(type="url", url=URN, committed_at=section.source.committed_at),
+                    "locator": Locator(
+                        kind="url", id=f"Acme Policy#{row}", url=f"{URN}:{row}", title=title
+                    ),
+                }
+            )
+        )
+    return out
+
+
+def store(engine: Engine, run: str, threshold: float) -> None:
+    batch = sections(run)
+    result = stub_pipeline(threshold=threshold, top_k=6, top_n=5).link(batch, run)
+    with Session(engine) as session:
+        write(
+            session, StoredBatch(run, result.envelopes, {s.chunk_id: s for s in batch}, [], {}, "t")
+        )
+        session.commit()
+
+
+@pytest.fixture
+def engine(tmp_path: Path) -> Engine:
+    engine = make_engine(f"sqlite:///{tmp_path / 'export.db'}")
+    upgrade(engine)
+    store(engine, "review", threshold=0.99)  # four items for people
+    store(engine, "auto", threshold=0.0)  # the same rules elsewhere, linked automatically
+    web = TestClient(
+        create_app(Workbench(engine, small_hub(), "rita", csrf="c")),
+        base_url="http://127.0.0.1:8765",
+        follow_redirects=False,
+    )
+    ids = [
+        item.split('"')[0]
+        for item in web.get("/", params={"source": "review"}).text.split('data-href="/item/')[1:]
+    ]
+    decide: list[dict[str, Any]] = [
+        {"action": "choose", "cre_ids": ["200-001", "400-000"]},  # two CREs, two depths
+        {"action": "choose", "cre_ids": ["300-001"]},
+        {"action": "choose", "cre_ids": ["100-000"]},  # the root itself
+        {"action": "reject", "rejection": "NOT_SECURITY_KNOWLEDGE"},
+    ]
+    for review_id, form in zip(ids, decide, strict=True):
+        posted: dict[str, Any] = {"csrf": "c", **form}
+        assert web.post(f"/item/{review_id}", data=posted).status_code == 303
+    return engine
+
+
+def read_as_opencre(text: str, hub: Hub) -> tuple[set[tuple[str, str, str]], set[tuple[str, str]]]:
+    """The file as OpenCRE's reader takes it: the (standard, section id, CRE) links it
+    finds, and the hierarchy ("contains") links it infers; asserting its checks."""
+    rows = list(csv.DictReader(io.StringIO(text)))
+    headers = list(rows[0])
+    cre_columns = [h for h in headers if h.startswith("CRE")]
+    assert cre_columns == [f"CRE {i}" for i in range(len(cre_columns))]
+    assert any(h.endswith("|name") for h in headers) and any(h.endswith("|id") for h in headers)
+    standards = {h.split("|")[0] for h in headers if not h.startswith("CRE")}
+    links: set[tuple[str, str, str]] = set()
+    inferred: set[tuple[str, str]] = set()
+    # Its hierarchy inference: going deeper than the row before links that row's CRE to
+    # this one (and makes it the current parent); at most as deep, but deeper than the
+    # first row, links the current parent to this one.
+    parent = previous = None
+    first_depth = previous_depth = len(cre_columns) + 1
+    for row in rows:
+        filled = [i for i, h in enumerate(cre_columns) if not reads_empty(row[h] or "")]
+        for i in filled:
+            assert CRE_CELL.match(row[cre_columns[i]]), row[cre_columns[i]]
+        depth = max(filled)
+        ids = [row[cre_columns[i]].split("|")[0] for i in range(depth + 1)]
+        cre = ids[-1]
+        assert ids == hub_path_ids(hub, cre)  # the cells above the deepest: its path
+        if previous_depth < depth:
+            parent = previous
+            inferred.add((str(parent), cre))
+        elif first_depth < depth:
+            inferred.add((str(parent), cre))
+        elif parent is None:
+            parent, first_depth = cre, depth
+        previous, previous_depth = cre, depth
+        for standard in standards:
+            name = row.get(f"{standard}|name") or ""
+            if not reads_empty(name):
+                links.add((standard, row[f"{standard}|id"], cre))
+    return links, inferred
+
+
+def hub_path_ids(hub: Hub, cre: str) -> list[str]:
+    path = [cre]
+    while hub.by_id[path[-1]].parent_id:
+        path.append(str(hub.by_id[path[-1]].parent_id))
+    return path[::-1]
+
+
+def test_confirmed_links_come_back_from_opencres_reader_as_decided(engine: Engine) -> None:
+    hub = small_hub()
+    with Session(engine) as session:
+        text = to_myopencre(links_to_export(session, with_auto=False), hub)
+    links, inferred = read_as_opencre(text, hub)
+    assert links == {
+        ("Acme Policy", "SEC-01", "200-001"),
+        ("Acme Policy", "SEC-01", "400-000"),
+        ("Acme Policy", "SEC-02", "300-001"),
+        ("Acme Policy", "SEC-03", "100-000"),
+    }
+    assert inferred == set()  # deepest rows first: it infers no hierarchy at all
+    rows = list(csv.DictReader(io.StringIO(text)))
+    names = {r["Acme Policy|id"]: r["Acme Policy|name"] for r in rows}
+    # Names its reader would take for empty are written so that they are not.
+    assert names["SEC-02"] == "N / A controls" and names["SEC-03"] == "SEC-03 No"
+    assert rows[0]["CRE 2"] == "200-001|Rotate session token after login"
+    assert "Marketing" not in text  # a rejected section is no link
+
+
+def test_linked_adds_what_was_linked_automatically(engine: Engine) -> None:
+    hub = small_hub()
+    with Session(engine) as session:
+        confirmed = links_to_export(session, with_auto=False)
+        everything = links_to_export(session, with_auto=True)
+    automatic = [link for link in everything if link.status == "AUTO_MAPPED"]
+    assert automatic and len(everything) == len(confirmed) + len(automatic)
+    links, inferred = read_as_opencre(to_myopencre(everything, hub), hub)
+    assert inferred == set()
+    assert {("Acme Policy", a.section_id, a.cre_id) for a in automatic} <= links
+
+
+def test_the_command_line_writes_it_and_refuses_what_it_cannot_mean(
+    engine: Engine, tmp_path: Path
+) -> None:
+    from typer.testing import CliRunner
+
+    from librarian.cli import app
+
+    url = str(engine.url)
+    out, hub = tmp_path / "opencre.csv", tmp_path / "hub.jsonl"
+    hub.write_text("".join(n.model_dump_json() + "\n" for n in small_hub().nodes))
+    runner = CliRunner()
+    export = ["review", "export", "--db", url, "--format", "myopencre", "--hub", str(hub)]
+    done = runner.invoke(app, [*export, "--out", str(out)])
+    assert done.exit_code == 0, done.output
+    assert "links: 4 USER_CONFIRMED" in done.output
+    assert out.read_text().startswith("CRE 0,CRE 1,CRE 2,Acme Policy|name")
+    wrong = runner.invoke(app, ["review", "export", "--db", url, "--status", "linked"])
+    assert wrong.exit_code == 2 and "is for --format myopencre" in wrong.output
+    bad = ["review", "export", "--db", url, "--format", "myopencre", "--status", "open"]
+    refused = runner.invoke(app, bad)
+    assert refused.exit_code == 2 and "confirmed or linked" in refused.output
