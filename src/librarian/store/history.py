@@ -268,14 +268,20 @@ def band_after(session: Session, row_id: int) -> str:
             DecisionRow.consumed_at.is_(None),
         )
     ).scalars()
+    cut = latest_cut(session, source)
+    return certified_now(session, source, [c or 0.0 for c in pending], cut or 1.0)
+
+
+def latest_cut(session: Session, source: str) -> float | None:
+    """The cut the source's latest stored item was decided with."""
     latest = session.execute(
         select(DecisionRow.envelope)
         .where(DecisionRow.source_key == source)
         .order_by(DecisionRow.id.desc())
         .limit(1)
-    ).scalar_one()
-    cut = float(((latest or {}).get("retrieval") or {}).get("threshold") or 1.0)
-    return certified_now(session, source, [c or 0.0 for c in pending], cut)
+    ).scalar_one_or_none()
+    cut = ((latest or {}).get("retrieval") or {}).get("threshold")
+    return float(cut) if cut is not None else None
 
 
 @dataclass(frozen=True)
@@ -302,13 +308,6 @@ def open_by_source(session: Session) -> list[OpenSource]:
         confidences.setdefault(str(source), []).append(float(confidence or 0.0))
     out = []
     for source, values in sorted(confidences.items(), key=lambda kv: (-len(kv[1]), kv[0])):
-        latest = session.execute(
-            select(DecisionRow.envelope)
-            .where(DecisionRow.source_key == source)
-            .order_by(DecisionRow.id.desc())
-            .limit(1)
-        ).scalar_one()
-        cut = ((latest or {}).get("retrieval") or {}).get("threshold")
         mean = sum(values) / len(values)
-        out.append(OpenSource(source, len(values), mean, float(cut) if cut is not None else None))
+        out.append(OpenSource(source, len(values), mean, latest_cut(session, source)))
     return out
