@@ -1,9 +1,6 @@
 """librarian: links security-knowledge sections to the OpenCRE hub graph, or routes them
 to a person. `docs/architecture.md` maps the subpackages."""
 
-from importlib.metadata import PackageNotFoundError, version
-
-try:
-    __version__ = version("librarian")
-except PackageNotFoundError:  # pragma: no cover - running from a source tree, not installed
-    __version__ = "0+unknown"
+# The one place the version is written: pyproject.toml reads it from here (setuptools'
+# `attr:`), so `librarian --version` needs no importlib.metadata scan (40 ms).
+__version__ = "0.1.0"

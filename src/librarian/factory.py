@@ -12,7 +12,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from librarian.artifacts.card import (
-    CARD_NAME,
     ModelDirError,
     TrainedModels,
     check_embedder,
@@ -43,7 +42,6 @@ from librarian.policy import RiskPolicy
 from librarian.retrieval.beam import BeamRetriever
 from librarian.retrieval.evidence import EvidenceIndex
 from librarian.retrieval.flat import MemoryRetriever, Retriever
-from librarian.retrieval.hub_search import HubSearch
 from librarian.retrieval.index import HubIndex, build_index
 from librarian.routing.classifier import ROUTER_NAME, BranchClassifier
 from librarian.routing.collections import hub_collections
@@ -262,13 +260,3 @@ def build_router(
         path = trained.directory / ROUTER_NAME
         classifier = BranchClassifier.load(path) if path.is_file() else None
     return Router(collections, settings.routing, settings.collections, checked.rules, classifier)
-
-
-def build_hub_search(hub: Hub, models_dir: Path | None, cache_dir: Path | None) -> HubSearch:
-    """Search of `hub` by meaning and words, with the embedder the trained models record
-    (the int8 build), else the packaged MiniLM. Construction only."""
-    embedder_dir = None
-    if models_dir is not None and (models_dir / CARD_NAME).is_file():
-        embedder_dir = recorded_embedder(models_dir)
-    embedder = load_embedder(embedder_dir)
-    return HubSearch(hub, embedder, build_index(hub, embedder, cache_dir))

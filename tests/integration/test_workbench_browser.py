@@ -24,9 +24,10 @@ from sqlalchemy import Engine
 from sqlalchemy.orm import Session
 
 from librarian.catalogue.hub import load_hub
-from librarian.factory import build_hub_search, build_pipeline
+from librarian.factory import build_pipeline
 from librarian.paths import DEFAULT_HUB, packaged_data
 from librarian.pipeline.ingest import parse_line
+from librarian.retrieval.hub_search import open_hub_search
 from librarian.review.web import Workbench, create_app
 from librarian.schemas.records import Section
 from librarian.settings import LinkerSettings
@@ -66,7 +67,7 @@ def free_port() -> int:
 def served(tmp_path: Path) -> Iterator[tuple[str, Engine]]:
     engine = seeded_store(tmp_path / "review.db", tmp_path / "cache")
     hub = load_hub(DEFAULT_HUB)
-    finder = partial(build_hub_search, hub, None, tmp_path / "cache")  # the real MiniLM
+    finder = partial(open_hub_search, hub, None, tmp_path / "cache")  # the real MiniLM
     app = create_app(Workbench(engine, hub, finder=finder))
     port = free_port()
     server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))

@@ -5,10 +5,12 @@ and one handler mapping the error hierarchy to exit codes: 0 done, 1 the run fai
 
 from __future__ import annotations
 
+import importlib
 import sys
 from typing import Any
 
 import typer
+import typer.main
 
 # The click typer vendors: its usage errors are what the option parser raises.
 from typer._click.exceptions import ClickException, NoArgsIsHelpError
@@ -17,10 +19,60 @@ from typer.exceptions import Abort
 
 from librarian.errors import LibrarianError
 
+# Each command by name: (its module under librarian.cli, the function or Typer app).
+# A command's module is imported when that command runs or the help lists it, so
+# `librarian --version` and `librarian hub show` do not pay for numpy, the models or Prefect.
+_COMMANDS: dict[str, tuple[str, str]] = {
+    "run": ("run", "run"),
+    "explain": ("inspect_text", "explain"),
+    "route": ("inspect_text", "route"),
+    "relink": ("relink", "relink"),
+    "train": ("learn", "train"),
+    "quantize": ("learn", "quantize"),
+    "eval": ("learn", "eval_golden"),
+    "serve": ("schedule", "serve"),
+    "deploy": ("schedule", "deploy"),
+    "samples": ("samples", "samples"),
+    "review": ("review", "app"),
+    "hub": ("hub", "app"),
+    "queue": ("queue", "app"),
+    "schema": ("schema", "app"),
+    "server": ("server", "app"),
+}
+
+
+def _command(name: str) -> Any:  # a click Command of typer's vendored click
+    module, attribute = _COMMANDS[name]
+    target = getattr(importlib.import_module(f"librarian.cli.{module}"), attribute)
+    command: Any
+    if isinstance(target, typer.Typer):
+        command = typer.main.get_group(target)
+    else:
+        single = typer.Typer(add_completion=False)
+        single.command(name)(target)
+        command = typer.main.get_command(single)
+    command.name = name
+    return command
+
 
 class _Commands(TyperGroup):
     """Every command's LibrarianError, and every usage error the option parser finds,
-    becomes one line on stderr and its exit code: never a traceback, never a panel."""
+    becomes one line on stderr and its exit code: never a traceback, never a panel.
+    Commands are built from `_COMMANDS` when first asked for."""
+
+    def list_commands(self, ctx: Any) -> list[str]:
+        return list(_COMMANDS)
+
+    def get_command(self, ctx: Any, cmd_name: str) -> Any:
+        if cmd_name not in self.commands and cmd_name in _COMMANDS:
+            self.commands[cmd_name] = _command(cmd_name)
+        return super().get_command(ctx, cmd_name)
+
+    def resolve_command(self, ctx: Any, args: list[str]) -> Any:
+        if args and args[0] not in _COMMANDS and not args[0].startswith("-"):
+            for name in _COMMANDS:  # a typo: typer suggests from the commands it holds
+                self.get_command(ctx, name)
+        return super().resolve_command(ctx, args)
 
     def invoke(self, ctx: Any) -> Any:  # typer's own (vendored) click Context
         try:
@@ -86,41 +138,6 @@ def _root(
     ),
 ) -> None:
     """Link security-knowledge sections to OpenCRE hubs, or route them to a person."""
-
-
-def _register() -> None:
-    from librarian.cli import (
-        hub,
-        inspect_text,
-        learn,
-        queue,
-        relink,
-        review,
-        run,
-        samples,
-        schedule,
-        schema,
-        server,
-    )
-
-    app.command()(run.run)
-    app.command()(inspect_text.explain)
-    app.command()(inspect_text.route)
-    app.command()(relink.relink)
-    app.command()(learn.train)
-    app.command()(learn.quantize)
-    app.command("eval")(learn.eval_golden)
-    app.command()(schedule.serve)
-    app.command()(schedule.deploy)
-    app.command()(samples.samples)
-    app.add_typer(review.app, name="review")
-    app.add_typer(hub.app, name="hub")
-    app.add_typer(queue.app, name="queue")
-    app.add_typer(schema.app, name="schema")
-    app.add_typer(server.app, name="server")
-
-
-_register()
 
 
 def main() -> None:

@@ -8,7 +8,7 @@ from typing import Annotated, Any
 
 import typer
 
-from librarian.cli.common import home_of, out, unicode_text
+from librarian.cli.common import home_of, hub_finder, out, unicode_text
 from librarian.cli.options import HomeOpt, HubsOpt
 from librarian.errors import UsageError
 from librarian.paths import DEFAULT_HUB
@@ -28,15 +28,12 @@ def hub_search(
     """CREs by meaning and by words together ("DoS" finds "Denial Of Service protection"),
     with the embedder the trained models use (else the packaged MiniLM)."""
     from librarian.catalogue.teams import load_hubs
-    from librarian.factory import build_hub_search
 
     query = unicode_text(text, "TEXT").strip()
     if not query:
         raise UsageError("TEXT is empty: say what the CRE is about")
     first, *rest = hub or [DEFAULT_HUB]
-    where = home_of(home)
-    search = build_hub_search(load_hubs(first, rest), where.models, where.cache)
-    hits = search.search(query, limit)
+    hits = hub_finder(load_hubs(first, rest), home_of(home)).search(query, limit)
     if as_json:
         rows = [
             {"cre_id": h.cre_id, "name": h.name, "path": h.path, "score": round(h.score, 4)}

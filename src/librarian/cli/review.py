@@ -16,6 +16,7 @@ from librarian.cli.common import (
     database,
     err,
     home_of,
+    hub_finder,
     out,
     readable_input,
     redacted,
@@ -120,11 +121,10 @@ def workbench(
     from functools import partial
 
     from librarian.catalogue.teams import load_hubs
-    from librarian.factory import build_hub_search
     from librarian.review.web import Workbench
 
     catalogue = load_hubs(hubs[0], hubs[1])
-    finder = partial(build_hub_search, catalogue, where.models, where.cache)
+    finder = partial(hub_finder, catalogue, where)
     bench = Workbench(engine, catalogue, None, token, host, finder)
     bench.relinker = rescorer(engine, hubs, where)
     bench.exemplar_text = exemplar_texts()

@@ -12,12 +12,14 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 
 from librarian.catalogue.hub import Hub, path_text
+from librarian.models.load import load_embedder
 from librarian.models.seams import Embedder
-from librarian.retrieval.index import HubIndex
+from librarian.retrieval.index import HubIndex, build_index
 
 # How much the words found add to a hit's cosine (all of them found: the whole bonus).
 WORD_BONUS = 0.25
@@ -97,3 +99,10 @@ class HubSearch:
             ]
         )
         return np.asarray(stacked.max(axis=0))
+
+
+def open_hub_search(hub: Hub, embedder_dir: Path | None, cache_dir: Path | None) -> HubSearch:
+    """Search of `hub` with the embedder in `embedder_dir` (None = the packaged MiniLM); the
+    hub's vectors come from `cache_dir` after the first use. Construction only."""
+    embedder = load_embedder(embedder_dir)
+    return HubSearch(hub, embedder, build_index(hub, embedder, cache_dir))
