@@ -30,6 +30,7 @@ from librarian.cli.options import (
     HubsOpt,
     LeadOpt,
 )
+from librarian.cli.qa import app as qa_app
 from librarian.errors import InputError, UsageError
 from librarian.paths import DEFAULT_HUB, Home
 from librarian.text import visible
@@ -41,6 +42,7 @@ if TYPE_CHECKING:
     from librarian.review.web import Workbench
 
 app = typer.Typer(no_args_is_help=True, help="The reviewers' queue.")
+app.add_typer(qa_app, name="qa")
 
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
 TOKEN_ENV = "LIBRARIAN_REVIEW_TOKEN"

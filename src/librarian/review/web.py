@@ -37,6 +37,7 @@ from librarian.catalogue.hub import Hub
 from librarian.pipeline.negation import negating_words
 from librarian.retrieval.hub_search import HubSearch
 from librarian.review.decisions import DecisionRequest, change, decide
+from librarian.review.web_qa import QaPages
 from librarian.schemas.human import HumanDecision, Ui
 from librarian.schemas.records import source_key_of
 from librarian.settings import MIN_SOURCE_DECISIONS
@@ -97,6 +98,9 @@ PATHS = {
     "bulk": "/bulk",
     "reviewer": "/reviewer",
     "search": "/api/search",
+    "check": "/check/{}",
+    "qa": "/qa",
+    "rule": "/qa/{}",
     "static": "/static/{}",
 }
 
@@ -119,6 +123,7 @@ class Workbench:
     csrf: str = field(default_factory=lambda: secrets.token_urlsafe(32))
     decided_here: dict[str, list[str]] = field(default_factory=dict)  # desk -> review ids
     leads: frozenset[str] = frozenset()  # may change anyone's decision (their own: everyone)
+    qa_every: int = 5  # a waiting check item comes after every this many decisions (0: never)
     # Decides a source's open items again with its reviewers' calibration (`relink`,
     # committed), returning what it did in a line; None: no trained models to do it with.
     relinker: Callable[[str], str] | None = None
@@ -178,6 +183,10 @@ def create_app(bench: Workbench) -> FastAPI:
     app.post("/bulk")(pages.bulk)
     app.post("/reviewer")(pages.name_reviewer)
     app.get("/api/search")(pages.search)
+    app.get("/check/{check_id}", response_class=HTMLResponse)(pages.qa.check)
+    app.post("/check/{check_id}")(pages.qa.answer)
+    app.get("/qa", response_class=HTMLResponse)(pages.qa.report)
+    app.post("/qa/{check_id}")(pages.qa.rule)
     app.get("/favicon.ico")(_no_icon)
     return app
 
@@ -343,6 +352,8 @@ class _Pages:
         self.bench = bench
         self.templates = templates
         self._finder: HubSearch | None = None
+        self.hub_ids = set(bench.hub.ids)
+        self.qa = QaPages(self)
 
     def finder(self) -> HubSearch:
         if self._finder is None:
@@ -523,9 +534,9 @@ class _Pages:
         try:
             with Session(self.bench.engine) as session, session.begin():
                 if changing:
-                    decision = change(session, asked, set(self.bench.hub.ids), self.bench.leads)
+                    decision = change(session, asked, self.hub_ids, self.bench.leads)
                 else:
-                    decision = decide(session, asked, set(self.bench.hub.ids))
+                    decision = decide(session, asked, self.hub_ids)
                 detail = item_detail(session, review_id)
                 assert detail is not None
                 moment, row = detail.item.created_at, detail.item.row_id
@@ -550,6 +561,8 @@ class _Pages:
             )
         if changing:  # back to the item: its history shows the change
             target, said = url("item", review_id), "changed: " + said
+        elif (check := self.qa.next_check(reviewer, len(mine))) is not None:
+            target = url("check", str(check))
         response = self.redirect(target, said)
         response.set_cookie(DESK_COOKIE, desk, httponly=True, samesite="strict")
         return response
@@ -594,7 +607,7 @@ class _Pages:
             asked = DecisionRequest(review_id, "approve", reviewer, ui=Ui(keybind_used=BULK))
             try:
                 with Session(self.bench.engine) as session, session.begin():
-                    decide(session, asked, set(self.bench.hub.ids))
+                    decide(session, asked, self.hub_ids)
                 mine.append(review_id)
                 approved += 1
             except (AlreadyDecided, ReviewError):

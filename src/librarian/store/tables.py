@@ -135,6 +135,45 @@ class HumanDecisionRow(Base):
         return and_(cls.undone_at.is_(None), cls.superseded_at.is_(None))
 
 
+class QaCheckRow(Base):
+    """A decided item put to a second reviewer, blind: `double` checks the standing decision
+    (`first_decision_id`) against one other reviewer's answer; `known` is an item with a
+    trusted answer (`known_cre_ids`, space-separated; empty: no CRE fits) that every
+    reviewer but its author meets once among their items. A lead's adjudication of a
+    disagreement is stamped here; a change it makes is a HumanDecision like any other."""
+
+    __tablename__ = "qa_checks"
+    __table_args__ = (Index("ix_qa_checks_row", "decision_row_id", "kind"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    kind: Mapped[str] = mapped_column(String(8))  # double | known
+    decision_row_id: Mapped[int] = mapped_column(Integer)  # decision_queue.id
+    review_id: Mapped[str] = mapped_column(String(64))
+    first_decision_id: Mapped[int | None] = mapped_column(Integer)  # human_decisions.id
+    known_cre_ids: Mapped[str | None] = mapped_column(Text)
+    created_by: Mapped[str] = mapped_column(String(256))
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    adjudicated_by: Mapped[str | None] = mapped_column(String(256))
+    adjudicated_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    outcome: Mapped[str | None] = mapped_column(String(16))  # first | second
+
+
+class QaAnswerRow(Base):
+    """One reviewer's blind answer to a check: the CREs they chose (space-separated; empty
+    when they rejected, with the reason)."""
+
+    __tablename__ = "qa_answers"
+    __table_args__ = (UniqueConstraint("check_id", "reviewer", name="uq_qa_answer"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    check_id: Mapped[int] = mapped_column(Integer, index=True)
+    reviewer: Mapped[str] = mapped_column(String(256))
+    cre_ids: Mapped[str] = mapped_column(Text)
+    rejection: Mapped[str | None] = mapped_column(String(64))
+    note: Mapped[str | None] = mapped_column(Text)
+    answered_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+
+
 class KnowledgeQueueRow(Base):
     """The upstream filter's queue table (the queue-row shape); we only stamp consumed_at."""
 

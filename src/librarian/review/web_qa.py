@@ -1,0 +1,127 @@
+"""The workbench's reviewer QA: a check item is answered blind, on the item page as any
+open item (no first decision, no history, nothing that says it is a check), mixed into a
+reviewer's items (one after every `Workbench.qa_every` decisions, when one waits for
+them); `/qa` shows the agreement figures and the disagreements a lead rules on.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from fastapi import Request
+from fastapi.responses import HTMLResponse, Response
+from sqlalchemy.exc import OperationalError
+from sqlalchemy.orm import Session
+
+from librarian.review.qa import FIRST, SECOND, adjudicate, answer_check, qa_report
+from librarian.store.human import ReviewError
+from librarian.store.qa import check_for, pending_check
+from librarian.store.review import QueueFilter, item_detail, queue_page
+
+if TYPE_CHECKING:
+    from librarian.review.web import _Pages
+
+# The words a reviewer sees after answering a check: those after any decision.
+ANSWERED = "recorded"
+
+
+class QaPages:
+    def __init__(self, pages: _Pages) -> None:
+        self.pages = pages
+
+    def next_check(self, reviewer: str, decided_here: int) -> int | None:
+        """The check to show after a reviewer's decision, when it is its turn."""
+        every = self.pages.bench.qa_every
+        if every <= 0 or decided_here % every:
+            return None
+        with Session(self.pages.bench.engine) as session:
+            check = pending_check(session, reviewer)
+            return check.id if check else None
+
+    async def check(self, request: Request, check_id: int) -> HTMLResponse:
+        from librarian.review.web import url
+
+        pages = self.pages
+        reviewer = pages.reviewer_of(request)
+        if reviewer is None:
+            return pages.problem(request, 400, "who is reviewing?", "enter your name at the top")
+        with Session(pages.bench.engine) as session:
+            try:
+                found = check_for(session, check_id, reviewer)
+            except ReviewError as exc:
+                return pages.problem(request, 404, "no such item", str(exc))
+            detail = item_detail(session, found.review_id)
+        if detail is None:
+            return pages.problem(request, 404, "no such item", found.review_id)
+        context = pages.item_context(detail)
+        # Blind: what was decided, by whom and when is not shown, nor that this is a check.
+        context.update(decision=None, history=(), diff=None, open=True)
+        return pages.render(
+            request,
+            "item.html",
+            **context,
+            action=url("check", str(check_id)),
+            may_change=False,
+            editable=True,
+            following=None,
+            previous=None,
+            source=None,
+        )
+
+    async def answer(self, request: Request, check_id: int) -> Response:
+        from librarian.review.web import BUSY, _request, url
+
+        pages = self.pages
+        signed = await pages.signed_form(request, "who is answering?")
+        if isinstance(signed, Response):
+            return signed
+        form, reviewer = signed
+        try:
+            with Session(pages.bench.engine) as session, session.begin():
+                check = check_for(session, check_id, reviewer)
+                answer_check(
+                    session, check_id, _request(check.review_id, reviewer, form), pages.hub_ids
+                )
+                first = queue_page(session, QueueFilter(), 1, 1).items
+        except ReviewError as exc:
+            return pages.problem(request, 400, "not recorded", str(exc))
+        except OperationalError:
+            return pages.problem(request, 503, "busy, try again", BUSY)
+        target = url("item", first[0].review_id) if first else url("queue")
+        return pages.redirect(target, ANSWERED)
+
+    async def report(self, request: Request) -> HTMLResponse:
+        pages = self.pages
+        with Session(pages.bench.engine) as session:
+            report = qa_report(session)
+        reviewer = pages.reviewer_of(request)
+        return pages.render(
+            request,
+            "qa.html",
+            report=report,
+            is_lead=reviewer is not None and reviewer in pages.bench.leads,
+            leads=sorted(pages.bench.leads),
+        )
+
+    async def rule(self, request: Request, check_id: int) -> Response:
+        from librarian.review.web import BUSY, url
+
+        pages = self.pages
+        signed = await pages.signed_form(request, "who is ruling?")
+        if isinstance(signed, Response):
+            return signed
+        form, reviewer = signed
+        if reviewer not in pages.bench.leads:
+            why = "only a lead rules on a disagreement (`review serve --lead NAME`)"
+            return pages.problem(request, 403, "not recorded", why)
+        outcome = str(form.get("outcome") or "")
+        if outcome not in (FIRST, SECOND):
+            return pages.problem(request, 400, "not recorded", "rule: first or second")
+        try:
+            with Session(pages.bench.engine) as session, session.begin():
+                said = adjudicate(session, check_id, reviewer, outcome, pages.hub_ids)
+        except ReviewError as exc:
+            return pages.problem(request, 400, "not recorded", str(exc))
+        except OperationalError:
+            return pages.problem(request, 503, "busy, try again", BUSY)
+        return pages.redirect(url("qa"), said)
