@@ -159,7 +159,8 @@ def _sources_status(url: str) -> None:
     open_items = sum(p.open_items for p in sources)
     decided = sum(p.decisions for p in sources)
     out.print(
-        f"  review items (what runs sent to people): {open_items} open, {decided} decided",
+        f"  review items (what runs sent to people): {open_items} open; {decided} decided one "
+        "by one in the sources below (what calibration reads; bulk approvals not counted)",
         markup=False,
     )
     for p in sources:
@@ -170,7 +171,7 @@ def _sources_status(url: str) -> None:
         )
         out.print(
             visible(
-                f"source {p.key}: {p.open_items} open, {p.decisions} decided, {needs}"
+                f"source {p.key}: {p.open_items} open, {p.decisions} decided one by one, {needs}"
                 + (f"; linked: {p.linked}" if p.linked else "")
                 + (f"; {p.certified}" if p.certified else "")
                 + (

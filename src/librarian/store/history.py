@@ -122,14 +122,16 @@ def _reviewed(session: Session, source: str) -> list[Reviewed]:
 
 
 def decisions_seen(session: Session, source: str) -> int:
-    """How many of the source's items people have decided (undone decisions left out)."""
+    """How many of the source's items people have decided one by one: the decisions its
+    calibration reads (`_reviewed`), so every "N decided, M more" says what calibrates.
+    Undone and superseded decisions are left out, and bulk approvals (nobody weighed
+    those items)."""
     rows = session.execute(
-        select(HumanDecisionRow.decision_row_id)
+        select(HumanDecisionRow.decision_row_id, HumanDecisionRow.record)
         .join(DecisionRow, DecisionRow.id == HumanDecisionRow.decision_row_id)
         .where(DecisionRow.source_key == source, HumanDecisionRow.standing())
-        .distinct()
     ).all()
-    return len(rows)
+    return len({row_id for row_id, record in rows if not by_bulk(record)})
 
 
 @dataclass(frozen=True)
