@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -66,3 +67,45 @@ def test_a_plain_input_runs_end_to_end(tmp_path: Path, name: str) -> None:
     assert all(
         e["knowledge"]["source"]["url"].startswith("urn:librarian:plain:") for e in envelopes
     )
+
+
+def test_the_sample_policy_as_word_and_pdf_decides_as_its_csv(tmp_path: Path) -> None:
+    """Issue 30, items 2 and 3: the packaged sample policy, built as a .docx and a PDF,
+    gives the same sections and the same decisions as the CSV it was built from."""
+    from librarian.paths import packaged_data
+    from tests.documents import policy_docx, policy_pdf, policy_rows
+
+    policy = packaged_data("samples") / "sample_policy.csv"
+    rows = policy_rows(policy)
+    inputs = {
+        "csv": policy,
+        "docx": policy_docx(rows, tmp_path / "policy.docx"),
+        "pdf": policy_pdf(rows, tmp_path / "policy.pdf"),
+    }
+    decided = {}
+    for kind, path in inputs.items():
+        out = tmp_path / kind
+        done = run_librarian(
+            "run", str(path), "--source", "Acme Security Policy", "--out", str(out),
+            "--uncalibrated", "--cache-dir", str(tmp_path / "cache"),
+        )  # fmt: skip
+        assert done.returncode == 0, done.stderr[-3000:]
+        envelopes = read_jsonl(out / "proposals.jsonl") + read_jsonl(out / "reviews.jsonl")
+        assert_rfc_valid(envelopes)
+        decided[kind] = sorted(
+            (
+                e["chunk_id"],
+                e["knowledge"]["text"],
+                e.get("reason_code"),
+                [(s["cre_id"], round(s["confidence"], 4)) for s in _links(e)],
+            )
+            for e in envelopes
+        )
+    assert len(decided["csv"]) == 13
+    assert decided["docx"] == decided["csv"] and decided["pdf"] == decided["csv"]
+
+
+def _links(envelope: dict[str, Any]) -> list[dict[str, Any]]:
+    links = envelope.get("suggested_links") or envelope.get("links") or []
+    assert isinstance(links, list)
+    return links

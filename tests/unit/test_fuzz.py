@@ -212,13 +212,13 @@ PIECES = st.one_of(
 
 @given(pieces=st.lists(PIECES, max_size=12))
 def test_markdown_keeps_every_paragraph_under_unique_ids(pieces: list[str]) -> None:
-    from librarian.pipeline.plain import markdown_blocks
+    from librarian.pipeline.shapes.markdown import markdown_blocks
 
     text = "\n\n".join(pieces)
     blocks = list(markdown_blocks(text))
-    ids = [b["id"] for b in blocks]
+    ids = [b.id for b in blocks]
     assert len(ids) == len(set(ids))
-    everything = "\n".join(b["text"] for b in blocks)
+    everything = "\n".join(str(b.text) for b in blocks)
     for piece in pieces:
         if not piece.startswith(("#", "```", "~~~", "Setext", "---")):
             assert piece in everything, (piece, blocks)

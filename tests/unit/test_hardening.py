@@ -567,24 +567,24 @@ Setext heading
 
 
 def test_markdown_is_read_as_commonmark_with_unique_unicode_slugs(tmp_path: Path) -> None:
-    from librarian.pipeline.plain import markdown_blocks
+    from librarian.pipeline.shapes.markdown import markdown_blocks
 
     blocks = list(markdown_blocks(MARKDOWN))
-    ids = [b["id"] for b in blocks]
+    ids = [b.id for b in blocks]
     assert len(ids) == len(set(ids)) == 6
     assert ids[:2] == ["notes-1", "notes-1-1"] and ids[2] == "密码-1"
     assert ids[3:5] == ["example-1", "example-1-1"]
-    assert [b["section_path"] for b in blocks][:2] == [["Notes!"], ["Notes?"]]  # no H1: siblings
-    assert blocks[5]["section_path"] == ["Setext heading"]
-    assert "not a heading inside a tilde fence" in blocks[5]["text"]
-    assert "nor inside a nested fence" in blocks[5]["text"]
-    assert not any("owner: security" in b["text"] for b in blocks)  # front matter is no text
+    assert [b.section_path for b in blocks][:2] == [("Notes!",), ("Notes?",)]  # no H1: siblings
+    assert blocks[5].section_path == ("Setext heading",)
+    assert "not a heading inside a tilde fence" in str(blocks[5].text)
+    assert "nor inside a nested fence" in str(blocks[5].text)
+    assert not any("owner: security" in str(b.text) for b in blocks)  # front matter is no text
     path = tmp_path / "policy.md"
     path.write_text(MARKDOWN)
     assert all(isinstance(o, Section) for o in plain_outcomes(path).values())
 
 
-@pytest.mark.parametrize("name", ["notes.txt", "policy.docx", "queue"])
+@pytest.mark.parametrize("name", ["notes.txt", "policy.odt", "queue"])
 def test_a_file_of_no_known_shape_is_refused(tmp_path: Path, name: str) -> None:
     path = tmp_path / name
     path.write_text('{"id": "R1", "text": "Use TLS."}\n')

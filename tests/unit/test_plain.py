@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from librarian.pipeline.ingest import parse_line
-from librarian.pipeline.plain import PlainInputError, is_plain, markdown_blocks, plain_lines
+from librarian.pipeline.plain import PlainInputError, is_plain, plain_lines
+from librarian.pipeline.shapes.markdown import markdown_blocks
 from librarian.schemas.envelopes import dump_envelope
 from librarian.schemas.records import RejectCode, Rejection, Section, rejected
 from tests.rfc import assert_rfc_valid
@@ -86,14 +87,14 @@ def test_a_table_without_id_or_text_columns_is_refused(tmp_path: Path) -> None:
 
 def test_markdown_splits_by_heading_and_ignores_code(tmp_path: Path) -> None:
     blocks = list(markdown_blocks(MARKDOWN))
-    assert [b["section_path"] for b in blocks] == [
-        ["Our Standard"],
-        ["Our Standard", "Authentication"],
-        ["Our Standard", "Authentication", "Passwords"],
-        ["Our Standard", "Sessions"],
+    assert [b.section_path for b in blocks] == [
+        ("Our Standard",),
+        ("Our Standard", "Authentication"),
+        ("Our Standard", "Authentication", "Passwords"),
+        ("Our Standard", "Sessions"),
     ]
-    assert "# not a heading" in blocks[1]["text"]
-    assert blocks[2]["id"] == "our-standard/authentication/passwords-1"
+    assert "# not a heading" in str(blocks[1].text)
+    assert blocks[2].id == "our-standard/authentication/passwords-1"
     path = tmp_path / "standard.md"
     path.write_text(MARKDOWN)
     sections = parsed(path)
@@ -103,7 +104,7 @@ def test_markdown_splits_by_heading_and_ignores_code(tmp_path: Path) -> None:
 def test_a_long_section_is_split_into_requirement_sized_blocks() -> None:
     paragraph = "The system must log every access decision. " * 20  # ~860 characters
     blocks = list(markdown_blocks("# Logging\n\n" + "\n\n".join([paragraph] * 4)))
-    assert len(blocks) == 4 and [b["id"] for b in blocks][-1] == "logging-4"
+    assert len(blocks) == 4 and [b.id for b in blocks][-1] == "logging-4"
 
 
 def test_simple_jsonl_is_recognised_and_bad_lines_keep_their_numbers(tmp_path: Path) -> None:

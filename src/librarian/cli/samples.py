@@ -19,7 +19,7 @@ def samples(
     For example: librarian run "$(librarian samples queue_sample.jsonl)" --uncalibrated
     """
     folder = packaged_data("samples")
-    files = sorted(p for p in folder.iterdir() if p.suffix == ".jsonl")
+    files = sorted(p for p in folder.iterdir() if p.suffix in (".jsonl", ".csv"))
     if name is None:
         for path in files:
             out.print(str(path), markup=False)

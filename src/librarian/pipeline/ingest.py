@@ -35,15 +35,16 @@ def first_line(exc: BaseException) -> str:
     return text.splitlines()[0][:200] if text else type(exc).__name__
 
 
-def parse_line(line: int, raw: bytes) -> Parsed:
-    """Validate one raw line into a Section, or say exactly why not."""
+def parse_line(line: int, raw: bytes, knowledge_item: bool = False) -> Parsed:
+    """Validate one raw line into a Section, or say exactly why not. `knowledge_item`: the
+    line is a KnowledgeItem a plain shape built; its shape is not sniffed."""
     obj = decode_line(line, raw)
     if isinstance(obj, Rejection):
         return obj
     chunk_id = obj.get("chunk_id") if isinstance(obj.get("chunk_id"), str) else None
     keys = obj.keys()
     try:
-        if keys & _KNOWLEDGE_ITEM_KEYS:
+        if knowledge_item or keys & _KNOWLEDGE_ITEM_KEYS:
             return _parse_knowledge_item(line, obj, chunk_id)
         if keys & _QUEUE_ROW_KEYS:
             return _parse_queue_row(line, obj, chunk_id)

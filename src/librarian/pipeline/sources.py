@@ -15,13 +15,13 @@ from pathlib import Path
 from typing import Protocol
 
 from librarian.pipeline.plain import PLAIN_SUFFIXES, PlainRows, is_plain, plain_lines
+from librarian.pipeline.shapes import PLAIN_SHAPES
 from librarian.schemas.records import RawBatch
 
 _BOM = b"\xef\xbb\xbf"
 QUEUE_SUFFIXES = (".jsonl", ".ndjson")
-SHAPES = (
-    "a JSONL file (.jsonl: queue rows, KnowledgeItems or a simple id/text table), a CSV "
-    "table (.csv) or a Markdown document (.md)"
+SHAPES = "the knowledge queue's JSONL (.jsonl: queue rows or KnowledgeItems), " + ", ".join(
+    shape.name for shape in PLAIN_SHAPES
 )
 
 
@@ -83,7 +83,15 @@ class PlainFile:
             chunk = lines[start : start + size]
             end = start + len(chunk)
             unreadable = {n: rows.unreadable[n] for n, _ in chunk if n in rows.unreadable}
-            yield RawBatch(chunk, 0, end, 0, eof=end >= len(lines), unreadable=unreadable)
+            yield RawBatch(
+                chunk,
+                0,
+                end,
+                0,
+                eof=end >= len(lines),
+                unreadable=unreadable,
+                knowledge_items=True,
+            )
 
 
 def file_source(path: Path, document: str | None = None) -> JsonlFile | PlainFile:

@@ -36,6 +36,7 @@ from sqlalchemy.orm import Session
 from librarian.catalogue.hub import Hub
 from librarian.errors import InputError
 from librarian.review.sheets import neutralise
+from librarian.schemas.records import split_plain_locator_id
 from librarian.store.decisions import LINKED
 from librarian.store.tables import DecisionRow, HumanDecisionRow
 
@@ -105,8 +106,9 @@ def section_link(
     source, locator = knowledge.get("source") or {}, knowledge.get("locator") or {}
     where = str(locator.get("id") or locator.get("path") or envelope.get("chunk_id") or "")
     standard = str(source.get("repo") or source.get("url") or source.get("type") or "")
-    if str(source.get("url") or "").startswith(PLAIN_URN) and "#" in where:
-        standard, where = where.rsplit("#", 1)  # a plain input's row: DOCUMENT#ROW
+    plain = split_plain_locator_id(where)
+    if str(source.get("url") or "").startswith(PLAIN_URN) and plain:
+        standard, where, _ = plain  # a plain input's row: DOCUMENT#ROW (PLACE)
     title = str(locator.get("title") or "")
     hyperlink = str(locator.get("url") or source.get("url") or "")
     if not hyperlink.startswith(("https://", "http://")):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -61,6 +62,23 @@ class Section(BaseModel):
 
 # The source URL of a plain input's rows (pipeline/plain.py): the file's content hash.
 PLAIN_URN = "urn:librarian:plain:"
+# A plain row's place beyond its id, at the end of its locator id: "(page 3, line 12)".
+_PLACE = re.compile(r"^(?P<row>.*?) \((?P<place>(?:page|paragraph|table) [^()]*)\)$", re.S)
+
+
+def plain_locator_id(document: str, row: str, place: str | None = None) -> str:
+    """A plain input's row as its locator id: `DOCUMENT#ROW`, then its place when the
+    shape knows one (`policy.pdf#SEC-01 (page 3, line 12)`)."""
+    return f"{document}#{row}" + (f" ({place})" if place else "")
+
+
+def split_plain_locator_id(locator_id: str) -> tuple[str, str, str | None] | None:
+    """(document, row, place) of a plain row's locator id; None when it is not one."""
+    if "#" not in locator_id:
+        return None
+    document, row = locator_id.rsplit("#", 1)
+    found = _PLACE.match(row)
+    return (document, found["row"], found["place"]) if found else (document, row, None)
 
 
 def source_key_of(
@@ -207,6 +225,9 @@ class RawBatch:
     # The source's open transaction holding the claim (the queue table's), which the
     # database sink stores the batch in and closes; None for files.
     claim: Closable | None = None
+    # Every line is a KnowledgeItem a plain shape built (`pipeline/plain.py`): validated as
+    # one, not sniffed for its shape again.
+    knowledge_items: bool = False
 
     def close(self) -> None:
         if self.claim is not None:

@@ -15,6 +15,7 @@ from typing import Any, Literal
 from sqlalchemy import Select, func, or_, select
 from sqlalchemy.orm import Session
 
+from librarian.schemas.records import split_plain_locator_id
 from librarian.store.decisions import REVIEW_REQUIRED
 from librarian.store.tables import DecisionRow, HumanDecisionRow
 
@@ -235,9 +236,9 @@ def section_label(knowledge: dict[str, Any], chunk_id: str) -> str:
     names it (ids are for machines)."""
     locator = knowledge.get("locator") or {}
     where, title = str(locator.get("id") or ""), str(locator.get("title") or "")
-    if "#" in where:
-        document, row = where.rsplit("#", 1)
-        named = f"{document} § {row}"
+    if plain := split_plain_locator_id(where):
+        document, row, place = plain
+        named = f"{document} § {row}" + (f" ({place})" if place else "")
         return f"{named} — {title}" if title and title != row else named
     where = str(locator.get("path") or where)
     if where:

@@ -1,0 +1,225 @@
+"""A PDF, read with pypdf: text by line with its page and line, running headers and
+footers removed, sections from the outline (bookmarks) when it has one, else from
+numbered headings ("4.2.1 Session management"). Within a section, a line that opens with
+a requirement id starts a section of its own and the lines after it continue it; text
+under a heading with no requirement in it is one section, its id the heading's slug.
+
+Refused in one line: a damaged file, one that needs a password to open, and one with no
+text layer (a scan: nothing to read without OCR).
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from librarian.pipeline.shapes.markdown import Slugs
+from librarian.pipeline.shapes.rows import (
+    REQUIREMENT_ID,
+    PlainInputError,
+    PlainRow,
+    PlainShape,
+    Unreadable,
+)
+
+# A numbered heading when there is no outline: a short line, "4.2 Title words", no
+# closing full stop (a requirement "4.2.1 Passwords must be hashed." is a sentence).
+NUMBERED_HEADING = re.compile(r"^(?P<number>\d+(?:\.\d+)*)\.?\s+(?P<title>[^\W\d].{0,78}[^.:;,])$")
+SAME_LINE = 2.0  # points: text fragments this close in height are one line
+RUNNING = 0.6  # a first or last line on this share of pages (or more) is a running header
+
+
+@dataclass(frozen=True)
+class Line:
+    page: int  # from 1
+    number: int  # its line on the page, from 1
+    y: float  # from the bottom of the page, in points
+    text: str
+
+
+@dataclass(frozen=True)
+class Heading:
+    page: int
+    top: float | None  # the outline destination's top; None: from the top of the page
+    level: int
+    title: str
+
+
+def read(path: Path) -> Iterator[PlainRow | Unreadable]:
+    reader = _open(path)
+    pages = [_lines(page, n) for n, page in enumerate(reader.pages, start=1)]
+    if not any(pages):
+        raise PlainInputError(
+            f"{path} has no text layer (a scanned document?): run OCR on it first, or give "
+            "the text as CSV or Markdown"
+        )
+    lines = [line for page in _without_running(pages) for line in page]
+    headings = _outline(reader)
+    yield from _Sections(headings).rows(lines)
+
+
+def _open(path: Path) -> Any:
+    from pypdf import PdfReader
+    from pypdf.errors import DependencyError, PdfReadError, PdfStreamError
+
+    try:
+        reader = PdfReader(str(path))
+        if reader.is_encrypted and not reader.decrypt(""):
+            raise PlainInputError(
+                f"{path} is encrypted and needs a password to open: save a copy without one"
+            )
+        len(reader.pages)  # a broken page tree shows here
+    except DependencyError as exc:
+        raise PlainInputError(
+            f"{path} is encrypted in a way this install cannot open ({exc})"
+        ) from exc
+    except (PdfReadError, PdfStreamError, ValueError, KeyError, TypeError) as exc:
+        raise PlainInputError(f"{path} is damaged: pypdf cannot read it ({exc})") from exc
+    return reader
+
+
+def _lines(page: Any, number: int) -> list[Line]:
+    """The page's text lines, top to bottom, each with its height on the page."""
+    fragments: list[tuple[float, float, str]] = []
+
+    def visit(text: str, cm: Sequence[float], tm: Sequence[float], *_: Any) -> None:
+        if text.strip():
+            x = tm[4] * cm[0] + tm[5] * cm[2] + cm[4]
+            y = tm[4] * cm[1] + tm[5] * cm[3] + cm[5]
+            fragments.append((y, x, text))
+
+    try:
+        page.extract_text(visitor_text=visit)
+    except Exception:
+        return []
+    rows: list[list[tuple[float, float, str]]] = []
+    for fragment in sorted(fragments, key=lambda f: (-f[0], f[1])):
+        if rows and abs(rows[-1][0][0] - fragment[0]) <= SAME_LINE:
+            rows[-1].append(fragment)
+        else:
+            rows.append([fragment])
+    out: list[Line] = []
+    for row in rows:
+        text = " ".join(" ".join(t for _, _, t in sorted(row, key=lambda f: f[1])).split())
+        if text:
+            out.append(Line(number, len(out) + 1, row[0][0], text))
+    return out
+
+
+def _without_running(pages: list[list[Line]]) -> list[list[Line]]:
+    """Pages without their running header and footer: a first or last line that, digits
+    aside ("Page 3 of 7"), recurs on most pages."""
+    if len(pages) < 2:
+        return pages
+    tops = Counter(_shape(p[0]) for p in pages if p)
+    bottoms = Counter(_shape(p[-1]) for p in pages if p)
+    enough = max(2, RUNNING * len(pages))
+    running = {s for s, n in (tops + bottoms).items() if n >= enough}
+    kept = []
+    for page in pages:
+        edges = {id(page[0]), id(page[-1])} if page else set()
+        kept.append([ln for ln in page if not (id(ln) in edges and _shape(ln) in running)])
+    return kept
+
+
+def _shape(line: Line) -> str:
+    return re.sub(r"\d+", "#", line.text.lower())
+
+
+def _outline(reader: Any) -> list[Heading]:
+    headings: list[Heading] = []
+
+    def walk(items: list[Any], level: int) -> None:
+        for item in items:
+            if isinstance(item, list):
+                walk(item, level + 1)
+                continue
+            try:
+                page = reader.get_destination_page_number(item) + 1
+            except Exception:
+                continue
+            top = getattr(item, "top", None)
+            title = " ".join(str(item.title).split())
+            headings.append(Heading(page, float(top) if top is not None else None, level, title))
+
+    try:
+        walk(list(reader.outline), 1)
+    except Exception:
+        return []
+    return sorted(headings, key=lambda h: (h.page, -(h.top if h.top is not None else 1e9)))
+
+
+@dataclass
+class _Sections:
+    outline: list[Heading]
+    path: list[tuple[int, str]] = field(default_factory=list)
+    slugs: Slugs = field(default_factory=Slugs)
+    slug: str = "preamble"
+    count: int = 0
+    pending: tuple[Line, str, list[str]] | None = None  # first line, id, text
+    body: list[Line] = field(default_factory=list)
+
+    def rows(self, lines: list[Line]) -> Iterator[PlainRow]:
+        upcoming = list(self.outline)
+        for line in lines:
+            while upcoming and _reached(upcoming[0], line):
+                yield from self.flush()
+                self.enter(upcoming.pop(0))
+            if self.outline:
+                if self.path and line.text == self.path[-1][1]:
+                    continue  # the heading's own line
+            elif heading := NUMBERED_HEADING.match(line.text):
+                yield from self.flush()
+                level = heading.group("number").count(".") + 1
+                self.enter(Heading(line.page, line.y, level, heading.group("title")))
+                continue
+            yield from self.line(line)
+        yield from self.flush()
+
+    def enter(self, heading: Heading) -> None:
+        self.path = [
+            *(p for p in self.path if p[0] < heading.level),
+            (heading.level, heading.title),
+        ]
+        self.slug = self.slugs.of([t for _, t in self.path])
+
+    def line(self, line: Line) -> Iterator[PlainRow]:
+        found = REQUIREMENT_ID.match(line.text)
+        if found:
+            yield from self.flush()
+            self.pending = (line, found.group("id"), [found.group("text")])
+        elif self.pending is not None:
+            self.pending[2].append(line.text)
+        else:
+            self.body.append(line)
+
+    def flush(self) -> Iterator[PlainRow]:
+        path = tuple(t for _, t in self.path)
+        title = path[-1] if path else None
+        if self.pending is not None:
+            (first, row_id, parts), self.pending = self.pending, None
+            yield self.row(first, row_id, " ".join(parts), path, title)
+        if self.body:
+            first, text = self.body[0], " ".join(ln.text for ln in self.body)
+            self.body = []
+            yield self.row(first, self.slug, text, path, title)
+
+    def row(
+        self, first: Line, row_id: str, text: str, path: tuple[str, ...], title: str | None
+    ) -> PlainRow:
+        self.count += 1
+        where = f"page {first.page}, line {first.number}"
+        return replace(PlainRow(self.count, row_id, text, title, None, path), where=where)
+
+
+def _reached(heading: Heading, line: Line) -> bool:
+    if heading.page != line.page:
+        return heading.page < line.page
+    return heading.top is None or heading.top >= line.y
+
+
+SHAPE = PlainShape("a PDF (.pdf)", (".pdf",), read)

@@ -1,0 +1,85 @@
+"""What every plain shape yields: typed rows, one a section, in file order; and the one
+error a file that cannot be read at all raises."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from librarian.errors import InputError
+
+
+class PlainInputError(InputError):
+    """A plain input cannot be read as a table or document at all (not a row: the file)."""
+
+
+@dataclass(frozen=True)
+class PlainRow:
+    """One section of a plain input as its shape read it. `line`: where it starts (a
+    line, a paragraph, a page's line: what the rejection names); `id` and `text` None
+    when the file has none (validation names what is missing); `where`: its place beyond
+    its id, for people ("page 3, line 12", "paragraph 14", "table 2, row 3")."""
+
+    line: int
+    id: str | None
+    text: str | None
+    title: str | None = None
+    url: str | None = None
+    section_path: tuple[str, ...] = ()
+    where: str | None = None
+
+
+@dataclass(frozen=True)
+class Unreadable:
+    """A line the shape could not read as a row: kept as its raw text and rejected with
+    `why` (None: rejected as ingest rejects any bad line, e.g. not JSON)."""
+
+    line: int
+    raw: str
+    why: str | None = None
+
+
+Read = Callable[[Path], Iterator[PlainRow | Unreadable]]
+
+
+@dataclass(frozen=True)
+class PlainShape:
+    """A kind of file the librarian reads whole, as sections of one document."""
+
+    name: str  # what the refusal of an unknown file lists
+    suffixes: tuple[str, ...]
+    read: Read
+    claims: Callable[[Path], bool] | None = None  # beyond the suffix (None: the suffix is enough)
+
+    def takes(self, path: Path) -> bool:
+        if path.suffix.lower() not in self.suffixes:
+            return False
+        return self.claims(path) if self.claims is not None else True
+
+
+def section_path_of(value: Any) -> tuple[str, ...]:
+    """A section path given as a list, or as text: `Auth > Storage`, `Auth / Storage`."""
+    if isinstance(value, list):
+        return tuple(str(v) for v in value if str(v).strip())
+    if isinstance(value, str) and value.strip():
+        parts = re.split(r"\s*(?:>|\u203a|/)\s*", value)
+        return tuple(part.strip() for part in parts if part.strip())
+    return ()
+
+
+def text_of(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise PlainInputError(f"{path} is not UTF-8 (byte {exc.start})") from exc
+
+
+# A requirement's own id at the start of a paragraph or line: "SEC-01", "AC-2", "R1",
+# "V2.1.1", "4.2.1" (the text after it is the requirement).
+REQUIREMENT_ID = re.compile(
+    r"^\s*(?P<id>(?:[A-Z][A-Z0-9]*[-.:]?\d+(?:[.-]\d+)*|\d+(?:\.\d+)+))[.:)]?\s+(?P<text>\S.*)$",
+    re.S,
+)

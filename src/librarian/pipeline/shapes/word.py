@@ -1,0 +1,163 @@
+"""A Word document (.docx), read with python-docx: headings make section paths; a
+paragraph that opens with a requirement id ("SEC-01 …"), or a "List Number" paragraph,
+starts a section, and the paragraphs after it continue it; a table with `id` and `text`
+columns is read like a CSV, a row a section. Text under a heading with no requirement in
+it is one section, its id the heading path's slug (as in Markdown).
+
+Refused in one line, before python-docx reads anything: a password-protected file (an
+encrypted Word file is an OLE container, not a zip), a damaged one, and one that carries
+macros (a `vbaProject.bin` part, as a .docm does).
+"""
+
+from __future__ import annotations
+
+import zipfile
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from librarian.pipeline.shapes.csv_table import TABLE_KEYS, table_row
+from librarian.pipeline.shapes.markdown import Slugs
+from librarian.pipeline.shapes.rows import (
+    REQUIREMENT_ID,
+    PlainInputError,
+    PlainRow,
+    PlainShape,
+    Unreadable,
+)
+
+OLE_MAGIC = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"
+
+
+def read(path: Path) -> Iterator[PlainRow | Unreadable]:
+    walker = _Walker()
+    for block in _open(path).iter_inner_content():
+        if hasattr(block, "rows"):
+            yield from walker.table(block)
+        else:
+            yield from walker.paragraph(block)
+    yield from walker.flush()
+
+
+def _open(path: Path) -> Any:
+    """The python-docx Document, or the one-line refusal of a file it must not read."""
+    with path.open("rb") as handle:
+        head = handle.read(8)
+    if head == OLE_MAGIC:
+        raise PlainInputError(
+            f"{path} is password-protected (or an old binary .doc): save a copy as a .docx "
+            "without a password"
+        )
+    try:
+        with zipfile.ZipFile(path) as package:
+            names = package.namelist()
+    except (zipfile.BadZipFile, OSError) as exc:
+        raise PlainInputError(f"{path} is damaged: not a Word .docx package ({exc})") from exc
+    if any(name.lower().endswith("vbaproject.bin") for name in names):
+        raise PlainInputError(
+            f"{path} carries macros: save it as a plain .docx (Word: File > Save As > Word "
+            "Document), which drops them"
+        )
+    import docx
+    from docx.opc.exceptions import PackageNotFoundError
+
+    try:
+        return docx.Document(str(path))
+    except (PackageNotFoundError, KeyError, ValueError) as exc:
+        raise PlainInputError(f"{path} is damaged: python-docx cannot read it ({exc})") from exc
+
+
+@dataclass
+class _Pending:
+    line: int
+    id: str | None
+    parts: list[str]
+    where: str
+
+
+@dataclass
+class _Walker:
+    headings: list[tuple[int, str]] = field(default_factory=list)
+    slugs: Slugs = field(default_factory=Slugs)
+    slug: str = "preamble"
+    blocks: int = 0  # paragraphs and table rows so far: a row's `line`
+    paragraphs: int = 0
+    tables: int = 0
+    numbered: int = 0  # numbered list paragraphs under the current heading
+    pending: _Pending | None = None
+    body: list[str] = field(default_factory=list)  # text under a heading, no requirement
+    body_line: int = 0
+
+    def paragraph(self, paragraph: Any) -> Iterator[PlainRow]:
+        self.blocks += 1
+        self.paragraphs += 1
+        text = " ".join(paragraph.text.split())
+        style = (paragraph.style.name if paragraph.style is not None else "") or ""
+        if style == "Title" or not text:
+            return
+        if style.startswith("Heading"):
+            yield from self.flush()
+            level = int(style.split()[-1]) if style.split()[-1].isdigit() else 1
+            self.headings = [*(h for h in self.headings if h[0] < level), (level, text)]
+            self.slug = self.slugs.of([h for _, h in self.headings])
+            self.numbered = 0
+            return
+        found = REQUIREMENT_ID.match(text)
+        if found or style.startswith("List Number"):
+            yield from self.flush()
+            if found:
+                row_id, text = found.group("id"), found.group("text")
+            else:
+                self.numbered += 1
+                row_id = f"{self.slug}-{self.numbered}"
+            where = f"paragraph {self.paragraphs}"
+            self.pending = _Pending(self.blocks, row_id, [text], where)
+        elif self.pending is not None:
+            self.pending.parts.append(text)
+        else:
+            self.body_line = self.body_line or self.blocks
+            self.body.append(text)
+
+    def table(self, table: Any) -> Iterator[PlainRow | Unreadable]:
+        yield from self.flush()
+        self.tables += 1
+        rows = [[" ".join(c.text.split()) for c in row.cells] for row in table.rows]
+        header = [h.lower() for h in rows[0]] if rows else []
+        if not set(header) >= TABLE_KEYS:
+            self.body.extend(" | ".join(c for c in row if c) for row in rows if any(row))
+            self.body_line = self.body_line or self.blocks + 1
+            self.blocks += len(rows)
+            return
+        for number, cells in enumerate(rows[1:], start=2):
+            self.blocks += 1
+            if not any(cells):
+                continue
+            named = dict(zip(header, cells, strict=False))
+            row = table_row(self.blocks, named, f"table {self.tables}, row {number}")
+            if not row.section_path:
+                row = _placed(row, self.path)
+            yield row
+
+    @property
+    def path(self) -> tuple[str, ...]:
+        return tuple(h for _, h in self.headings)
+
+    def flush(self) -> Iterator[PlainRow]:
+        if self.pending is not None:
+            p, self.pending = self.pending, None
+            yield _placed(PlainRow(p.line, p.id, " ".join(p.parts), where=p.where), self.path)
+        if self.body:
+            text, self.body = " ".join(self.body), []
+            where = f"paragraph {self.body_line}"
+            yield _placed(PlainRow(self.body_line, self.slug, text, where=where), self.path)
+            self.body_line = 0
+
+
+def _placed(row: PlainRow, path: tuple[str, ...]) -> PlainRow:
+    from dataclasses import replace
+
+    return replace(row, section_path=path, title=row.title or (path[-1] if path else None))
+
+
+SHAPE = PlainShape("a Word document (.docx)", (".docx", ".docm"), read)

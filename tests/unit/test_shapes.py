@@ -1,0 +1,155 @@
+"""Issue 30, items 1-3: the plain shapes behind one registry; Word and PDF documents of
+the packaged sample policy read into the same sections as its CSV; the files a shape
+must refuse, refused in one line."""
+
+from __future__ import annotations
+
+import json
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from librarian.paths import packaged_data
+from librarian.pipeline.plain import PlainInputError, plain_lines
+from librarian.pipeline.shapes import PLAIN_SHAPES, plain_shape
+from tests.documents import policy_docx, policy_pdf, policy_rows
+
+POLICY = packaged_data("samples") / "sample_policy.csv"
+NAME = "Acme Security Policy"
+OLE = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"  # an encrypted Word file is an OLE container
+
+
+def sections(path: Path) -> list[tuple[str, str, list[str], str]]:
+    """(row id, text, section path, title) of every row, as the run validates them."""
+    out = []
+    for _, raw in plain_lines(path, NAME).lines:
+        item = json.loads(raw)
+        row = item["locator"]["id"].split("#", 1)[1].split(" (")[0]
+        content = item["content"]
+        out.append((row, content["text"], item.get("section_path"), content.get("title_hint")))
+    return out
+
+
+@pytest.fixture(scope="module")
+def rows() -> list[dict[str, str]]:
+    return policy_rows(POLICY)
+
+
+@pytest.mark.parametrize("kind", ["docx", "pdf with an outline", "pdf, numbered headings"])
+def test_a_word_or_pdf_policy_reads_as_its_csv(
+    tmp_path: Path, rows: list[dict[str, str]], kind: str
+) -> None:
+    build = {
+        "docx": lambda: policy_docx(rows, tmp_path / "policy.docx"),
+        "pdf with an outline": lambda: policy_pdf(rows, tmp_path / "policy.pdf"),
+        "pdf, numbered headings": lambda: policy_pdf(rows, tmp_path / "n.pdf", outline=False),
+    }
+    document = build[kind]()
+    expected = sections(POLICY)
+    assert len(expected) == 13
+    assert sections(document) == expected
+    # Locators carry the place: a paragraph of the Word file, a page's line of the PDF.
+    first = json.loads(plain_lines(document, NAME).lines[0][1])["locator"]["id"]
+    assert first.startswith(f"{NAME}#SEC-01 (") and ("paragraph 4" in first or "page 1" in first)
+
+
+def test_running_headers_and_footers_are_no_text(
+    tmp_path: Path, rows: list[dict[str, str]]
+) -> None:
+    text = " ".join(s[1] for s in sections(policy_pdf(rows, tmp_path / "p.pdf")))
+    assert "internal" not in text and "Page " not in text
+
+
+def test_a_word_table_with_id_and_text_columns_reads_like_a_csv(tmp_path: Path) -> None:
+    import docx
+
+    document = docx.Document()
+    document.add_heading("Network", 1)
+    document.add_paragraph("Rules for every network the company runs.")
+    table = document.add_table(rows=3, cols=2)
+    for r, (a, b) in enumerate(
+        [("ID", "Text"), ("NET-1", "Firewalls deny by default."), ("NET-2", "Use VPN.")]
+    ):
+        table.rows[r].cells[0].text, table.rows[r].cells[1].text = a, b
+    path = tmp_path / "net.docx"
+    document.save(str(path))
+    read = sections(path)
+    assert read == [
+        ("network", "Rules for every network the company runs.", ["Network"], "Network"),
+        ("NET-1", "Firewalls deny by default.", ["Network"], "Network"),
+        ("NET-2", "Use VPN.", ["Network"], "Network"),
+    ]
+    located = [json.loads(raw)["locator"]["id"] for _, raw in plain_lines(path, NAME).lines]
+    assert located[1].endswith("(table 1, row 2)")
+
+
+def _docm(tmp_path: Path, rows: list[dict[str, str]]) -> Path:
+    path = policy_docx(rows, tmp_path / "macros.docx")
+    with zipfile.ZipFile(path, "a") as package:
+        package.writestr("word/vbaProject.bin", b"\x00macro")
+    return path
+
+
+def _encrypted_pdf(tmp_path: Path, rows: list[dict[str, str]]) -> Path:
+    from pypdf import PdfReader, PdfWriter
+
+    writer = PdfWriter(clone_from=PdfReader(str(policy_pdf(rows, tmp_path / "plain.pdf"))))
+    writer.encrypt(user_password="secret", owner_password="owner", algorithm="RC4-128")
+    path = tmp_path / "locked.pdf"
+    with path.open("wb") as handle:
+        writer.write(handle)
+    return path
+
+
+def _scanned_pdf(tmp_path: Path) -> Path:
+    from fpdf import FPDF
+
+    pdf = FPDF()
+    pdf.add_page()
+    pdf.rect(20, 20, 100, 60, style="F")  # an image of text, as far as a reader knows
+    path = tmp_path / "scan.pdf"
+    pdf.output(str(path))
+    return path
+
+
+@pytest.mark.parametrize(
+    ("make", "says"),
+    [
+        (
+            lambda t, r: _write(
+                t / "locked.docx", b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1" + b"\0" * 600
+            ),
+            "password-protected",
+        ),
+        (lambda t, r: _write(t / "broken.docx", b"PK\x03\x04 not really a zip"), "is damaged"),
+        (_docm, "carries macros"),
+        (_encrypted_pdf, "needs a password"),
+        (
+            lambda t, r: _write(t / "broken.pdf", b"%PDF-1.7\n1 0 obj << /Type /Catalog"),
+            "is damaged",
+        ),
+        (lambda t, r: _scanned_pdf(t), "no text layer"),
+    ],
+)
+def test_files_a_shape_must_not_read_are_refused_in_one_line(
+    tmp_path: Path, rows: list[dict[str, str]], make: object, says: str
+) -> None:
+    path = make(tmp_path, rows)  # type: ignore[operator]
+    with pytest.raises(PlainInputError, match=says) as refused:
+        plain_lines(path)
+    assert "\n" not in str(refused.value)
+
+
+def _write(path: Path, data: bytes) -> Path:
+    path.write_bytes(data)
+    return path
+
+
+def test_one_registry_names_every_shape(tmp_path: Path) -> None:
+    names = {shape.name for shape in PLAIN_SHAPES}
+    assert {"a Word document (.docx)", "a PDF (.pdf)", "a CSV table (.csv)"} <= names
+    queue = tmp_path / "q.jsonl"
+    queue.write_text('{"chunk_id": "c", "llm_label": "KNOWLEDGE", "text": "x"}\n')
+    assert plain_shape(queue) is None  # the queue's JSONL is streamed, not a plain shape
+    assert plain_shape(POLICY) is not None and plain_shape(tmp_path / "x.odt") is None
