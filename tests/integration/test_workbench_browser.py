@@ -167,6 +167,14 @@ def test_a_reviewer_clears_items_with_keyboard_and_mouse(
         expect(page.locator("#queue")).to_contain_text("by bianca")
         expect(page.locator("#queue")).to_contain_text("why: NO_CRE_FITS: too broad")
         expect(page.locator("#queue b.action")).to_have_count(5)
+        page.goto(base + "/qa")  # issue 29, item 10: reviewer QA, nothing checked yet
+        expect(page.locator("#qa-figures")).to_be_visible()
+        expect(page.locator("#disagreements")).to_contain_text("(0)")
+        # Issue 30, item 7: the API's docs, Swagger UI served by the workbench under its
+        # own CSP (no CDN, no inline script), renders the suggest operation.
+        page.goto(base + "/docs")
+        expect(page.locator(".swagger-ui")).to_contain_text("/api/v1/suggest")
+        page.screenshot(path=str(shots / "workbench-api-docs.png"), full_page=False)
         browser.close()
     assert errors == []
     with Session(engine) as session:

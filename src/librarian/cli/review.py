@@ -39,6 +39,7 @@ if TYPE_CHECKING:
     from sqlalchemy import Engine
     from sqlalchemy.orm import Session
 
+    from librarian.pipeline.pipeline import Pipeline
     from librarian.review.web import Workbench
 
 app = typer.Typer(no_args_is_help=True, help="The reviewers' queue.")
@@ -103,6 +104,8 @@ def review_serve(
         f"?token={token}" if token and not from_env else f"?token=${TOKEN_ENV}" if token else ""
     )
     err.print(f"review workbench on {shown} over {redacted(url)} (Ctrl-C stops)", markup=False)
+    api = f"http://{host}:{port}"
+    err.print(f"suggest API: POST {api}/api/v1/suggest (docs: {api}/docs)", markup=False)
     try:
         uvicorn.run(create_app(bench), host=host, port=port, log_level="warning")
     finally:
@@ -128,7 +131,11 @@ def workbench(
     catalogue = load_hubs(hubs[0], hubs[1])
     finder = partial(hub_finder, catalogue, where)
     bench = Workbench(engine, catalogue, None, token, host, finder)
-    bench.relinker = rescorer(engine, hubs, where)
+    from librarian.review.relink import Rescorer
+
+    pipeline = trained_pipeline(hubs, where)
+    bench.relinker = Rescorer(engine, pipeline) if pipeline is not None else None
+    bench.suggester = pipeline
     bench.exemplar_text = exemplar_texts()
     return bench
 
@@ -138,28 +145,40 @@ def catalogue_paths(hub: list[Path] | None) -> tuple[Path, tuple[Path, ...]]:
     return first, tuple(rest)
 
 
-def rescorer(
-    engine: Engine, hubs: tuple[Path, tuple[Path, ...]], where: Home
-) -> Callable[[str], str] | None:
-    """What re-scores a source's open items at its calibration point: the home's trained
-    models, loaded at the first use; None without trained models (said at start)."""
+def trained_pipeline(
+    hubs: tuple[Path, tuple[Path, ...]], where: Home
+) -> Callable[[], Pipeline] | None:
+    """The home's trained pipeline, built once at its first use (re-scoring a source at
+    its calibration point and the suggest API share it); None without trained models
+    (said at start)."""
+    import threading
     from functools import partial
 
     from librarian.factory import build_pipeline
-    from librarian.review.relink import Rescorer
     from librarian.settings import LinkerSettings
 
     if not (where.models / "card.json").is_file():
         err.print(
             f"no trained models in {where.models}: a source reaching its calibration point "
-            "is re-scored by the next run or `librarian relink`, not by the workbench",
+            "is re-scored by the next run or `librarian relink`, not by the workbench; "
+            "/api/v1/suggest answers 503 until `librarian train`",
             markup=False,
         )
         return None
     settings = LinkerSettings(
         models_dir=where.models, cache_dir=where.cache, hub_path=hubs[0], extra_hubs=hubs[1]
     )
-    return Rescorer(engine, partial(build_pipeline, settings))
+    build = partial(build_pipeline, settings)
+    lock = threading.Lock()
+    built: list[Pipeline] = []
+
+    def pipeline() -> Pipeline:
+        with lock:
+            if not built:
+                built.append(build())
+            return built[0]
+
+    return pipeline
 
 
 def exemplar_texts() -> Callable[[str], str | None]:

@@ -35,7 +35,9 @@ from starlette.middleware.trustedhost import TrustedHostMiddleware
 
 from librarian.catalogue.hub import Hub
 from librarian.pipeline.negation import negating_words
+from librarian.pipeline.pipeline import Pipeline
 from librarian.retrieval.hub_search import HubSearch
+from librarian.review.api import DOCS_CSP, MAX_BODY_BYTES, docs_page, suggest_router
 from librarian.review.decisions import DecisionRequest, change, decide
 from librarian.review.web_qa import QaPages
 from librarian.schemas.human import HumanDecision, Ui
@@ -70,6 +72,8 @@ from librarian.store.review import (
 from librarian.text import hidden_characters, visible
 
 HERE = Path(__file__).resolve().parent
+OPENAPI_PATH = "/openapi.json"
+SWAGGER_ASSETS = "/swagger"
 REVIEWER_COOKIE = "librarian_reviewer"
 TOKEN_COOKIE = "librarian_token"
 DESK_COOKIE = "librarian_desk"  # this browser: undo takes back only what it decided
@@ -127,6 +131,9 @@ class Workbench:
     # Decides a source's open items again with its reviewers' calibration (`relink`,
     # committed), returning what it did in a line; None: no trained models to do it with.
     relinker: Callable[[str], str] | None = None
+    # The home's trained pipeline for `POST /api/v1/suggest`, built at its first use;
+    # None (or returning None): no trained models, the API answers 503.
+    suggester: Callable[[], Pipeline | None] | None = None
     rescored: dict[str, str] = field(default_factory=dict)  # source -> what re-scoring did
     background: ThreadPoolExecutor = field(
         init=False,
@@ -150,6 +157,9 @@ class Workbench:
 
         self.background.submit(work)
 
+    def suggest_pipeline(self) -> Pipeline | None:
+        return self.suggester() if self.suggester is not None else None
+
     def allowed_hosts(self) -> list[str]:
         """The Host headers served: loopback names, and the bound address. Bound to every
         interface, any name (the token is required there, and a rebound page has none)."""
@@ -163,8 +173,21 @@ def url(name: str, *parts: str) -> str:
     return PATHS[name].format(*(quote(p, safe="") for p in parts))
 
 
+def swagger_assets() -> Path:
+    """Swagger UI's script and styles, as the fastapi-offline package ships them."""
+    import fastapi_offline
+
+    return Path(fastapi_offline.__file__).resolve().parent / "static"
+
+
 def create_app(bench: Workbench) -> FastAPI:
-    app = FastAPI(title="librarian review", docs_url=None, redoc_url=None, openapi_url=None)
+    app = FastAPI(
+        title="librarian",
+        summary="Suggest OpenCRE hubs for security text (the review workbench's API)",
+        docs_url=None,
+        redoc_url=None,
+        openapi_url=OPENAPI_PATH,
+    )
     templates = Jinja2Templates(directory=str(HERE / "templates"))
     templates.env.globals.update(
         url=url, shown=visible, safe_link=_safe_link, name_of=_name_of(bench.hub)
@@ -173,21 +196,35 @@ def create_app(bench: Workbench) -> FastAPI:
     # a reviewer's note with a bidi override or an escape shows it as ⟨U+…⟩.
     templates.env.finalize = lambda value: visible(value) if isinstance(value, str) else value
     app.mount("/static", StaticFiles(directory=str(HERE / "static")), name="static")
+    app.mount(SWAGGER_ASSETS, StaticFiles(directory=str(swagger_assets())), name="swagger")
     app.middleware("http")(_guard(bench))
     app.add_middleware(TrustedHostMiddleware, allowed_hosts=bench.allowed_hosts())
     pages = _Pages(bench, templates)
-    app.get("/", response_class=HTMLResponse)(pages.queue)
-    app.get("/item/{review_id}", response_class=HTMLResponse)(pages.item)
-    app.post("/item/{review_id}")(pages.decide)
-    app.post("/undo")(pages.undo)
-    app.post("/bulk")(pages.bulk)
-    app.post("/reviewer")(pages.name_reviewer)
-    app.get("/api/search")(pages.search)
-    app.get("/check/{check_id}", response_class=HTMLResponse)(pages.qa.check)
-    app.post("/check/{check_id}")(pages.qa.answer)
-    app.get("/qa", response_class=HTMLResponse)(pages.qa.report)
-    app.post("/qa/{check_id}")(pages.qa.rule)
-    app.get("/favicon.ico")(_no_icon)
+    # Pages are left out of the OpenAPI document: it describes the API alone.
+    shown = (
+        ("/", pages.queue),
+        ("/item/{review_id}", pages.item),
+        ("/check/{check_id}", pages.qa.check),
+        ("/qa", pages.qa.report),
+    )
+    for path, page in shown:
+        app.get(path, response_class=HTMLResponse, include_in_schema=False)(page)
+    posted = (
+        ("/item/{review_id}", pages.decide),
+        ("/undo", pages.undo),
+        ("/bulk", pages.bulk),
+        ("/reviewer", pages.name_reviewer),
+        ("/check/{check_id}", pages.qa.answer),
+        ("/qa/{check_id}", pages.qa.rule),
+    )
+    for path, action in posted:
+        app.post(path, include_in_schema=False)(action)
+    app.get("/api/search", include_in_schema=False)(pages.search)
+    app.get("/favicon.ico", include_in_schema=False)(_no_icon)
+    app.include_router(suggest_router(bench.suggest_pipeline))
+    app.get("/docs", response_class=HTMLResponse, include_in_schema=False)(
+        lambda: docs_page(OPENAPI_PATH, SWAGGER_ASSETS)
+    )
     return app
 
 
@@ -215,13 +252,28 @@ def _guard(bench: Workbench) -> Callable[[Request, Handler], Awaitable[Response]
                 )
         if request.method == "POST" and not _same_origin(request):
             return _plain(403, "cross-origin request refused")
+        api_post = request.method == "POST" and request.url.path.startswith("/api/")
+        if api_post and (refused := _body_refused(request)):
+            return refused
         response = await call_next(request)
-        response.headers["Content-Security-Policy"] = CSP
+        response.headers["Content-Security-Policy"] = (
+            DOCS_CSP if request.url.path == "/docs" else CSP
+        )
         response.headers["X-Content-Type-Options"] = "nosniff"
         response.headers["Referrer-Policy"] = "same-origin"  # no-referrer would send Origin: null
         return response
 
     return guard
+
+
+def _body_refused(request: Request) -> Response | None:
+    """An API body is refused before it is read when it is too big, or unannounced."""
+    length = request.headers.get("content-length")
+    if length is None or not length.isdigit():
+        return _plain(411, "send the body's Content-Length")
+    if int(length) > MAX_BODY_BYTES:
+        return _plain(413, f"the body is {length} bytes; at most {MAX_BODY_BYTES}")
+    return None
 
 
 def same_secret(offered: str, secret: str) -> bool:
