@@ -112,11 +112,19 @@ def stub_pipeline(
     top_n: int = 2,
     rerank_gap: float | None = None,
     trained: TrainedModels | None = None,
+    unmappable_cut: float = 0.0,
 ) -> Pipeline:
+    """The stages on the stub embedder. The unmappable gate is off unless asked for: its
+    shipped cut is on the MiniLM's cosine scale, not on the stub's bag-of-words one."""
     hub = small_hub()
     embedder = StubEmbedder()
     settings = LinkerSettings(
-        threshold=threshold, top_k=top_k, top_n=top_n, cache_dir=None, rerank_gap=rerank_gap
+        threshold=threshold,
+        top_k=top_k,
+        top_n=top_n,
+        cache_dir=None,
+        rerank_gap=rerank_gap,
+        unmappable_cut=unmappable_cut,
     )
     return assemble(settings, hub, embedder, build_index(hub, embedder, None), scorer, trained)
 

@@ -186,6 +186,7 @@ def assemble(
         threshold,
         settings.top_n,
         models,
+        settings.unmappable_cut,
     )
 
 

@@ -19,6 +19,11 @@ from librarian.schemas.routing import RoutingMode
 
 # Used only when the uncalibrated scorer is asked for explicitly.
 UNCALIBRATED_THRESHOLD = 0.80
+# The unmappable gate: the 5th percentile of the best hub cosine of the 1,174 packaged
+# linked sections under the shipped int8 MiniLM (`python scripts/ood_gate.py`); learnt
+# leave-one-framework-out it calls 6.6% of linked sections unmappable and catches 97.5% of
+# off-topic text (docs/quality.md). Another embedder has another scale: measure it there.
+UNMAPPABLE_CUT = 0.361
 # `librarian train`'s random seed.
 DEFAULT_SEED = 13
 # A source's own decisions adapt its calibration once it has this many.
@@ -75,6 +80,16 @@ class LinkerSettings(BaseModel):
             le=1.0,
         ),
     ] = None
+    unmappable_cut: Annotated[
+        float,
+        _opt(
+            "--unmappable-cut",
+            "a section going to review whose best hub cosine is below this is marked "
+            "UNMAPPABLE: no CRE covers it (0: no gate; docs/quality.md)",
+            ge=0.0,
+            le=1.0,
+        ),
+    ] = UNMAPPABLE_CUT
     wrong_budget: Annotated[
         float,
         _opt(

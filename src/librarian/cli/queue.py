@@ -156,6 +156,7 @@ def _sources_status(url: str) -> None:
             }
     finally:
         engine.dispose()
+    _status_line(url)
     open_items = sum(p.open_items for p in sources)
     decided = sum(p.decisions for p in sources)
     out.print(
@@ -185,6 +186,26 @@ def _sources_status(url: str) -> None:
             ),
             markup=False,
         )
+
+
+def _status_line(url: str) -> None:
+    """How many stored sections have each of OpenCRE's statuses."""
+    from sqlalchemy.orm import Session
+
+    from librarian.store.db import make_engine
+    from librarian.store.status import status_counts
+
+    engine = make_engine(url)
+    try:
+        with Session(engine) as session:
+            by_status = status_counts(session)
+    finally:
+        engine.dispose()
+    out.print(
+        "  sections by status (OpenCRE's names): "
+        + ", ".join(f"{name} {n}" for name, n in by_status.items()),
+        markup=False,
+    )
 
 
 @app.command("migrate")

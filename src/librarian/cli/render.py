@@ -89,6 +89,9 @@ def explanation(envelope: Envelope, description: str, threshold: float) -> None:
             f"decision: REVIEW ({envelope.reason_code}), threshold {threshold:.3f}; flags: {flags}"
         )
     )
+    gate = next((p for p in envelope.retrieval.retriever.split("; ") if "unmappable" in p), None)
+    if gate is not None:
+        out.print(plain(f"UNMAPPABLE: no CRE covers it well ({gate}); see docs/quality.md"))
     for link in envelope.suggested_links or []:
         out.print(plain(f"  suggest {link.cre_id} confidence {link.confidence:.3f}"))
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
@@ -279,6 +280,13 @@ def review_export(
     since: Annotated[
         datetime | None, typer.Option(help="only items created at or after this time (UTC)")
     ] = None,
+    reason: Annotated[
+        str | None,
+        typer.Option(
+            help="only items of this reason, e.g. UNMAPPABLE: the sections no CRE covers, "
+            "to propose new CREs from"
+        ),
+    ] = None,
     hub: HubsOpt = None,
     home: HomeOpt = None,
 ) -> None:
@@ -290,15 +298,11 @@ def review_export(
 
     if out_file is not None:
         writable_file(out_file)
-    chosen = _export_status(fmt, status)
-    if since is not None and fmt in ("human-decision", "myopencre"):
-        raise UsageError(f"--since picks review items; --format {fmt} exports every one")
-    if since is not None and since.tzinfo is None:
-        since = since.replace(tzinfo=UTC)
+    picked = _picked(fmt, _export_status(fmt, status), since, reason)
     engine = make_engine(database(db, home_of(home), create=False, reads_only=True))
     try:
         with Session(engine) as session:
-            text, said = _exported(session, fmt, chosen, since, catalogue_paths(hub))
+            text, said = _exported(session, fmt, picked, catalogue_paths(hub))
     finally:
         engine.dispose()
     if out_file is None:
@@ -320,12 +324,24 @@ def _export_status(fmt: str, status: str | None) -> str:
     return status or "open"
 
 
+@dataclass(frozen=True)
+class _Picked:
+    status: str
+    since: datetime | None = None
+    reason: str | None = None
+
+
+def _picked(fmt: str, status: str, since: datetime | None, reason: str | None) -> _Picked:
+    if (since is not None or reason is not None) and fmt in ("human-decision", "myopencre"):
+        picks = "--since and --reason pick review items"
+        raise UsageError(f"{picks}; --format {fmt} exports every one")
+    if since is not None and since.tzinfo is None:
+        since = since.replace(tzinfo=UTC)
+    return _Picked(status, since, reason)
+
+
 def _exported(
-    session: Session,
-    fmt: str,
-    status: str,
-    since: datetime | None,
-    hubs: tuple[Path, tuple[Path, ...]],
+    session: Session, fmt: str, picked: _Picked, hubs: tuple[Path, tuple[Path, ...]]
 ) -> tuple[str, str]:
     """The export's text, and what it holds in words."""
     from librarian.review.sheets import to_csv, to_html, to_human_decisions, to_jsonl
@@ -339,11 +355,11 @@ def _exported(
         from librarian.catalogue.teams import load_hubs
         from librarian.review.myopencre import counted, links_to_export, to_myopencre
 
-        links = links_to_export(session, with_auto=status == "linked")
+        links = links_to_export(session, with_auto=picked.status == "linked")
         by = counted(links)
         said = ", ".join(f"{n} {kind}" for kind, n in sorted(by.items())) or "0"
         return to_myopencre(links, load_hubs(hubs[0], hubs[1])), f"links: {said}"
-    items = review_items(session, status, since)  # type: ignore[arg-type]
+    items = review_items(session, picked.status, picked.since, picked.reason)  # type: ignore[arg-type]
     render = {"csv": to_csv, "jsonl": to_jsonl}.get(fmt, to_html)
     return render(items), f"{len(items)} review items"
 

@@ -6,7 +6,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from librarian.errors import RunError
-from librarian.schemas.envelopes import Envelope, LinkProposal
+from librarian.schemas.envelopes import Envelope, LinkProposal, review_reason
 from librarian.schemas.records import BatchResult, Outcome, RawBatch, Rejection, RunSummary, Skip
 from librarian.text import markdown_cell
 
@@ -27,7 +27,7 @@ def count_envelopes(summary: RunSummary, envelopes: Iterable[Envelope]) -> None:
             _bump(summary, Outcome.LINKED, envelope.links[0].link_type)
         else:
             summary.review += 1
-            _bump(summary, Outcome.REVIEW, envelope.reason_code.value)
+            _bump(summary, Outcome.REVIEW, review_reason(envelope))
 
 
 def count_rejections(summary: RunSummary, rejections: Iterable[Rejection]) -> None:

@@ -65,7 +65,14 @@ from librarian.pipeline.stages import (
 from librarian.retrieval.flat import ScoredHub
 from librarian.retrieval.index import HubIndex
 from librarian.retrieval.why import why
-from librarian.schemas.envelopes import Candidate, Envelope, Link, Retrieval
+from librarian.schemas.envelopes import (
+    UNMAPPABLE_AUDIT,
+    Candidate,
+    Envelope,
+    Link,
+    ReasonCode,
+    Retrieval,
+)
 from librarian.schemas.records import (
     BatchResult,
     EarlierItem,
@@ -194,6 +201,8 @@ class Pipeline:
     threshold: float
     top_n: int
     models: dict[str, str | None] = field(default_factory=dict)
+    # Below this best hub cosine a section going to review is unmappable (0: no gate).
+    unmappable_cut: float = 0.0
 
     @property
     def models_digest(self) -> str:
@@ -447,8 +456,12 @@ class Pipeline:
             rationale = f"top candidate '{first.cre_name}' at {top:.3f} >= {threshold:.3f}"
             if first.cre_id in reasons:
                 rationale += f"; {reasons[first.cre_id]}"
+        audit = f"{described}; source={status.describe()}"
+        best = max((c.score_vector for c in candidates), default=0.0)
+        if decision.reason == ReasonCode.BELOW_THRESHOLD and best < self.unmappable_cut:
+            audit += f"; {UNMAPPABLE_AUDIT}{best:.3f} < {self.unmappable_cut:.3f}"
         retrieval = Retrieval(
-            retriever=f"{described}; source={status.describe()}",
+            retriever=audit,
             candidates=candidates,
             reranked=reranked,
             threshold=threshold,

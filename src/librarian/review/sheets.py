@@ -39,6 +39,7 @@ _FORMULA_START = frozenset("=+-@")
 CSV_COLUMNS = (
     "review_id",
     "created_at",
+    "section_status",
     "reason",
     "flags",
     "chunk_id",
@@ -74,6 +75,7 @@ def _flat(item: OpenItem) -> dict[str, str]:
     row = {
         "review_id": item.review_id,
         "created_at": item.created_at.isoformat(),
+        "section_status": item.section_status,
         "reason": item.reason,
         "flags": " ".join(item.flags),
         "chunk_id": item.chunk_id,
@@ -109,6 +111,7 @@ def to_jsonl(items: Iterable[OpenItem]) -> str:
                     "review_id": item.review_id,
                     "created_at": item.created_at.isoformat(),
                     "status": item.status,
+                    "section_status": item.section_status,
                     "reason": item.reason,
                     "flags": list(item.flags),
                     "chunk_id": item.chunk_id,
@@ -154,7 +157,8 @@ def to_html(items: Sequence[OpenItem], title: str = "librarian: review queue") -
         flags = f' <span class="flag">{e(" ".join(item.flags))}</span>' if item.flags else ""
         rows.append(
             f"<tr><td>{e(item.created_at.strftime('%Y-%m-%d %H:%M'))}</td>"
-            f"<td>{e(item.reason)}{flags}</td><td class='t'>{e(visible(item.text))}<br>"
+            f"<td>{e(item.section_status)}<br>{e(item.reason)}{flags}</td>"
+            f"<td class='t'>{e(visible(item.text))}<br>"
             f"<small>{e(item.chunk_id)} {link}</small></td><td>{bars}</td>"
             f"<td><code>{e(item.review_id)}</code></td></tr>"
         )
@@ -203,7 +207,7 @@ _PAGE = """<!doctype html>
 (<code>librarian review export --format csv</code>) and load it with
 <code>librarian review import</code>.</p>
 <input id="q" placeholder="filter: any text, reason or CRE id" autofocus>
-<table><thead><tr><th>created</th><th>reason</th><th>section</th>
+<table><thead><tr><th>created</th><th>status, reason</th><th>section</th>
 <th>suggestions (confidence)</th><th>review id</th></tr></thead>
 <tbody id="rows">
 {rows}

@@ -87,7 +87,13 @@ CSP = (
     "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; "
     "connect-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'"
 )
-REASONS = ("BELOW_THRESHOLD", "NO_CANDIDATES", "ADVERSARIAL_FLAG", "UPDATE_AMBIGUOUS")
+REASONS = (
+    "BELOW_THRESHOLD",
+    "UNMAPPABLE",
+    "NO_CANDIDATES",
+    "ADVERSARIAL_FLAG",
+    "UPDATE_AMBIGUOUS",
+)
 SORTS = (
     ("oldest", "oldest first"),
     ("newest", "newest first"),

@@ -55,7 +55,7 @@ class QaPages:
             return pages.problem(request, 404, "no such item", found.review_id)
         context = pages.item_context(detail)
         # Blind: what was decided, by whom and when is not shown, nor that this is a check.
-        context.update(decision=None, history=(), diff=None, open=True)
+        context.update(decision=None, history=(), diff=None, open=True, check_blind=True)
         return pages.render(
             request,
             "item.html",

@@ -29,6 +29,13 @@ class ReasonCode(StrEnum):
     UPDATE_AMBIGUOUS = "UPDATE_AMBIGUOUS"
 
 
+# Our reason beside the RFC's four: no CRE covers the section (the unmappable gate). The
+# RFC's ReviewItem has no such code, so its envelope says BELOW_THRESHOLD and, in its
+# retrieval audit, why; the store, the run summary and the workbench say UNMAPPABLE.
+UNMAPPABLE = "UNMAPPABLE"
+UNMAPPABLE_AUDIT = "unmappable: best hub cosine "
+
+
 class AdversarialFlag(StrEnum):
     UNKNOWN_CRE_REFERENCE = "UNKNOWN_CRE_REFERENCE"
     CONFLICTING_CRE_REFERENCES = "CONFLICTING_CRE_REFERENCES"
@@ -125,3 +132,10 @@ Envelope = LinkProposal | ReviewItem
 def dump_envelope(envelope: Envelope) -> dict[str, Any]:
     """JSON-ready dict, unset optionals omitted (consumers refuse unknown keys, not absent ones)."""
     return envelope.model_dump(mode="json", exclude_none=True)
+
+
+def review_reason(envelope: ReviewItem) -> str:
+    """Why a person must look, in our words: the RFC's code, or UNMAPPABLE."""
+    if UNMAPPABLE_AUDIT in envelope.retrieval.retriever:
+        return UNMAPPABLE
+    return envelope.reason_code.value

@@ -12,7 +12,13 @@ from sqlalchemy import Connection, Engine, func, or_, select, tuple_, update
 from sqlalchemy.exc import InterfaceError, OperationalError, SQLAlchemyError
 from sqlalchemy.orm import Session
 
-from librarian.schemas.envelopes import Envelope, LinkProposal, ReviewItem, dump_envelope
+from librarian.schemas.envelopes import (
+    Envelope,
+    LinkProposal,
+    ReviewItem,
+    dump_envelope,
+    review_reason,
+)
 from librarian.schemas.records import PriorDecision, RejectCode, Rejection, Section, Skip, SkipCode
 from librarian.schemas.routing import RoutingDecision
 from librarian.sql import StoreError, reason
@@ -421,7 +427,7 @@ def _decision_row(
     if isinstance(envelope, LinkProposal):
         status, top, confidence = LINKED, envelope.links[0].cre_id, envelope.links[0].confidence
     else:
-        status, reason, review = REVIEW_REQUIRED, str(envelope.reason_code), envelope.review_id
+        status, reason, review = REVIEW_REQUIRED, review_reason(envelope), envelope.review_id
         if envelope.suggested_links:
             top = envelope.suggested_links[0].cre_id
             confidence = envelope.suggested_links[0].confidence

@@ -17,6 +17,7 @@ from sqlalchemy.orm import Session
 
 from librarian.schemas.records import split_plain_locator_id
 from librarian.store.decisions import REVIEW_REQUIRED
+from librarian.store.status import NEEDS_REVIEW, section_status, standing_actions
 from librarian.store.tables import DecisionRow, HumanDecisionRow
 
 ItemStatus = Literal["open", "decided", "all"]
@@ -47,6 +48,7 @@ class OpenItem:
     confidence: float | None = None
     row_id: int = 0
     label: str = ""  # where the section is, for people: "policy.csv § SEC-01 — Passwords"
+    section_status: str = NEEDS_REVIEW  # OpenCRE's name for where it stands (store/status.py)
 
 
 @dataclass(frozen=True)
@@ -153,7 +155,7 @@ def queue_page(session: Session, flt: QueueFilter, page: int = 1, size: int = 50
     ).all()
     decided = {str(r.review_id): active_decision(session, r.id) for r in rows if r.consumed_at}
     return QueuePage(
-        [_item(r) for r in rows],
+        _items(session, rows),
         int(total),
         max(page, 1),
         size,
@@ -163,12 +165,15 @@ def queue_page(session: Session, flt: QueueFilter, page: int = 1, size: int = 50
 
 
 def review_items(
-    session: Session, status: ItemStatus = "open", since: datetime | None = None
+    session: Session,
+    status: ItemStatus = "open",
+    since: datetime | None = None,
+    reason: str | None = None,
 ) -> list[OpenItem]:
-    """Every item of a status, oldest first (for the file exports)."""
-    query = _matching(QueueFilter(status=status, since=since))
-    rows = session.execute(query.order_by(*_ORDER["oldest"])).scalars()
-    return [_item(row) for row in rows]
+    """Every item of a status (and a reason), oldest first (for the file exports)."""
+    query = _matching(QueueFilter(status=status, since=since, reason=reason))
+    rows = session.execute(query.order_by(*_ORDER["oldest"])).scalars().all()
+    return _items(session, rows)
 
 
 def items_by_id(session: Session, review_ids: Sequence[str]) -> list[OpenItem]:
@@ -177,7 +182,7 @@ def items_by_id(session: Session, review_ids: Sequence[str]) -> list[OpenItem]:
     for start in range(0, len(review_ids), 500):
         part = list(review_ids[start : start + 500])
         rows = session.execute(select(DecisionRow).where(DecisionRow.review_id.in_(part)))
-        found.update((row.review_id, _item(row)) for row in rows.scalars() if row.review_id)
+        found.update((item.review_id, item) for item in _items(session, rows.scalars().all()))
     return [found[r] for r in review_ids if r in found]
 
 
@@ -201,7 +206,12 @@ def neighbour(
     return None if found is None else found.review_id
 
 
-def _item(row: DecisionRow) -> OpenItem:
+def _items(session: Session, rows: Sequence[DecisionRow]) -> list[OpenItem]:
+    actions = standing_actions(session, [r.id for r in rows if r.consumed_at is not None])
+    return [_item(row, actions.get(row.id)) for row in rows]
+
+
+def _item(row: DecisionRow, action: str | None = None) -> OpenItem:
     envelope: dict[str, Any] = row.envelope
     names = {
         c["cre_id"]: c["cre_name"] for c in envelope.get("retrieval", {}).get("candidates", [])
@@ -227,6 +237,9 @@ def _item(row: DecisionRow) -> OpenItem:
         confidence=row.confidence,
         row_id=row.id,
         label=section_label(envelope.get("knowledge", {}), row.chunk_id),
+        section_status=section_status(
+            row.status, row.reason_code, row.consumed_at is not None, action
+        ),
     )
 
 
@@ -305,7 +318,8 @@ def item_detail(session: Session, review_id: str) -> ItemDetail | None:
     )
     history = decision_history(session, row.id)
     standing = next((d for d in reversed(history) if d.state == "stands"), None)
-    return ItemDetail(_item(row), row.envelope, headings, prior, standing, history)
+    item = _item(row, standing.action if standing else None)
+    return ItemDetail(item, row.envelope, headings, prior, standing, history)
 
 
 def active_decision(session: Session, row_id: int) -> ActiveDecision | None:
