@@ -6,7 +6,8 @@ them); `/qa` shows the agreement figures and the disagreements a lead rules on.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Callable
+from typing import TYPE_CHECKING, TypeVar
 
 from fastapi import Request
 from fastapi.responses import HTMLResponse, Response
@@ -16,11 +17,12 @@ from sqlalchemy.orm import Session
 from librarian.review.qa import FIRST, SECOND, adjudicate, answer_check, qa_report
 from librarian.store.human import ReviewError
 from librarian.store.qa import check_for, pending_check
-from librarian.store.review import QueueFilter, item_detail, queue_page
+from librarian.store.review import OpenItem, QueueFilter, item_detail, queue_page
 
 if TYPE_CHECKING:
     from librarian.review.web import _Pages
 
+T = TypeVar("T")
 # The words a reviewer sees after answering a check: those after any decision.
 ANSWERED = "recorded"
 
@@ -69,26 +71,37 @@ class QaPages:
         )
 
     async def answer(self, request: Request, check_id: int) -> Response:
-        from librarian.review.web import BUSY, _request, url
+        from librarian.review.web import _request, url
 
         pages = self.pages
         signed = await pages.signed_form(request, "who is answering?")
         if isinstance(signed, Response):
             return signed
         form, reviewer = signed
-        try:
-            with Session(pages.bench.engine) as session, session.begin():
-                check = check_for(session, check_id, reviewer)
-                answer_check(
-                    session, check_id, _request(check.review_id, reviewer, form), pages.hub_ids
-                )
-                first = queue_page(session, QueueFilter(), 1, 1).items
-        except ReviewError as exc:
-            return pages.problem(request, 400, "not recorded", str(exc))
-        except OperationalError:
-            return pages.problem(request, 503, "busy, try again", BUSY)
+
+        def work(session: Session) -> list[OpenItem]:
+            check = check_for(session, check_id, reviewer)
+            asked = _request(check.review_id, reviewer, form)
+            answer_check(session, check_id, asked, pages.hub_ids)
+            return queue_page(session, QueueFilter(), 1, 1).items
+
+        first = self.recorded(request, work)
+        if isinstance(first, Response):
+            return first
         target = url("item", first[0].review_id) if first else url("queue")
         return pages.redirect(target, ANSWERED)
+
+    def recorded(self, request: Request, work: Callable[[Session], T]) -> T | Response:
+        """`work` in one transaction, or the page saying why nothing was recorded."""
+        from librarian.review.web import BUSY
+
+        try:
+            with Session(self.pages.bench.engine) as session, session.begin():
+                return work(session)
+        except ReviewError as exc:
+            return self.pages.problem(request, 400, "not recorded", str(exc))
+        except OperationalError:
+            return self.pages.problem(request, 503, "busy, try again", BUSY)
 
     async def report(self, request: Request) -> HTMLResponse:
         pages = self.pages
@@ -104,7 +117,7 @@ class QaPages:
         )
 
     async def rule(self, request: Request, check_id: int) -> Response:
-        from librarian.review.web import BUSY, url
+        from librarian.review.web import url
 
         pages = self.pages
         signed = await pages.signed_form(request, "who is ruling?")
@@ -117,11 +130,9 @@ class QaPages:
         outcome = str(form.get("outcome") or "")
         if outcome not in (FIRST, SECOND):
             return pages.problem(request, 400, "not recorded", "rule: first or second")
-        try:
-            with Session(pages.bench.engine) as session, session.begin():
-                said = adjudicate(session, check_id, reviewer, outcome, pages.hub_ids)
-        except ReviewError as exc:
-            return pages.problem(request, 400, "not recorded", str(exc))
-        except OperationalError:
-            return pages.problem(request, 503, "busy, try again", BUSY)
+        said = self.recorded(
+            request, lambda s: adjudicate(s, check_id, reviewer, outcome, pages.hub_ids)
+        )
+        if isinstance(said, Response):
+            return said
         return pages.redirect(url("qa"), said)
