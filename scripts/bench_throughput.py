@@ -119,9 +119,19 @@ def main() -> None:
                 raise SystemExit(f"{label}: librarian run exited {code}")
             summary = json.loads((out / "summary.json").read_text())
             timings = summary["timings_s"]
-            # Top-level stages only: the linker's own stages (embed, retrieve, ...) happen
-            # inside wait_for_link and would be counted twice.
-            top = ("read_validate", "store_read", "wait_for_link", "store_write", "write")
+            # The runner's own steps only: the linker's stages (embed, retrieve, ...) happen
+            # inside wait_for_prepare and wait_for_link and would be counted twice. (Before
+            # the streaming runner, preparing was part of wait_for_link; leaving
+            # wait_for_prepare out counted a third of the loop and showed 560 sections/s.)
+            top = (
+                "read_validate",
+                "store_read",
+                "wait_for_prepare",
+                "source_level",
+                "wait_for_link",
+                "store_write",
+                "write",
+            )
             loop = sum(timings.get(k, 0.0) for k in top)
             results.append(
                 {
