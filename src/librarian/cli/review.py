@@ -80,6 +80,15 @@ def review_serve(
         ),
     ] = None,
     lead: LeadOpt = None,
+    qa_every: Annotated[
+        int,
+        typer.Option(
+            "--qa-every",
+            min=0,
+            help="a reviewer's waiting QA check (`review qa`) comes after every N decisions "
+            "(0: never)",
+        ),
+    ] = 5,
     hub: HubsOpt = None,
     home: HomeOpt = None,
 ) -> None:
@@ -99,18 +108,23 @@ def review_serve(
     bench = workbench(engine, catalogue_paths(hub), home_of(home), token, host)
     bench.reviewer = reviewer or os.environ.get(REVIEWER_ENV)
     bench.leads = frozenset(name.strip() for name in lead or () if name.strip())
-    # A token the operator typed is printed once, as the link to open; one kept in the
-    # environment stays there (the terminal, its scrollback, a log may be read by others).
-    shown = f"http://{host}:{port}/" + (
-        f"?token={token}" if token and not from_env else f"?token=${TOKEN_ENV}" if token else ""
-    )
-    err.print(f"review workbench on {shown} over {redacted(url)} (Ctrl-C stops)", markup=False)
-    api = f"http://{host}:{port}"
-    err.print(f"suggest API: POST {api}/api/v1/suggest (docs: {api}/docs)", markup=False)
+    bench.qa_every = qa_every
+    _announce(f"http://{host}:{port}", token, from_env, url)
     try:
         uvicorn.run(create_app(bench), host=host, port=port, log_level="warning")
     finally:
         engine.dispose()
+
+
+def _announce(base: str, token: str | None, from_env: bool, url: str) -> None:
+    """Where the workbench and its API are. A token the operator typed is printed once, as
+    the link to open; one kept in the environment stays there (the terminal, its
+    scrollback, a log may be read by others)."""
+    shown = f"{base}/" + (
+        f"?token={token}" if token and not from_env else f"?token=${TOKEN_ENV}" if token else ""
+    )
+    err.print(f"review workbench on {shown} over {redacted(url)} (Ctrl-C stops)", markup=False)
+    err.print(f"suggest API: POST {base}/api/v1/suggest (docs: {base}/docs)", markup=False)
 
 
 MIN_TOKEN_CHARS = 16
