@@ -153,3 +153,46 @@ def test_one_registry_names_every_shape(tmp_path: Path) -> None:
     queue.write_text('{"chunk_id": "c", "llm_label": "KNOWLEDGE", "text": "x"}\n')
     assert plain_shape(queue) is None  # the queue's JSONL is streamed, not a plain shape
     assert plain_shape(POLICY) is not None and plain_shape(tmp_path / "x.odt") is None
+
+
+def test_a_pdf_whose_outline_lists_chapters_alone(tmp_path: Path) -> None:
+    """As real manuals are (two Debian package manuals were read this way): the outline
+    lists the chapters, the sections are numbered headings in the text, a table of
+    contents comes first, and prose may open with a name like "ASN.1"."""
+    from fpdf import FPDF
+
+    pdf = FPDF()
+    pdf.set_font("helvetica", size=11)
+    pdf.add_page()
+    for entry in ("1 Sessions . . . . . . . . . 2", "1.1 Tokens . . . . . . . . . . 2"):
+        pdf.cell(0, 8, entry, new_x="LMARGIN", new_y="NEXT")
+    pdf.add_page()
+    pdf.start_section("1 Sessions", level=0)
+    lines = [
+        "1 Sessions",
+        "Sessions are kept on the server.",
+        "1.1 Tokens",
+        "TOK-1 Tokens must be rotated after login.",
+        "ASN.1 encodings are not used for tokens.",
+        "1.2 Expiry",
+        "Idle sessions end after thirty minutes.",
+    ]
+    for text in lines:
+        pdf.cell(0, 8, text, new_x="LMARGIN", new_y="NEXT")
+    path = tmp_path / "manual.pdf"
+    pdf.output(str(path))
+    assert sections(path) == [
+        ("1-sessions", "Sessions are kept on the server.", ["1 Sessions"], "1 Sessions"),
+        (
+            "TOK-1",
+            "Tokens must be rotated after login. ASN.1 encodings are not used for tokens.",
+            ["1 Sessions", "1.1 Tokens"],
+            "1.1 Tokens",
+        ),
+        (
+            "1-sessions/1-2-expiry",
+            "Idle sessions end after thirty minutes.",
+            ["1 Sessions", "1.2 Expiry"],
+            "1.2 Expiry",
+        ),
+    ]

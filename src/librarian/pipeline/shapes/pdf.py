@@ -1,8 +1,9 @@
 """A PDF, read with pypdf: text by line with its page and line, running headers and
-footers removed, sections from the outline (bookmarks) when it has one, else from
-numbered headings ("4.2.1 Session management"). Within a section, a line that opens with
-a requirement id starts a section of its own and the lines after it continue it; text
-under a heading with no requirement in it is one section, its id the heading's slug.
+footers removed, a table of contents skipped, sections from the outline (bookmarks) and
+from the numbered headings ("4.2.1 Session management") it does not list. Within a
+section, a line that opens with a requirement id starts a section of its own and the
+lines after it continue it; text under a heading with no requirement in it is one
+section, its id the heading's slug.
 
 Refused in one line: a damaged file, one that needs a password to open, and one with no
 text layer (a scan: nothing to read without OCR).
@@ -29,6 +30,8 @@ from librarian.pipeline.shapes.rows import (
 # A numbered heading when there is no outline: a short line, "4.2 Title words", no
 # closing full stop (a requirement "4.2.1 Passwords must be hashed." is a sentence).
 NUMBERED_HEADING = re.compile(r"^(?P<number>\d+(?:\.\d+)*)\.?\s+(?P<title>[^\W\d].{0,78}[^.:;,])$")
+# A line of a table of contents: dot leaders, then a page number.
+TABLE_OF_CONTENTS = re.compile(r"(?:\.\s*){4,}\d+\s*$")
 SAME_LINE = 2.0  # points: text fragments this close in height are one line
 RUNNING = 0.6  # a first or last line on this share of pages (or more) is a running header
 
@@ -169,18 +172,26 @@ class _Sections:
             while upcoming and _reached(upcoming[0], line):
                 yield from self.flush()
                 self.enter(upcoming.pop(0))
-            if self.outline:
-                if self.path and line.text == self.path[-1][1]:
-                    continue  # the heading's own line
-            elif heading := NUMBERED_HEADING.match(line.text):
+            if TABLE_OF_CONTENTS.search(line.text):
+                continue  # "2.1 Naming . . . . . 3": the contents, not a section
+            heading = NUMBERED_HEADING.match(line.text)
+            titles = {line.text, heading.group("title")} if heading else {line.text}
+            if self.outline and self.path and self.path[-1][1] in titles:
+                continue  # the heading's own line, numbered or not
+            if heading and _plausible(heading):
+                # A numbered heading the outline does not list (an outline often holds
+                # the chapters alone) is a heading too, at its number's depth.
                 yield from self.flush()
                 level = heading.group("number").count(".") + 1
-                self.enter(Heading(line.page, line.y, level, heading.group("title")))
+                title = line.text if self.outline else heading.group("title")
+                self.enter(Heading(line.page, line.y, level, title))
                 continue
             yield from self.line(line)
         yield from self.flush()
 
     def enter(self, heading: Heading) -> None:
+        if self.path and self.path[-1] == (heading.level, heading.title):
+            return  # a bookmark to the numbered heading just read: the same heading
         self.path = [
             *(p for p in self.path if p[0] < heading.level),
             (heading.level, heading.title),
@@ -214,6 +225,12 @@ class _Sections:
         self.count += 1
         where = f"page {first.page}, line {first.number}"
         return replace(PlainRow(self.count, row_id, text, title, None, path), where=where)
+
+
+def _plausible(heading: re.Match[str]) -> bool:
+    """A numbered heading: its title opens with a capital, its number not with a 0 (a
+    line of a code listing, "0 with this …", is no chapter)."""
+    return heading.group("title")[0].isupper() and not heading.group("number").startswith("0")
 
 
 def _reached(heading: Heading, line: Line) -> bool:

@@ -78,8 +78,11 @@ def text_of(path: Path) -> str:
 
 
 # A requirement's own id at the start of a paragraph or line: "SEC-01", "AC-2", "R1",
-# "V2.1.1", "4.2.1" (the text after it is the requirement).
+# "V2.1.1", "4.2.1"; the requirement after it opens with a capital, a digit, a quote or a
+# bracket
+# ("ASN.1 definitions must …" is prose naming a standard, not requirement ASN.1).
 REQUIREMENT_ID = re.compile(
-    r"^\s*(?P<id>(?:[A-Z][A-Z0-9]*[-.:]?\d+(?:[.-]\d+)*|\d+(?:\.\d+)+))[.:)]?\s+(?P<text>\S.*)$",
+    r"^\s*(?P<id>(?:[A-Z][A-Z0-9]*[-.:]?\d+(?:[.-]\d+)*|\d+(?:\.\d+)+))[.:)]?\s+"
+    r"(?P<text>[A-Z\d\"'(\u201c\u2018].*)$",
     re.S,
 )
