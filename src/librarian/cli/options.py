@@ -14,6 +14,7 @@ import functools
 import inspect
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, fields
+from datetime import datetime
 from pathlib import Path
 from typing import Annotated, Any, Literal, TypeVar, get_args, get_origin, get_type_hints
 
@@ -85,6 +86,10 @@ _HELP = {
     "source": "sentence-transformers directory (default: the packaged MiniLM)",
     "seed": "random seed",
     "force": "train even when the models are up to date",
+    "since": "only items created at or after this time (UTC)",
+    "reason": "only items of this reason, e.g. UNMAPPABLE: the sections no CRE covers, to "
+    "propose new CREs from",
+    "sheet": "a filled export (.csv or .jsonl), or HumanDecision JSONL",
     "lead": "a lead reviewer, who may change anyone's decision (repeatable); every reviewer "
     "may change their own",
 }
@@ -93,6 +98,9 @@ HomeOpt = Annotated[Path | None, opt("--home", _HELP["home"], show_default=False
 DbOpt = Annotated[str | None, opt("--db", _HELP["db"])]
 HubsOpt = Annotated[list[Path] | None, opt("--hub", _HELP["hubs"], show_default=False)]
 LeadOpt = Annotated[list[str] | None, opt("--lead", _HELP["lead"], show_default=False)]
+SinceOpt = Annotated[datetime | None, opt("--since", _HELP["since"])]
+ReasonOpt = Annotated[str | None, opt("--reason", _HELP["reason"])]
+SheetArg = Annotated[Path, typer.Argument(help=_HELP["sheet"])]
 HubOpt = Annotated[Path | None, opt("--hub", _HELP["hub"])]
 ScheduleInputArg = Annotated[Path | None, typer.Argument(help=_HELP["input"])]
 CronOpt = Annotated[str, opt("--cron", _HELP["cron"])]
@@ -103,7 +111,10 @@ FromDbOpt = Annotated[bool, opt("--from-db", _HELP["from_db"])]
 # `librarian run`'s own.
 InputArg = Annotated[
     Path | None,
-    typer.Argument(help="queue JSONL, or a CSV / JSONL table or Markdown (omit with --from-db)"),
+    typer.Argument(
+        help="queue JSONL, or a CSV / JSONL table, Markdown, Word (.docx) or PDF (omit with "
+        "--from-db)"
+    ),
 ]
 OutOpt = Annotated[Path | None, opt("--out", "default out/<run-id>/")]
 DryRunOpt = Annotated[bool, opt("--dry-run/--commit", "write files only / write the database")]

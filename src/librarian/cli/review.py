@@ -30,6 +30,9 @@ from librarian.cli.options import (
     HomeOpt,
     HubsOpt,
     LeadOpt,
+    ReasonOpt,
+    SheetArg,
+    SinceOpt,
 )
 from librarian.cli.qa import app as qa_app
 from librarian.errors import InputError, UsageError
@@ -291,16 +294,8 @@ def review_export(
             "automatically)"
         ),
     ] = None,
-    since: Annotated[
-        datetime | None, typer.Option(help="only items created at or after this time (UTC)")
-    ] = None,
-    reason: Annotated[
-        str | None,
-        typer.Option(
-            help="only items of this reason, e.g. UNMAPPABLE: the sections no CRE covers, "
-            "to propose new CREs from"
-        ),
-    ] = None,
+    since: SinceOpt = None,
+    reason: ReasonOpt = None,
     hub: HubsOpt = None,
     home: HomeOpt = None,
 ) -> None:
@@ -380,9 +375,7 @@ def _exported(
 
 @app.command("import")
 def review_import(
-    sheet: Annotated[
-        Path, typer.Argument(help="a filled export (.csv or .jsonl), or HumanDecision JSONL")
-    ],
+    sheet: SheetArg,
     db: DbOpt = None,
     reviewer: ReviewerOpt = None,
     change: Annotated[

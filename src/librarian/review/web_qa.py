@@ -7,14 +7,14 @@ them); `/qa` shows the agreement figures and the disagreements a lead rules on.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from fastapi import Request
 from fastapi.responses import HTMLResponse, Response
 from sqlalchemy.exc import OperationalError
 from sqlalchemy.orm import Session
 
-from librarian.review.qa import FIRST, SECOND, adjudicate, answer_check, qa_report
+from librarian.review.qa import adjudicate, answer_check, qa_report
 from librarian.store.human import ReviewError
 from librarian.store.qa import check_for, pending_check
 from librarian.store.review import OpenItem, QueueFilter, item_detail, queue_page
@@ -23,6 +23,12 @@ if TYPE_CHECKING:
     from librarian.review.web import _Pages
 
 T = TypeVar("T")
+
+
+class NotALead(ReviewError):
+    """A ruling asked by a reviewer who is no lead (403)."""
+
+
 # The words a reviewer sees after answering a check: those after any decision.
 ANSWERED = "recorded"
 
@@ -73,33 +79,35 @@ class QaPages:
     async def answer(self, request: Request, check_id: int) -> Response:
         from librarian.review.web import _request, url
 
-        pages = self.pages
-        signed = await pages.signed_form(request, "who is answering?")
-        if isinstance(signed, Response):
-            return signed
-        form, reviewer = signed
-
-        def work(session: Session) -> list[OpenItem]:
+        def work(session: Session, form: Any, reviewer: str) -> list[OpenItem]:
             check = check_for(session, check_id, reviewer)
             asked = _request(check.review_id, reviewer, form)
-            answer_check(session, check_id, asked, pages.hub_ids)
+            answer_check(session, check_id, asked, self.pages.hub_ids)
             return queue_page(session, QueueFilter(), 1, 1).items
 
-        first = self.recorded(request, work)
+        first = await self.posted(request, "who is answering?", work)
         if isinstance(first, Response):
             return first
         target = url("item", first[0].review_id) if first else url("queue")
-        return pages.redirect(target, ANSWERED)
+        return self.pages.redirect(target, ANSWERED)
 
-    def recorded(self, request: Request, work: Callable[[Session], T]) -> T | Response:
-        """`work` in one transaction, or the page saying why nothing was recorded."""
+    async def posted(
+        self, request: Request, who: str, work: Callable[[Session, Any, str], T]
+    ) -> T | Response:
+        """`work` on a signed form and its reviewer, in one transaction; else the page
+        saying why nothing was recorded (`who`: the question when no reviewer is named)."""
         from librarian.review.web import BUSY
 
+        signed = await self.pages.signed_form(request, who)
+        if isinstance(signed, Response):
+            return signed
+        form, reviewer = signed
         try:
             with Session(self.pages.bench.engine) as session, session.begin():
-                return work(session)
+                return work(session, form, reviewer)
         except ReviewError as exc:
-            return self.pages.problem(request, 400, "not recorded", str(exc))
+            status = 403 if isinstance(exc, NotALead) else 400
+            return self.pages.problem(request, status, "not recorded", str(exc))
         except OperationalError:
             return self.pages.problem(request, 503, "busy, try again", BUSY)
 
@@ -119,20 +127,13 @@ class QaPages:
     async def rule(self, request: Request, check_id: int) -> Response:
         from librarian.review.web import url
 
-        pages = self.pages
-        signed = await pages.signed_form(request, "who is ruling?")
-        if isinstance(signed, Response):
-            return signed
-        form, reviewer = signed
-        if reviewer not in pages.bench.leads:
-            why = "only a lead rules on a disagreement (`review serve --lead NAME`)"
-            return pages.problem(request, 403, "not recorded", why)
-        outcome = str(form.get("outcome") or "")
-        if outcome not in (FIRST, SECOND):
-            return pages.problem(request, 400, "not recorded", "rule: first or second")
-        said = self.recorded(
-            request, lambda s: adjudicate(s, check_id, reviewer, outcome, pages.hub_ids)
-        )
+        def work(session: Session, form: Any, reviewer: str) -> str:
+            if reviewer not in self.pages.bench.leads:
+                raise NotALead("only a lead rules on a disagreement (`review serve --lead NAME`)")
+            outcome = str(form.get("outcome") or "")
+            return adjudicate(session, check_id, reviewer, outcome, self.pages.hub_ids)
+
+        said = await self.posted(request, "who is ruling?", work)
         if isinstance(said, Response):
             return said
-        return pages.redirect(url("qa"), said)
+        return self.pages.redirect(url("qa"), said)

@@ -9,13 +9,16 @@ Revises: 0007
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import sqlalchemy as sa
 from alembic import op
 
-revision = "0008"
-down_revision = "0007"
-branch_labels = None
-depends_on = None
+# Typed, as Alembic's own script template writes them now.
+revision: str = "0008"
+down_revision: str | None = "0007"
+branch_labels: str | Sequence[str] | None = None
+depends_on: str | Sequence[str] | None = None
 
 
 def upgrade() -> None:
