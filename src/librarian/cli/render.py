@@ -55,7 +55,7 @@ def explanation(envelope: Envelope, description: str, threshold: float) -> None:
     shown), every score to 3 decimals, the calibrated confidence as its own column."""
     text = visible(envelope.knowledge.text)
     out.print(plain(f"text: {text[:200]}{'…' if len(text) > 200 else ''}"))
-    from librarian.schemas.envelopes import LinkProposal
+    from librarian.schemas.envelopes import UNMAPPABLE_AUDIT, LinkProposal
 
     links = envelope.links if isinstance(envelope, LinkProposal) else envelope.suggested_links
     confidence = {link.cre_id: link.confidence for link in links or []}
@@ -89,7 +89,8 @@ def explanation(envelope: Envelope, description: str, threshold: float) -> None:
             f"decision: REVIEW ({envelope.reason_code}), threshold {threshold:.3f}; flags: {flags}"
         )
     )
-    gate = next((p for p in envelope.retrieval.retriever.split("; ") if "unmappable" in p), None)
+    parts = envelope.retrieval.retriever.split("; ")
+    gate = next((p for p in parts if p.startswith(UNMAPPABLE_AUDIT)), None)
     if gate is not None:
         out.print(plain(f"UNMAPPABLE: no CRE covers it well ({gate}); see docs/quality.md"))
     for link in envelope.suggested_links or []:

@@ -40,6 +40,7 @@ from librarian.retrieval.hub_search import HubSearch
 from librarian.review.api import DOCS_CSP, MAX_BODY_BYTES, docs_page, suggest_router
 from librarian.review.decisions import DecisionRequest, change, decide
 from librarian.review.web_qa import QaPages
+from librarian.schemas.envelopes import UNMAPPABLE
 from librarian.schemas.human import HumanDecision, Ui
 from librarian.schemas.records import source_key_of
 from librarian.settings import MIN_SOURCE_DECISIONS
@@ -89,7 +90,7 @@ CSP = (
 )
 REASONS = (
     "BELOW_THRESHOLD",
-    "UNMAPPABLE",
+    UNMAPPABLE,
     "NO_CANDIDATES",
     "ADVERSARIAL_FLAG",
     "UPDATE_AMBIGUOUS",
