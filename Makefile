@@ -38,14 +38,20 @@ train: setup
 # (the 50 the librarian asks for first, chosen from the text alone); warm scores only the
 # rest. A warm eval can fail its ECE gate on these frameworks and make says so ("Error 1
 # (ignored)"): nist_800_53's first 50 rows are 6% right, its other 548 22% (docs/quality.md).
+# Then the paired check against 8a42df9's models and code (docs/baseline/): per style and
+# framework, one-to-one frameworks apart; it fails when any group loses significantly.
 dev-eval: setup
 	$(BIN)/librarian train --out models-dev --holdout-dev
 	$(BIN)/librarian eval data/golden/dev.json --models models-dev \
-		--json docs/dev-eval.json --plot docs/reliability-dev.png
+		--json docs/dev-eval.json --plot docs/reliability-dev.png --rows docs/dev-eval-rows.jsonl
 	-$(BIN)/librarian eval data/golden/dev.json --models models-dev --reviewed 50 \
-		--review-order file --json docs/dev-eval-warm.json
+		--review-order file --json docs/dev-eval-warm.json --rows docs/dev-eval-warm-rows.jsonl
 	-$(BIN)/librarian eval data/golden/dev.json --models models-dev --reviewed 50 \
 		--review-order product --json docs/dev-eval-product.json
+	$(BIN)/python scripts/paired_eval.py docs/baseline/dev-eval-rows-8a42df9.jsonl \
+		docs/dev-eval-rows.jsonl --golden data/golden/dev.json
+	$(BIN)/python scripts/paired_eval.py docs/baseline/dev-eval-warm-rows-8a42df9.jsonl \
+		docs/dev-eval-warm-rows.jsonl --golden data/golden/dev.json
 
 golden: setup
 	$(BIN)/python scripts/make_golden.py

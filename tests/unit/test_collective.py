@@ -8,6 +8,7 @@ import random
 import pytest
 
 from librarian.pipeline.source_level import (
+    Linked,
     SlotRow,
     SourceLevelSlot,
     item_index,
@@ -203,3 +204,71 @@ def test_a_sources_priors_are_said_in_words_not_symbols() -> None:
     assert "may share a CRE (40% of the CREs its reviewers chose are distinct)" in shared
     for words in (both, shared):
         assert "lambda" not in words and "inner" not in words and ";" not in words
+
+
+def _contested_source(margin: float, chosen_weight: float = 0.0) -> list[Linked]:
+    """Ten items of a source whose sections map one to one (C0..C9), where items 8 and 9
+    retrieve another item's CRE first, a hair above their own."""
+    from librarian.artifacts.calibrator import Calibrator
+    from librarian.artifacts.source_model import JOINT_FEATURES, SourceModel
+
+    weights = tuple(
+        10.0 if f == "score" else chosen_weight if f == "chosen" else 0.0 for f in JOINT_FEATURES
+    )
+    model = SourceModel(
+        PriorRule(0.5, 0.05, 0.5, 0.0),
+        Calibrator(weights, -5.0, 1, JOINT_FEATURES),
+        0.9,
+        chosen_margin=margin,
+    )
+    rows = [
+        SlotRow(
+            "src",
+            f"k{i}",
+            f"text {i}",
+            [ScoredHub(f"C{i}", 0.8), ScoredHub(f"C{i + 1}", 0.5)],
+            None,
+        )
+        for i in range(8)
+    ]
+    rows += [
+        SlotRow(
+            "src",
+            f"k{i}",
+            f"text {i}",
+            [ScoredHub(f"C{i - 8}", 0.78), ScoredHub(f"C{i}", 0.77)],
+            None,
+        )
+        for i in (8, 9)
+    ]
+    return SourceLevelSlot(model, small_hub(), 0.95).run(rows)
+
+
+def test_the_assignments_choice_comes_first_unless_beaten_by_the_margin() -> None:
+    """Issue 37: ordering each row by its own confidence put another item's CRE first on a
+    one-to-one standard (held-out top-1 249 -> 214). The assignment chose C8 for item 8;
+    C0 is 0.006 more confident on its own."""
+    by_confidence = _contested_source(margin=0.0)
+    assert [h.cre_id for h in by_confidence[8].hits] == ["C0", "C8"]
+    kept = _contested_source(margin=0.05)
+    assert kept[8].collective is not None and kept[8].collective.chosen_id == "C8"
+    assert [h.cre_id for h in kept[8].hits] == ["C8", "C0"]
+    assert [h.cre_id for h in kept[9].hits] == ["C9", "C1"]
+    # The confidence shown first is the first one's own, the one compared with the cut.
+    assert kept[8].confidences is not None and kept[8].confidence == kept[8].confidences["C8"]
+    # A calibrator that has learnt what the assignment knows puts it first at margin 0.
+    learnt = _contested_source(margin=0.0, chosen_weight=1.0)
+    assert [h.cre_id for h in learnt[8].hits] == ["C8", "C0"]
+    assert learnt[8].confidence is not None and by_confidence[8].confidence is not None
+    assert learnt[8].confidence > by_confidence[8].confidence
+
+
+def test_first_order_keeps_the_choice_within_the_margin() -> None:
+    from librarian.artifacts.source_model import first_order
+
+    ids = ["A", "B", "C"]
+    assert first_order(ids, [0.5, 0.7, 0.2], "A", 0.3) == [0, 1, 2]
+    assert first_order(ids, [0.5, 0.9, 0.2], "A", 0.3) == [1, 0, 2]
+    assert first_order(ids, [0.5, 0.7, 0.2], None, 1.0) == [1, 0, 2]
+    assert first_order(ids, [0.5, 0.7, 0.2], "C", 1.0) == [2, 1, 0]
+    assert first_order(ids, [0.5, 0.5, 0.2], "B", 0.0) == [1, 0, 2]  # ties: the choice

@@ -26,6 +26,8 @@ JOINT_FEATURES = (
     "claim_margin",
     "reuse_penalty",
     "inner_penalty",
+    "chosen",
+    "chosen_distinct",
 )
 
 
@@ -35,7 +37,10 @@ def joint_features(
     evidence: Sequence[float] | None,
     collective: Collective,
 ) -> list[tuple[float, ...]]:
-    """JOINT_FEATURES of each candidate of one ranked list (in its order)."""
+    """JOINT_FEATURES of each candidate of one ranked list (in its order). `chosen`: the
+    candidate is the one the source's assignment chose for its item; `chosen_distinct`:
+    the same, in a source whose sections rarely share a CRE (a reuse penalty applies),
+    where the assignment knows most."""
     base = candidate_features(scores, evidence)
     priors = collective.priors
     out: list[tuple[float, ...]] = []
@@ -44,6 +49,8 @@ def joint_features(
         was_top = float(rivalry.was_top) if rivalry else 0.0
         claimants = math.log1p(rivalry.claimants) if rivalry else 0.0
         margin = rivalry.claim_margin if rivalry else 0.0
+        chosen = float(cre == collective.chosen_id)
+        distinct = chosen if priors.reuse_penalty > 0.0 else 0.0
         out.append(
             (
                 *row,
@@ -52,6 +59,8 @@ def joint_features(
                 margin,
                 priors.reuse_penalty,
                 priors.inner_penalty,
+                chosen,
+                distinct,
             )
         )
     return out
@@ -65,6 +74,16 @@ class SourceModel:
     # How many decisions the global calibrator weighs as, in a source's adaptation
     # (learnt by `train`: how far a framework's first decisions mislead about the rest).
     shrinkage: float = 10.0
+    # How much more confident than the assignment's choice another candidate must be to
+    # come first (learnt leave-one-framework-out by `train`; 1.0: the choice always).
+    chosen_margin: float = 0.0
+
+    def first_order(
+        self, ids: Sequence[str], probabilities: Sequence[float], chosen: str | None
+    ) -> list[int]:
+        """The candidates' order: the assignment's choice first unless another's own
+        confidence beats it by more than `chosen_margin`; the rest by confidence."""
+        return first_order(ids, probabilities, chosen, self.chosen_margin)
 
     def save(self, path: Path) -> None:
         payload = {
@@ -72,6 +91,7 @@ class SourceModel:
             "calibrator": self.calibrator.as_json(),
             "threshold": self.threshold,
             "shrinkage": self.shrinkage,
+            "chosen_margin": self.chosen_margin,
         }
         path.write_text(json.dumps(payload, indent=2) + "\n")
 
@@ -81,6 +101,7 @@ class SourceModel:
             data = json.loads(path.read_text())
             rule = PriorRule.from_json(data["rule"])
             threshold, shrinkage = float(data["threshold"]), float(data["shrinkage"])
+            margin = float(data["chosen_margin"])
             calibrator = Calibrator.from_json(data["calibrator"], JOINT_FEATURES, str(path))
         except (OSError, ValueError, KeyError, TypeError) as exc:
             raise CalibrationError(f"source model {path} cannot be read: {exc}") from exc
@@ -88,7 +109,9 @@ class SourceModel:
             raise CalibrationError(f"source model {path}: threshold {threshold} not in [0, 1]")
         if not 0.0 < shrinkage < math.inf:
             raise CalibrationError(f"source model {path}: shrinkage {shrinkage} not positive")
-        return cls(rule, calibrator, threshold, shrinkage)
+        if not 0.0 <= margin <= 1.0:
+            raise CalibrationError(f"source model {path}: chosen_margin {margin} not in [0, 1]")
+        return cls(rule, calibrator, threshold, shrinkage, margin)
 
 
 def joint_probabilities(
@@ -105,5 +128,20 @@ def joint_probabilities(
     ]
 
 
+def first_order(
+    ids: Sequence[str], probabilities: Sequence[float], chosen: str | None, margin: float
+) -> list[int]:
+    """Indices of `ids` in the order a row shows them: the most confident first, except
+    that the assignment's `chosen` CRE stays first unless another candidate's confidence
+    exceeds its own by more than `margin`; ties keep the given order."""
+    order = sorted(range(len(ids)), key=lambda j: (-probabilities[j], j))
+    at = next((j for j, cre in enumerate(ids) if cre == chosen), None)
+    if at is None or not order or probabilities[order[0]] > probabilities[at] + margin:
+        return order
+    return [at, *(j for j in order if j != at)]
+
+
+# The chosen margins `train` chooses among (1.0: the assignment's choice always first).
+CHOSEN_MARGINS = (0.0, 0.05, 0.1, 0.2, 0.3, 0.5, 1.0)
 # The shrinkages `train` chooses among (docs/quality.md).
 SHRINKAGES = (1.0, 3.0, 10.0, 30.0, 100.0)

@@ -433,8 +433,7 @@ class Pipeline:
             hits, linked.evidence, ranked, linked.collective, linked.adaptation, linked.confidences
         )
         confidence = self.score.confidences(to_score) if ranked else {}
-        # One number orders the suggestions and decides: the first shown is the one linked.
-        ranked = sorted(ranked, key=lambda c: -confidence[c.cre_id])
+        ranked = shown_order(ranked, confidence, hits if linked.confidences is not None else None)
         reasons = {c.cre_id: self._why(row.vector, c.cre_id) for c in ranked}
         first = ranked[0] if ranked else None
         prior = priors.get(row.section.span_key) if priors is not None else None
@@ -527,6 +526,21 @@ class Pipeline:
         if prior_text is not None:
             priors = {section.span_key: PriorDecision("explain-prior", prior_text, None)}
         return self.link([section], EXPLAIN_RUN_ID, priors=priors).envelopes[0]
+
+
+def shown_order(
+    ranked: Sequence[Candidate],
+    confidence: Mapping[str, float],
+    joint: Sequence[ScoredHub] | None,
+) -> list[Candidate]:
+    """The suggestions in the order shown: the first shown is the one linked, at the
+    confidence compared with the cut. A row its source linked as a whole keeps C.5's
+    order (`joint`: its hits), where the assignment's choice leads unless another
+    candidate's confidence beats it by the model's margin; any other row, by confidence."""
+    if joint is None:
+        return sorted(ranked, key=lambda c: -confidence[c.cre_id])
+    position = {h.cre_id: j for j, h in enumerate(joint)}
+    return sorted(ranked, key=lambda c: position[c.cre_id])
 
 
 def _with_hits(linked: Linked, retrieved: Sequence[ScoredHub]) -> Linked:

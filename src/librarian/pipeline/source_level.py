@@ -260,8 +260,7 @@ class SourceLevelSlot:
         evidence = dict(zip(waiting, collective_evidence(sub, chosen, priors), strict=True))
         adaptation = fit.adaptation if fit is not None else None
         ordered = [
-            self.ordered(row, claims[items[i]], evidence[items[i]], adaptation)
-            for i, row in enumerate(pending)
+            self.ordered(row, evidence[items[i]], adaptation) for i, row in enumerate(pending)
         ]
         status = self._status(name, len(groups), priors, len(decided), fit, ordered)
         return [
@@ -303,26 +302,23 @@ class SourceLevelSlot:
     def ordered(
         self,
         row: SlotRow,
-        claim: Claim,
         collective: Collective,
         adaptation: Adaptation | None,
     ) -> Ordered:
-        """The row's hits and evidence ordered by the confidence that decides (the
-        item's chosen CRE first among equals), and the first one's confidence: the
-        suggestion shown first is the one the policy would link."""
+        """The row's hits and evidence in the order shown (the item's chosen CRE first
+        unless another's confidence beats it by the model's margin: `first_order`), and
+        the first one's confidence: the suggestion shown first is the one the policy
+        would link, at the confidence compared with the cut."""
         assert self.model is not None
         hits = list(row.hits)
         evidence = list(row.evidence) if row.evidence is not None else None
         if not hits:
             return hits, evidence, 0.0, {}
-        chosen = claim.ids[collective.chosen] if collective.chosen >= 0 else None
         cres, scores = [h.cre_id for h in hits], [h.score for h in hits]
         probabilities = joint_probabilities(self.model, cres, scores, evidence, collective)
         if adaptation is not None:
             probabilities = [adaptation.apply(p) for p in probabilities]
-        order = sorted(
-            range(len(hits)), key=lambda j: (-probabilities[j], hits[j].cre_id != chosen, j)
-        )
+        order = self.model.first_order(cres, probabilities, collective.chosen_id)
         ranked_evidence = [evidence[j] for j in order] if evidence is not None else None
         chances = {h.cre_id: p for h, p in zip(hits, probabilities, strict=True)}
         return [hits[j] for j in order], ranked_evidence, probabilities[order[0]], chances
@@ -350,7 +346,7 @@ class SourceLevelSlot:
         )
         probabilities, correct = [], []
         for (row, cres), g in zip(decided, decided_items, strict=True):
-            hits, _, confidence, _ = self.ordered(row, claims[g], evidence[g], None)
+            hits, _, confidence, _ = self.ordered(row, evidence[g], None)
             probabilities.append(confidence)
             correct.append(bool(hits) and hits[0].cre_id in cres)
         if len(decided) < MIN_SOURCE_DECISIONS:

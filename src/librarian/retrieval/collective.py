@@ -204,6 +204,7 @@ class Collective:
     chosen: int
     rivalry: Mapping[str, Rivalry]
     priors: SourcePriors
+    chosen_id: str | None = None  # the CRE chosen (None: none)
 
     @property
     def kept_top(self) -> bool:
@@ -237,5 +238,5 @@ def collective_evidence(
             claimants = tops.get(cre, 0) - (1 if k == 0 else 0)
             clipped = max(-MARGIN_CAP, min(MARGIN_CAP, margin))
             rivalry[cre] = Rivalry(k == 0, claimants, clipped)
-        out.append(Collective(j, rivalry, priors))
+        out.append(Collective(j, rivalry, priors, claim.ids[j] if j >= 0 else None))
     return out

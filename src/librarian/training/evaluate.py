@@ -150,6 +150,7 @@ def row_records(outcomes: Sequence[RowOutcome]) -> list[dict[str, object]]:
             "group": style_and_framework(o),
             "ranked": o.scored_for_ranking,
             "top1": o.top1_correct,
+            "first": o.final_top,
             "auto_linked": o.auto_linked,
             "decision_correct": o.decision_correct,
             "confidence": round(o.confidence, 6),

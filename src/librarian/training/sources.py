@@ -18,9 +18,11 @@ from sklearn.metrics import log_loss
 
 from librarian.artifacts.calibrator import CalibrationError, Calibrator
 from librarian.artifacts.source_model import (
+    CHOSEN_MARGINS,
     JOINT_FEATURES,
     SHRINKAGES,
     SourceModel,
+    first_order,
     joint_features,
 )
 from librarian.catalogue.hub import Hub
@@ -143,16 +145,19 @@ class JointRow:
     """One row linked with the rest of its framework: the joint features of each of its
     candidates (in the slot's order, its item's chosen CRE first) and whether each is
     right. The calibrator is fitted on every candidate, so that its confidence can order
-    them: the run links the candidate it is most confident in."""
+    them."""
 
     scored: ScoredSection
     candidates: tuple[tuple[tuple[float, ...], bool], ...]
+    ids: tuple[str, ...]
+    chosen: str | None  # the CRE the assignment chose for its item
 
-    def decided(self, calibrator: Calibrator) -> tuple[float, bool]:
-        """The confidence of the candidate the run would link, and whether it is right."""
+    def decided(self, calibrator: Calibrator, margin: float) -> tuple[float, bool]:
+        """The confidence of the candidate the run would show first and link (the
+        assignment's choice unless another beats it by `margin`), and whether it is right."""
         probabilities = [calibrator.probability(f) for f, _ in self.candidates]
-        best = min(range(len(probabilities)), key=lambda j: (-probabilities[j], j))
-        return probabilities[best], self.candidates[best][1]
+        first = first_order(self.ids, probabilities, self.chosen, margin)[0]
+        return probabilities[first], self.candidates[first][1]
 
 
 def joint_rows(
@@ -173,7 +178,7 @@ def joint_rows(
         features = joint_features(ids, [h.score for h in row.hits], row.evidence, row.collective)
         right = scored[i].section.cre_ids
         candidates = tuple((f, c in right) for f, c in zip(features, ids, strict=True))
-        out.append(JointRow(scored[i], candidates))
+        out.append(JointRow(scored[i], candidates, tuple(ids), row.collective.chosen_id))
     return out
 
 
@@ -225,6 +230,8 @@ class SourceFit:
     correct: list[bool]  # whether what it would be linked to is right
     calibrator: Calibrator
     lofo: dict[str, tuple[int, int, int]]  # framework: (rows, alone, with the LOFO rule)
+    chosen_margin: float
+    by_margin: dict[str, dict[str, int]]  # framework: {margin: rows right first}
 
 
 def fit_sources(
@@ -250,15 +257,48 @@ def fit_sources(
             f"linking a source as a whole is calibrated on framework-held-out folds and "
             f"needs two frameworks of at least {MIN_SHAPE_ITEMS} items"
         )
+    folds = {
+        fw.framework: fit_joint([r for f, rs in held_rows.items() if f != fw.framework for r in rs])
+        for fw in frameworks
+    }
+    margin, by_margin = fit_margin(held_rows, folds)
     rows: list[JointRow] = []
     oof: list[float] = []
     correct: list[bool] = []
     for fw in frameworks:
-        fold = fit_joint([r for f, rs in held_rows.items() if f != fw.framework for r in rs])
         for row in held_rows[fw.framework]:
-            confidence, right = row.decided(fold)
+            confidence, right = row.decided(folds[fw.framework], margin)
             rows.append(row)
             oof.append(confidence)
             correct.append(right)
     calibrator = fit_joint([r for fw in frameworks for r in joint_rows(fw, scored, rule, hub)])
-    return SourceFit(rule, rows, oof, correct, calibrator, lofo)
+    return SourceFit(rule, rows, oof, correct, calibrator, lofo, margin, by_margin)
+
+
+def fit_margin(
+    held_rows: Mapping[str, Sequence[JointRow]], folds: Mapping[str, Calibrator]
+) -> tuple[float, dict[str, dict[str, int]]]:
+    """The chosen margin (`CHOSEN_MARGINS`) whose first suggestions are right most often,
+    each framework's rows scored by the calibrator fitted without it. A framework that
+    loses a row against either extreme (0: confidence alone; 1: the assignment always)
+    counts it LOSS_WEIGHT times: the combination must lose against neither. Also returns
+    each framework's right rows at each margin, for the card."""
+    table: dict[str, dict[str, int]] = {}
+    for framework, rows in held_rows.items():
+        if rows:
+            table[framework] = {
+                f"{m:g}": sum(r.decided(folds[framework], m)[1] for r in rows)
+                for m in CHOSEN_MARGINS
+            }
+
+    def value(margin: float) -> float:
+        total = 0.0
+        for right in table.values():
+            at = right[f"{margin:g}"]
+            for extreme in (right[f"{CHOSEN_MARGINS[0]:g}"], right[f"{CHOSEN_MARGINS[-1]:g}"]):
+                gain = at - extreme
+                total += gain if gain >= 0 else LOSS_WEIGHT * gain
+        return total
+
+    best = max(CHOSEN_MARGINS, key=lambda m: (value(m), -m))
+    return best, table

@@ -74,7 +74,7 @@ from librarian.training.sources import fit_shrinkage, fit_sources
 
 # Bumped whenever what training computes changes: a model directory built by an older
 # version is rebuilt, never reused.
-TRAINING_VERSION = "6"
+TRAINING_VERSION = "7"
 
 # At most this share of auto-links may be wrong at the shipped threshold.
 MAX_WRONG_RATE = default_of("wrong_budget")  # the one budget: settings.wrong_budget
@@ -245,6 +245,8 @@ def fit_source_model(
         "threshold_rule": rule,
         "shrinkage": shrinkage,
         "shrinkage_log_loss": losses,
+        "chosen_margin": fit.chosen_margin,
+        "top1_by_chosen_margin": fit.by_margin,
         "out_of_fold": {
             "rows": len(correct),
             "top1": round(sum(correct) / max(1, len(correct)), 4),
@@ -257,7 +259,7 @@ def fit_source_model(
             for f, (n, before, after) in sorted(fit.lofo.items())
         },
     }
-    return SourceModel(fit.rule, fit.calibrator, threshold, shrinkage), card
+    return SourceModel(fit.rule, fit.calibrator, threshold, shrinkage, fit.chosen_margin), card
 
 
 def pick_threshold(
