@@ -8,7 +8,7 @@ and the vector search (in memory, beam, or pgvector in the store).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from librarian.artifacts.card import (
@@ -19,6 +19,7 @@ from librarian.artifacts.card import (
     load_trained,
     recorded_embedder,
 )
+from librarian.artifacts.source_model import SourceModel
 from librarian.catalogue.hub import Hub
 from librarian.catalogue.teams import load_hubs
 from librarian.errors import UsageError
@@ -143,6 +144,14 @@ def build_pipeline(settings: LinkerSettings) -> Pipeline:
     )
 
 
+def risk_policy(settings: LinkerSettings, joint: SourceModel | None) -> RiskPolicy:
+    """The team's risk (budget, confidence, guarantee) with the prior the models learnt."""
+    policy = RiskPolicy(settings.wrong_budget, settings.risk_confidence, risk=settings.risk)
+    if joint is None:
+        return policy
+    return replace(policy, prior_weight=joint.prior_weight, prior_scale=joint.prior_scale)
+
+
 def assemble(
     settings: LinkerSettings,
     hub: Hub,
@@ -178,7 +187,7 @@ def assemble(
             hub,
             threshold,
             fixed=settings.threshold is not None,
-            policy=RiskPolicy(settings.wrong_budget, settings.risk_confidence),
+            policy=risk_policy(settings, joint),
         ),
         RerankStage(scorer, hub, settings.rerank_gap),
         scaler,

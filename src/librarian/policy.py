@@ -2,41 +2,71 @@
 
 One number orders a row's suggestions and decides it: the calibrated confidence (global
 calibrator, collective evidence, the source's own adaptation). A source's cut is chosen
-here and nowhere else:
+here and nowhere else, under one of two guarantees the team chooses (`RiskPolicy.risk`):
 
-- cold (fewer than `min_reviewed` reviewed items above any cut): the trained global cut;
-- warm: the lowest cut at which a Beta-binomial posterior puts the expected share wrong
-  of the source's auto-links at or under the team's budget (`RiskPolicy.budget`). The
-  prior is centred on what the model itself expects of that band (the mean of 1 -
-  confidence of the items it would link) and weighs `PRIOR_WEIGHT` items; the reviewed
-  items at or above the cut are the evidence. The upper bound at `RiskPolicy.confidence`
-  is reported beside it (docs/quality.md: the rule, its guarantee, its assumptions).
+- `expected`: the expected share wrong of the source's auto-links is at most the budget
+  (the posterior mean of a Beta-binomial);
+- `bound`: the share wrong is at most the budget with probability at least `confidence`
+  (the posterior's upper quantile).
+
+The prior on a band's share wrong is centred on what the model expects of it (the mean of
+1 - confidence of the items it would link), scaled by `prior_scale` and weighing
+`prior_weight` items: both learnt by `train` across the frameworks held out in turn (how
+far a framework's realised share wrong departs from what the calibrator expects), and
+saved with the models. The evidence is the source's reviewed items at or above a cut.
+
+The cuts are tested in a fixed sequence, from the trained global cut down through the
+reviewed items' confidences (each with at least `min_reviewed` reviewed items above it),
+and the first that fails ends the sequence (fixed-sequence testing, as in Learn-then-Test):
+the cut is never read off the one place below a failure where the sample looked lucky.
+docs/quality.md has the rule, its guarantee, its assumptions and the simulation that
+checks them (`librarian eval --review-order random --draws N`).
 
 Pure: no I/O, nothing read but the numbers given.
 """
 
 from __future__ import annotations
 
+import hashlib
 import math
+import random
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from librarian.settings import default_of
 
-# How many reviewed items the model's own expectation weighs as, in a source's prior.
+# How many reviewed items the model's own expectation weighs as, in a source's prior,
+# when no learnt prior is given (models from before the prior was learnt; tests).
 PRIOR_WEIGHT = 2.0
+RISKS = ("expected", "bound")
 
 
 @dataclass(frozen=True)
 class RiskPolicy:
-    """The risk a team accepts: at most `budget` of a source's auto-links wrong (the
-    posterior mean), the bound reported at `confidence`, a cut resting on at least
-    `min_reviewed` reviewed items."""
+    """The risk a team accepts: at most `budget` of a source's auto-links wrong, in
+    expectation (`risk` "expected") or with probability `confidence` ("bound"); a cut
+    below the global one resting on at least `min_reviewed` reviewed items. `prior_weight`
+    and `prior_scale`: the learnt prior (source.json)."""
 
     budget: float = default_of("wrong_budget")
     confidence: float = default_of("risk_confidence")
     min_reviewed: int = 10
+    risk: str = default_of("risk")
+    prior_weight: float = PRIOR_WEIGHT
+    prior_scale: float = 1.0
+
+    def guarantee(self) -> str:
+        """The promise, in words, wherever a cut is shown."""
+        if self.risk == "bound":
+            return f"share wrong <= {self.budget:.0%} with probability >= {self.confidence:.0%}"
+        return f"expected share wrong <= {self.budget:.0%}"
+
+    def prior_centre(self, expected_wrong: float) -> float:
+        return min(0.999, max(1e-6, self.prior_scale * expected_wrong))
+
+    def passes(self, mean: float, bound: float) -> bool:
+        return (bound if self.risk == "bound" else mean) <= self.budget
 
 
 @dataclass(frozen=True)
@@ -100,9 +130,10 @@ class Certified:
             "basis": self.basis,
         }
 
-    def describe(self, confidence: float, decisions: int) -> str:
+    def describe(self, policy: RiskPolicy, decisions: int) -> str:
         """In words, for the run summary, the audit and the workbench (the cut rounded as
-        the summary's table rounds it, so the two never disagree)."""
+        the summary's table rounds it, so the two never disagree): the guarantee, its
+        budget and confidence, and the reviewed items the cut rests on."""
         cut = round(self.cut, 4)
         trained = "the trained models' cut for a standard linked as a whole"
         if self.basis == "reviewed":
@@ -117,17 +148,20 @@ class Certified:
         if not self.auto_links:
             return f"cut {cut:.3f} ({where}), which nothing here reaches"
         return (
-            f"{self.auto_links} linked automatically at >= {cut:.3f}, estimated wrong "
-            f"{self.estimated_wrong:.1%} ({confidence:.0%} bound {self.upper_bound:.1%}), {where}"
+            f"{self.auto_links} linked automatically at >= {cut:.3f} under '{policy.guarantee()}': "
+            f"estimated wrong {self.estimated_wrong:.1%} ({policy.confidence:.0%} bound "
+            f"{self.upper_bound:.1%}), {where}"
         )
 
 
-def posterior(prior_wrong: float, reviewed: int, wrong: int) -> tuple[float, float, float]:
-    """Beta(a, b) of the share wrong: the prior centred on `prior_wrong` (weight
-    PRIOR_WEIGHT), updated with `wrong` of `reviewed`. Returns (a, b, mean)."""
+def posterior(
+    prior_wrong: float, reviewed: int, wrong: int, weight: float = PRIOR_WEIGHT
+) -> tuple[float, float, float]:
+    """Beta(a, b) of the share wrong: the prior centred on `prior_wrong` (weighing
+    `weight` items), updated with `wrong` of `reviewed`. Returns (a, b, mean)."""
     centre = min(1.0 - 1e-6, max(1e-6, prior_wrong))
-    a = PRIOR_WEIGHT * centre + wrong
-    b = PRIOR_WEIGHT * (1.0 - centre) + reviewed - wrong
+    a = weight * centre + wrong
+    b = weight * (1.0 - centre) + reviewed - wrong
     return a, b, a / (a + b)
 
 
@@ -145,37 +179,44 @@ def choose_cut(
     global_threshold: float,
     policy: RiskPolicy,
 ) -> Certified:
-    """A source's cut: the lowest at which its auto-links stay within the budget.
+    """A source's cut: the lowest the fixed sequence reaches before its first failure.
 
-    A cut below the global one needs evidence: it lies at a reviewed item's confidence,
-    with at least `min_reviewed` reviewed items at or above it and a posterior mean share
-    wrong within budget. The global cut (trained
-    on other frameworks' held-out rows) stands unless the reviewed items above it were
-    wrong more often than the budget. When no cut is allowed the source links nothing
-    (cut 1.0). `pending`, `reviewed`: the confidences that decide (adapted)."""
-    # A cut lies at a reviewed item's confidence: the evidence reaches down to it, never
-    # extrapolated from the top of a band to its untried bottom.
-    cuts = sorted(set(reviewed) | {global_threshold}, reverse=True)
+    The sequence: the global cut (trained on other frameworks' held-out rows), then each
+    reviewed item's confidence below it with at least `min_reviewed` reviewed items at or
+    above it (the evidence reaches down to the cut, never extrapolated from the top of a
+    band to its untried bottom). Which cuts are in it depends on the confidences alone,
+    never on a decision. A cut passes when its posterior keeps the policy's guarantee
+    (`RiskPolicy.passes`), the global cut too: a cut is never shown with an estimate
+    beyond the promise it is shown under. A tested cut (`min_reviewed` reviewed items or
+    more) that fails ends the sequence; the global cut failing on little evidence only
+    links nothing there. When no cut passes the source links nothing (cut 1.0).
+    `pending`, `reviewed`: the confidences that decide (adapted)."""
+    below = sorted({c for c in reviewed if c < global_threshold}, reverse=True)
     pairs = sorted(zip(reviewed, reviewed_correct, strict=True), key=lambda x: -x[0])
     ordered = sorted(pending, reverse=True)
     best = Certified(1.0, 0.0, 0.0, 0, 0, 0, "none")
     at_r = at_p = wrong = 0
     expected = 0.0
-    for cut in cuts:
+    for cut in [global_threshold, *below]:
         while at_r < len(pairs) and pairs[at_r][0] >= cut:
             wrong += not pairs[at_r][1]
             at_r += 1
         while at_p < len(ordered) and ordered[at_p] >= cut:
             expected += 1.0 - ordered[at_p]
             at_p += 1
-        a, b, mean = posterior(expected / at_p if at_p else 1.0 - cut, at_r, wrong)
-        if cut >= global_threshold:
-            allowed, basis = wrong <= policy.budget * at_r, "global"
-        else:
-            allowed, basis = at_r >= policy.min_reviewed and mean <= policy.budget, "reviewed"
-        if allowed:
-            bound = upper_bound(a, b, policy.confidence)
+        tested = at_r >= policy.min_reviewed
+        if cut < global_threshold and not tested:
+            continue  # not in the sequence: too little evidence reaches it
+        centre = policy.prior_centre(expected / at_p if at_p else 1.0 - cut)
+        a, b, mean = posterior(centre, at_r, wrong, policy.prior_weight)
+        bound = upper_bound(a, b, policy.confidence)
+        if policy.passes(mean, bound):
+            basis = "global" if cut >= global_threshold else "reviewed"
             best = Certified(cut, mean, bound, at_r, wrong, at_p, basis)
+        elif tested:
+            break  # the first failure ends the sequence
+        # The global cut, on the prior alone, promises too much: no link there, and the
+        # reviewed evidence below it is still tested in turn.
     return best
 
 
@@ -188,25 +229,23 @@ CALIBRATION_SAMPLE = 40
 SAMPLE_REACH = 0.7
 
 
-def calibration_sample(confidences: Sequence[float], chapters: Sequence[str], k: int) -> list[int]:
+def calibration_sample(confidences: Sequence[float], k: int, seed: str) -> list[int]:
     """Which `k` of a source's items its reviewers should decide first (their indices):
-    the ones whose decisions certify the most auto-links.
+    a probability sample of the band a cut can reach.
 
     The band of the SAMPLE_REACH most confident items is cut into `k` strata of equal
-    size, and one item is taken from each, so the reviewed items interleave the pending
-    ones at every confidence and any cut in the band has evidence just above it. Within
-    a stratum, the item of the chapter sampled least so far: a first chapter unlike the
-    rest (nist's AC family) cannot speak for the whole standard. Reads no label."""
+    size (by confidence), and one item is drawn at random from each, seeded by `seed`
+    (the source's key: the same source gets the same sample). So the reviewed items
+    interleave the pending ones at every confidence, any cut in the band has evidence
+    just above it, and within a stratum every item was as likely to be drawn: the reviewed
+    items speak for the pending ones of their band. The strata differ in size by at most
+    one item, so the inclusion weights are equal to within that and the share wrong is
+    estimated unweighted. Reads no label."""
     n = len(confidences)
     if k >= n:
         return list(range(n))
     order = sorted(range(n), key=lambda i: (-confidences[i], i))
     band = order[: max(k, math.ceil(n * SAMPLE_REACH))]
-    used: dict[str, int] = {}
-    picked: list[int] = []
-    for s in range(k):
-        stratum = band[s * len(band) // k : (s + 1) * len(band) // k]
-        best = min(range(len(stratum)), key=lambda j: (used.get(chapters[stratum[j]], 0), j))
-        used[chapters[stratum[best]]] = used.get(chapters[stratum[best]], 0) + 1
-        picked.append(stratum[best])
+    draw = random.Random(hashlib.sha256(seed.encode("utf-8")).hexdigest())
+    picked = [draw.choice(band[s * len(band) // k : (s + 1) * len(band) // k]) for s in range(k)]
     return sorted(picked)

@@ -100,6 +100,15 @@ class LinkerSettings(BaseModel):
             le=0.5,
         ),
     ] = 0.03
+    risk: Annotated[
+        Literal["expected", "bound"],
+        _opt(
+            "--risk",
+            "the guarantee each source's cut keeps: 'expected' (the expected share wrong of its "
+            "auto-links within --wrong-budget) or 'bound' (within it with probability "
+            "--risk-confidence: fewer auto-links, a stronger promise)",
+        ),
+    ] = "expected"
     risk_confidence: Annotated[
         float,
         _opt(

@@ -171,7 +171,9 @@ def test_a_source_with_enough_decisions_gets_its_own_calibration_and_threshold()
     cold = slot.run(rows)
     assert all(r.collective is not None for r in cold)
     status = cold[0].status
-    assert (status.adapted, status.threshold, status.decisions) == (False, 0.9, 0)
+    # Cold, the model expects ~27% of its first suggestions wrong: the trained cut of 0.9
+    # is not shown under a 3% promise; nothing links.
+    assert (status.adapted, status.threshold, status.decisions) == (False, 1.0, 0)
     assert status.decisions_needed == MIN_SOURCE_DECISIONS
     reviewed = [
         (

@@ -22,6 +22,8 @@ SPEC_KEYS = {
     "per_framework": None,
     "reviewed": None,  # null: cold (no --reviewed-first)
     "sources": None,
+    "draws": None,  # null: not warm (--reviewed K gives one a run, --draws N random ones)
+    "draws_summary": None,
 }
 
 
@@ -164,3 +166,35 @@ def test_reviewed_first_takes_the_first_linked_rows_of_each_source_and_scores_th
     report = score(golden_run.outcomes, 0.5, 20, golden_run.reviewed, golden_run.sources)
     assert report.rows == 4  # only the rest is scored
     assert report.reviewed == golden_run.reviewed
+
+
+def test_random_review_draws_are_reproducible_by_seed_and_summarised() -> None:
+    """Issue 37, item 4: `eval --reviewed K --review-order random --draws N --seed S`."""
+    from librarian.policy import RiskPolicy
+    from librarian.training.evaluate import draw_of, random_reviewed, summarise_draws
+
+    rows = [
+        golden(f"r{i}", "positive", "Rotate session token after login", "linked", "200-001")
+        for i in range(12)
+    ] + ROWS
+    first = random_reviewed(rows, 4, seed=7)
+    assert first == random_reviewed(rows, 4, seed=7)
+    assert len(first[0]) == 4 and len(first[0]) + len(first[1]) == len(rows)
+    assert all(r.expected.decision == "linked" and r.slice != "explicit" for r in first[0])
+    assert {r.id for r in random_reviewed(rows, 4, seed=8)[0]} != {r.id for r in first[0]} or {
+        r.id for r in random_reviewed(rows, 4, seed=9)[0]
+    } != {r.id for r in first[0]}
+    pipeline = stub_pipeline(threshold=0.5)
+    draws = []
+    for seed in (7, 8):
+        reviewed, scored = random_reviewed(rows, 4, seed)
+        draws.append(draw_of(seed, run_golden(pipeline, scored, reviewed)))
+    reviewed, scored = random_reviewed(rows, 4, 7)
+    again = draw_of(7, run_golden(pipeline, scored, reviewed))
+    assert again == draws[0]
+    assert 0.0 < draws[0].auto_linked_share <= 1.0 and draws[0].wrong_share is not None
+    summary = summarise_draws(draws, RiskPolicy())
+    assert summary.draws == 2 and summary.risk == "expected"
+    wrong = [d.wrong_share for d in draws if d.wrong_share is not None]
+    assert summary.mean_wrong == round(sum(wrong) / len(wrong), 4)
+    assert summary.share_over_budget == sum(w > 0.03 for w in wrong) / 2

@@ -13,9 +13,14 @@ from tests.unit.test_collective import _slot_model
 POLICY = RiskPolicy(budget=0.03, confidence=0.9, min_reviewed=10)
 
 
-def test_with_nothing_reviewed_the_global_cut_holds() -> None:
-    cut = choose_cut([0.99, 0.95, 0.7, 0.5], [], [], 0.928, POLICY)
+def test_with_nothing_reviewed_the_global_cut_holds_while_the_model_expects_the_budget() -> None:
+    cut = choose_cut([0.99, 0.97, 0.7, 0.5], [], [], 0.928, POLICY)
     assert (cut.cut, cut.basis, cut.auto_links, cut.reviewed) == (0.928, "global", 2, 0)
+    assert cut.estimated_wrong <= 0.03
+    # Issue 37: never a cut shown under a promise its own estimate breaks (0.952 cold on
+    # owasp_ai_exchange said "estimated wrong 3.8%" beside a 3% budget).
+    timid = choose_cut([0.96, 0.955, 0.7], [], [], 0.95, POLICY)
+    assert (timid.basis, timid.auto_links) == ("none", 0)
 
 
 def test_reviewed_items_that_were_right_certify_a_lower_cut() -> None:
@@ -35,7 +40,8 @@ def test_reviewed_items_that_were_right_certify_a_lower_cut() -> None:
 
 def test_too_few_reviewed_items_certify_nothing_below_the_global_cut() -> None:
     cut = choose_cut([0.9] * 50, [0.9] * 9, [True] * 9, 0.928, POLICY)
-    assert cut.cut == 0.928 and cut.basis == "global"
+    assert cut.basis != "reviewed" and cut.auto_links == 0
+    assert choose_cut([0.9] * 50, [0.9] * 10, [True] * 10, 0.928, POLICY).basis == "reviewed"
 
 
 def test_reviewed_items_wrong_above_the_global_cut_stop_the_source() -> None:
@@ -96,17 +102,43 @@ def test_a_row_shows_first_the_suggestion_the_policy_would_link() -> None:
         assert row.confidence == pytest.approx(0.5)
 
 
-def test_a_calibration_sample_interleaves_the_confident_band_across_chapters() -> None:
-    """Issue 27, item 4: not the file's first chapter (nist's AC family misled), and not
-    the most confident items alone (then nothing pending lies above a certified cut)."""
+def test_a_calibration_sample_is_a_seeded_draw_across_the_confident_band() -> None:
+    """Issue 27, item 4: not the most confident items alone (then nothing pending lies above
+    a certified cut). Issue 37: a probability sample, one item at random a stratum, the
+    same for the same source."""
     from librarian.policy import SAMPLE_REACH, calibration_sample
 
     confidences = [i / 100 for i in range(100)]  # item 99 the most confident
-    chapters = ["AC" if i >= 50 else "SC" for i in range(100)]
-    picked = calibration_sample(confidences, chapters, 10)
+    picked = calibration_sample(confidences, 10, "github:acme/policy")
     assert len(picked) == 10 == len(set(picked))
     band = sorted(range(100), key=lambda i: -confidences[i])[: round(100 * SAMPLE_REACH)]
     assert set(picked) <= set(band)
-    assert min(picked) < 40  # spread down the band, not its top 10 (items 90-99)
-    assert {chapters[i] for i in picked} == {"AC", "SC"}
-    assert calibration_sample([0.5, 0.4], ["", ""], 5) == [0, 1]
+    # One in each stratum of seven, from the top of the band down.
+    assert sorted(i // 7 for i in (99 - p for p in picked)) == list(range(10))
+    assert calibration_sample(confidences, 10, "github:acme/policy") == picked
+    others = {tuple(calibration_sample(confidences, 10, f"source {n}")) for n in range(20)}
+    assert len(others) > 10  # random within each stratum, not its most confident item
+    assert calibration_sample([0.5, 0.4], 5, "s") == [0, 1]
+
+
+def test_the_fixed_sequence_stops_at_the_first_failing_cut() -> None:
+    """Issue 37: the lowest passing cut anywhere is read where the sample looked luckiest.
+    Here 0.8 fails (3 of 30 wrong) and 0.7 would pass again with 60 more right."""
+    pending = [0.9] * 30 + [0.8] * 30 + [0.7] * 30
+    reviewed = [0.9] * 20 + [0.8] * 10 + [0.7] * 60
+    correct = [True] * 20 + [False] * 3 + [True] * 67
+    cut = choose_cut(pending, reviewed, correct, 0.95, POLICY)
+    assert cut.cut == 0.9 and cut.basis == "reviewed"
+
+
+def test_the_bound_guarantee_links_less_than_the_expected_one() -> None:
+    pending, reviewed, correct = [0.9] * 40, [0.9] * 12, [True] * 12
+    expected = choose_cut(pending, reviewed, correct, 0.97, POLICY)
+    bound = choose_cut(pending, reviewed, correct, 0.97, RiskPolicy(risk="bound"))
+    assert expected.cut == 0.9 and expected.auto_links == 40
+    assert expected.estimated_wrong <= 0.03 < expected.upper_bound
+    assert (bound.basis, bound.auto_links) == ("none", 0)
+    many = choose_cut(pending, [0.9] * 80, [True] * 80, 0.97, RiskPolicy(risk="bound"))
+    assert many.cut == 0.9 and many.upper_bound <= 0.03
+    assert "with probability >= 90%" in RiskPolicy(risk="bound").guarantee()
+    assert RiskPolicy().guarantee() == "expected share wrong <= 3%"

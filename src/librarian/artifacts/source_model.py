@@ -77,6 +77,11 @@ class SourceModel:
     # How much more confident than the assignment's choice another candidate must be to
     # come first (learnt leave-one-framework-out by `train`; 1.0: the choice always).
     chosen_margin: float = 0.0
+    # The prior on a band's share wrong (`policy.RiskPolicy`): centred on prior_scale x the
+    # calibrator's expected share wrong, weighing prior_weight items (learnt by `train`
+    # across the frameworks held out in turn).
+    prior_weight: float = 2.0
+    prior_scale: float = 1.0
 
     def first_order(
         self, ids: Sequence[str], probabilities: Sequence[float], chosen: str | None
@@ -92,6 +97,8 @@ class SourceModel:
             "threshold": self.threshold,
             "shrinkage": self.shrinkage,
             "chosen_margin": self.chosen_margin,
+            "prior_weight": self.prior_weight,
+            "prior_scale": self.prior_scale,
         }
         path.write_text(json.dumps(payload, indent=2) + "\n")
 
@@ -102,6 +109,7 @@ class SourceModel:
             rule = PriorRule.from_json(data["rule"])
             threshold, shrinkage = float(data["threshold"]), float(data["shrinkage"])
             margin = float(data["chosen_margin"])
+            prior = float(data["prior_weight"]), float(data["prior_scale"])
             calibrator = Calibrator.from_json(data["calibrator"], JOINT_FEATURES, str(path))
         except (OSError, ValueError, KeyError, TypeError) as exc:
             raise CalibrationError(f"source model {path} cannot be read: {exc}") from exc
@@ -111,7 +119,9 @@ class SourceModel:
             raise CalibrationError(f"source model {path}: shrinkage {shrinkage} not positive")
         if not 0.0 <= margin <= 1.0:
             raise CalibrationError(f"source model {path}: chosen_margin {margin} not in [0, 1]")
-        return cls(rule, calibrator, threshold, shrinkage, margin)
+        if not all(0.0 < v < math.inf for v in prior):
+            raise CalibrationError(f"source model {path}: prior {prior} not positive")
+        return cls(rule, calibrator, threshold, shrinkage, margin, *prior)
 
 
 def joint_probabilities(

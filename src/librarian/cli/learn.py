@@ -24,6 +24,7 @@ from librarian.cli.common import (
 )
 from librarian.cli.options import (
     CacheOpt,
+    DrawsOpt,
     EmbeddingOpt,
     ExcludeOpt,
     ForceOpt,
@@ -54,7 +55,8 @@ from librarian.training.links import DEV_FRAMEWORKS, TrainingLink
 
 if TYPE_CHECKING:
     from librarian.pipeline.pipeline import Pipeline
-    from librarian.training.evaluate import GoldenRun
+    from librarian.schemas.evaluation import Draw, EvalReport
+    from librarian.training.evaluate import GoldenRun, RowOutcome
     from librarian.training.train import TrainRequest
 
 
@@ -386,17 +388,19 @@ def golden_run(pipeline: Pipeline, rows: list[GoldenRow], reviewed: list[GoldenR
 
 
 def reviewed_and_scored(
-    pipeline: Pipeline, rows: list[GoldenRow], k: int | None, order: ReviewOrder
+    pipeline: Pipeline, rows: list[GoldenRow], k: int | None, order: ReviewOrder, seed: int
 ) -> tuple[list[GoldenRow], list[GoldenRow]]:
     """The rows standing for reviewers' decisions (none cold) and the rows scored; the
     product's order under the progress bar."""
-    from librarian.training.evaluate import product_reviewed
+    from librarian.training.evaluate import product_reviewed, random_reviewed
     from librarian.training.golden import reviewed_first
 
     if k is None:
         return [], rows
     if order == "file":
         return reviewed_first(rows, k)
+    if order == "random":
+        return random_reviewed(rows, k, seed)
     with progress_bar() as progress:
 
         def step(n: int) -> None:
@@ -404,6 +408,63 @@ def reviewed_and_scored(
                 progress("choosing what to review", n, -1)
 
         return product_reviewed(pipeline, rows, k, progress=step)
+
+
+def warm_draws(
+    pipeline: Pipeline, rows: list[GoldenRow], k: int, order: ReviewOrder, seed: int, draws: int
+) -> tuple[GoldenRun, list[Draw]]:
+    """Each draw's run (the first one's kept for the report) and what it did and said."""
+    from librarian.training.evaluate import draw_of
+
+    first: GoldenRun | None = None
+    found: list[Draw] = []
+    for d in range(draws if order == "random" else 1):
+        reviewed, scored = reviewed_and_scored(pipeline, rows, k, order, seed + d)
+        golden = golden_run(pipeline, scored, reviewed)
+        first = first or golden
+        found.append(draw_of(seed + d, golden))
+        if draws > 1:
+            err.print(f"draw {d + 1} of {draws}: {found[-1].model_dump_json()}", markup=False)
+    assert first is not None
+    return first, found
+
+
+def scored_report(
+    built: Pipeline,
+    rows: list[GoldenRow],
+    k: int | None,
+    order: ReviewOrder,
+    seed: int,
+    draws: int,
+    top_k: int,
+) -> tuple[EvalReport, list[RowOutcome]]:
+    """The report (warm: with each draw's) and the outcomes of the rows it scored (warm
+    with several draws: the first draw's)."""
+    from librarian.training.evaluate import score, summarise_draws
+
+    if k is None:
+        golden, found = golden_run(built, rows, []), None
+    else:
+        golden, found = warm_draws(built, rows, k, order, seed, draws)
+    warm = golden.reviewed if k is not None else None
+    report = score(golden.outcomes, built.threshold, top_k, warm, golden.sources)
+    if found is not None:
+        summary = summarise_draws(found, built.source_level.policy)
+        report = report.model_copy(update={"draws": found, "draws_summary": summary})
+    return report, golden.outcomes
+
+
+def warm_protocol(
+    reviewed_k: int | None, review_order: ReviewOrder, reviewed_first: int | None, draws: int
+) -> tuple[int | None, ReviewOrder]:
+    """K and the review order, from the options; refused when they disagree."""
+    if reviewed_first is not None and reviewed_k is not None:
+        raise UsageError("give --reviewed K or --reviewed-first K, not both")
+    k = reviewed_first if reviewed_first is not None else reviewed_k
+    order: ReviewOrder = "file" if reviewed_first is not None else review_order
+    if draws > 1 and (k is None or order != "random"):
+        raise UsageError("--draws N needs --reviewed K --review-order random")
+    return k, order
 
 
 @with_linker_options
@@ -422,30 +483,26 @@ def eval_golden(
     reviewed_k: ReviewedOpt = None,
     review_order: ReviewOrderOpt = "file",
     reviewed_first: ReviewedFirstOpt = None,
+    draws: DrawsOpt = 1,
+    seed: SeedOpt = DEFAULT_SEED,
     *,
     linker: LinkerOptions,
 ) -> None:
     """Score the pipeline on a golden set with the trained models as they are (fits nothing
-    on the rows it scores). Each source is linked as a whole.
+    on the rows it scores). Each source is linked as a whole. Warm (--reviewed K), each
+    draw's report says what the run said of its largest source's risk and what came true.
 
     Exits 1 when a gate fails: the explicit fast path below 100%, or ECE >= 0.10.
     """
     from librarian.factory import build_pipeline
-    from librarian.training.evaluate import gate_failures, reliability_by_style, score
+    from librarian.training.evaluate import gate_failures, reliability_by_style
     from librarian.training.golden import load_golden
 
-    if reviewed_first is not None and reviewed_k is not None:
-        raise UsageError("give --reviewed K or --reviewed-first K, not both")
-    k = reviewed_first if reviewed_first is not None else reviewed_k
-    order = "file" if reviewed_first is not None else review_order
+    k, order = warm_protocol(reviewed_k, review_order, reviewed_first, draws)
     golden_rows = load_golden(dataset)  # a malformed golden set is refused before models load
     settings = linker_settings(linker)
     built = build_pipeline(settings)
-    reviewed, rows = reviewed_and_scored(built, golden_rows, k, order)
-    golden = golden_run(built, rows, reviewed)
-    outcomes = golden.outcomes
-    warm = golden.reviewed if k is not None else None
-    report = score(outcomes, built.threshold, settings.top_k, warm, golden.sources)
+    report, outcomes = scored_report(built, golden_rows, k, order, seed, draws, settings.top_k)
     if json_out is not None:
         write_json(json_out, report.model_dump(mode="json"))
     if rows_out is not None:

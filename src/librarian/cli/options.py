@@ -35,7 +35,7 @@ ExportFormat = Literal["csv", "jsonl", "html", "human-decision", "myopencre"]
 # Items (open, decided, all) for the sheets; links (confirmed, linked) for myopencre.
 ExportStatus = Literal["open", "decided", "all", "confirmed", "linked"]
 ItemStatus = Literal["open", "decided", "all"]
-ReviewOrder = Literal["file", "product"]
+ReviewOrder = Literal["file", "product", "random"]
 # `librarian eval`'s warm protocol.
 ReviewedOpt = Annotated[
     int | None,
@@ -51,7 +51,19 @@ ReviewOrderOpt = Annotated[
     typer.Option(
         "--review-order",
         help="with --reviewed: file, the first K linked rows of each source; product, the K "
-        "the librarian asks its reviewers for first (chosen from the text alone)",
+        "the librarian asks its reviewers for first (chosen from the text alone); random, K "
+        "drawn at random (--draws of them, from --seed)",
+    ),
+]
+DrawsOpt = Annotated[
+    int,
+    typer.Option(
+        "--draws",
+        min=1,
+        max=10_000,
+        help="with --review-order random: how many random review samples to score, each "
+        "one entry of the report's draws (what the run said, what it auto-linked, how "
+        "much of it was wrong)",
     ),
 ]
 ReviewedFirstOpt = Annotated[

@@ -103,10 +103,10 @@ class SourceStatus:
         if self.certified.basis == "none":
             return (
                 f"links nothing automatically: its {self.decisions} reviewed items certify no "
-                f"cut within {self.policy.budget:.0%} wrong (more decisions in its most "
+                f"cut under '{self.policy.guarantee()}' (more decisions in its most "
                 "confident band would)"
             )
-        return self.certified.describe(self.policy.confidence, self.decisions)
+        return self.certified.describe(self.policy, self.decisions)
 
 
 @dataclass(frozen=True)
@@ -352,10 +352,14 @@ class SourceLevelSlot:
         if len(decided) < MIN_SOURCE_DECISIONS:
             return _Fit(None, probabilities, correct)
         adaptation = fit_adaptation(probabilities, correct, self.model.shrinkage)
-        return _Fit(adaptation, probabilities, correct)
+        return _Fit(adaptation, probabilities, correct, self.model.shrinkage)
 
 
 Ordered = tuple[list[ScoredHub], list[float] | None, float, dict[str, float]]
+
+
+# The reviewed items' adapted confidences are cross-fitted over this many folds.
+CROSS_FOLDS = 5
 
 
 @dataclass(frozen=True)
@@ -363,10 +367,24 @@ class _Fit:
     adaptation: Adaptation | None  # None: too few decisions to adapt the calibration
     probabilities: list[float]  # the decided items' global confidences
     correct: list[bool]
+    shrinkage: float = 10.0
 
     @property
     def confidences(self) -> list[float]:
-        """The decided items' confidences as the policy decides with them."""
+        """The decided items' confidences as the policy decides with them: each adapted
+        by the source's adaptation fitted without its own fold (cross-fitted), so that
+        the items that certify a cut are not scored by what they themselves taught."""
         if self.adaptation is None:
             return list(self.probabilities)
-        return [self.adaptation.apply(p) for p in self.probabilities]
+        n = len(self.probabilities)
+        out = [0.0] * n
+        for fold in range(min(CROSS_FOLDS, n)):
+            rest = [i for i in range(n) if i % CROSS_FOLDS != fold]
+            adapted = fit_adaptation(
+                [self.probabilities[i] for i in rest],
+                [self.correct[i] for i in rest],
+                self.shrinkage,
+            )
+            for i in range(fold, n, CROSS_FOLDS):
+                out[i] = adapted.apply(self.probabilities[i])
+        return out

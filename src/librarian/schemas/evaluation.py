@@ -126,6 +126,36 @@ class GroupReport(BaseModel):
     auto_link_wrong: int
 
 
+class Draw(BaseModel):
+    """One draw of `eval --reviewed K --draws N`: K reviewed rows per source, the rest scored."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    seed: int
+    auto_linked_share: float = Field(description="auto-linked, of the scored expected-linked rows")
+    wrong_share: float | None = Field(description="realised share wrong of its auto-links")
+    largest_source: str
+    source_auto_linked: int = Field(description="the largest source's auto-links")
+    source_wrong_share: float | None = Field(description="... and their realised share wrong")
+    stated_estimate: float | None = Field(description="what the run said for the largest source")
+    stated_bound: float | None
+
+
+class DrawsSummary(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    draws: int
+    risk: str
+    budget: float
+    confidence: float
+    mean_auto_linked: float
+    mean_wrong: float = Field(description="mean realised share wrong, over draws that auto-linked")
+    share_over_budget: float = Field(description="draws whose realised share wrong > budget")
+    share_over_bound: float = Field(
+        description="draws whose largest source's realised share wrong > its stated bound"
+    )
+
+
 class EvalReport(BaseModel):
     """Exactly the keys `librarian eval --json` writes."""
 
@@ -156,3 +186,7 @@ class EvalReport(BaseModel):
         default_factory=dict,
         description="by source: how it was linked (items, priors, decisions, threshold)",
     )
+    draws: list[Draw] | None = Field(
+        default=None, description="--draws N: one entry per random review sample"
+    )
+    draws_summary: DrawsSummary | None = None

@@ -191,9 +191,7 @@ def source_progress(session: Session) -> list[SourceProgress]:
         seen = decisions_seen(session, key)
         latest = float((latest_of[key].get("retrieval") or {}).get("threshold") or 1.0)
         sample = calibration_sample(
-            [r.confidence or 0.0 for r in open_items],
-            [(r.heading_path or [""])[0] for r in open_items],
-            max(0, CALIBRATION_SAMPLE - seen),
+            [r.confidence or 0.0 for r in open_items], max(0, CALIBRATION_SAMPLE - seen), key
         )
         out.append(
             SourceProgress(

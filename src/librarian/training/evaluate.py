@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import re
+import random
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from librarian.pipeline.pipeline import Pipeline, Priors
-from librarian.policy import calibration_sample
+from librarian.policy import RiskPolicy, calibration_sample
 from librarian.schemas.envelopes import Candidate, Envelope, LinkProposal, ReviewItem
 from librarian.schemas.evaluation import (
     SLICES,
@@ -16,6 +16,8 @@ from librarian.schemas.evaluation import (
     Calibration,
     Correct,
     DecisionReport,
+    Draw,
+    DrawsSummary,
     EvalReport,
     GoldenRow,
     GroupReport,
@@ -321,13 +323,6 @@ def golden_history(reviewed: Sequence[GoldenRow]) -> History:
     return out
 
 
-def chapter_of(row: GoldenRow) -> str:
-    """The chapter a row's section is in: the first part of its section path ("AC-3" ->
-    "AC", "5.10" -> "5"); "" when the row names none."""
-    path = row.provenance.section_path if row.provenance is not None else None
-    return re.split(r"[.\-\s]", path, maxsplit=1)[0] if path else ""
-
-
 def product_reviewed(
     pipeline: Pipeline,
     rows: Sequence[GoldenRow],
@@ -345,7 +340,75 @@ def product_reviewed(
     chosen: set[int] = set()
     for indices in by_source.values():
         confidences = [cold.outcomes[i].confidence for i in indices]
-        picks = calibration_sample(confidences, [chapter_of(rows[i]) for i in indices], k)
+        picks = calibration_sample(confidences, k, source_of(rows[indices[0]]))
         chosen.update(indices[j] for j in picks)
     reviewed = [rows[i] for i in sorted(chosen)]
     return reviewed, [row for i, row in enumerate(rows) if i not in chosen]
+
+
+def random_reviewed(
+    rows: Sequence[GoldenRow], k: int, seed: int
+) -> tuple[list[GoldenRow], list[GoldenRow]]:
+    """`k` linked rows of each source drawn at random (seeded), standing for its
+    reviewers' decisions, and the rest: a team that reviewed a random sample."""
+    draw = random.Random(seed)
+    by_source: dict[str, list[int]] = {}
+    for i, row in enumerate(rows):
+        if row.expected.decision == "linked" and row.slice != "explicit":
+            by_source.setdefault(source_of(row), []).append(i)
+    chosen = {
+        i for indices in by_source.values() for i in draw.sample(indices, min(k, len(indices)))
+    }
+    return [r for i, r in enumerate(rows) if i in chosen], [
+        r for i, r in enumerate(rows) if i not in chosen
+    ]
+
+
+def _wrong_share(outcomes: Sequence[RowOutcome]) -> float | None:
+    auto = [o for o in outcomes if o.auto_linked and o.row.slice != "explicit"]
+    return sum(not o.decision_correct for o in auto) / len(auto) if auto else None
+
+
+def draw_of(seed: int, golden: GoldenRun) -> Draw:
+    """What one draw did and what its largest source's run said."""
+    scored = [o for o in golden.outcomes if o.scored_for_ranking]
+    counts = Counter(source_of(o.row) for o in golden.outcomes)
+    largest = max(sorted(counts), key=lambda s: counts[s])
+    mine = [o for o in golden.outcomes if source_of(o.row) == largest]
+    said = next((v for key, v in golden.sources.items() if key.endswith("/" + largest)), {})
+    cut = said.get("cut") if isinstance(said, dict) else None
+    if not isinstance(cut, dict) or cut.get("basis") == "none":
+        cut = None  # the run linked nothing of it, and said so
+    return Draw(
+        seed=seed,
+        auto_linked_share=round(sum(o.auto_linked for o in scored) / max(1, len(scored)), 4),
+        wrong_share=_wrong_share(golden.outcomes),
+        largest_source=largest,
+        source_auto_linked=sum(o.auto_linked and o.row.slice != "explicit" for o in mine),
+        source_wrong_share=_wrong_share(mine),
+        stated_estimate=cut.get("estimated_wrong") if isinstance(cut, dict) else None,
+        stated_bound=cut.get("upper_bound") if isinstance(cut, dict) else None,
+    )
+
+
+def summarise_draws(draws: Sequence[Draw], policy: RiskPolicy) -> DrawsSummary:
+    wrong = [d.wrong_share for d in draws if d.wrong_share is not None]
+    over_bound = [
+        d
+        for d in draws
+        if d.source_wrong_share is not None
+        and d.stated_bound is not None
+        and d.source_wrong_share > d.stated_bound + 1e-9
+    ]
+    return DrawsSummary(
+        draws=len(draws),
+        risk=policy.risk,
+        budget=policy.budget,
+        confidence=policy.confidence,
+        mean_auto_linked=round(sum(d.auto_linked_share for d in draws) / max(1, len(draws)), 4),
+        mean_wrong=round(sum(wrong) / len(wrong), 4) if wrong else 0.0,
+        share_over_budget=round(
+            sum(w > policy.budget + 1e-9 for w in wrong) / max(1, len(draws)), 4
+        ),
+        share_over_bound=round(len(over_bound) / max(1, len(draws)), 4),
+    )

@@ -63,6 +63,7 @@ from librarian.training.links import (
     links_digest,
     load_section_texts,
 )
+from librarian.training.risk import fit_prior
 from librarian.training.scoring import (
     Progress,
     ScoredSection,
@@ -74,7 +75,7 @@ from librarian.training.sources import fit_shrinkage, fit_sources
 
 # Bumped whenever what training computes changes: a model directory built by an older
 # version is rebuilt, never reused.
-TRAINING_VERSION = "7"
+TRAINING_VERSION = "8"
 
 # At most this share of auto-links may be wrong at the shipped threshold.
 MAX_WRONG_RATE = default_of("wrong_budget")  # the one budget: settings.wrong_budget
@@ -237,6 +238,8 @@ def fit_source_model(
     correct = fit.correct
     threshold, rule = pick_threshold(styles, correct, fit.oof, max_wrong)
     shrinkage, losses = fit_shrinkage(fit.rows, fit.oof, correct)
+    frameworks = [r.scored.section.framework_id for r in fit.rows]
+    prior_weight, prior_scale, prior_fit = fit_prior(frameworks, fit.oof, correct)
     ece, _ = reliability(fit.oof, correct)
     auto = [ok for ok, c in zip(correct, fit.oof, strict=True) if c >= threshold]
     card = {
@@ -246,6 +249,7 @@ def fit_source_model(
         "shrinkage": shrinkage,
         "shrinkage_log_loss": losses,
         "chosen_margin": fit.chosen_margin,
+        "prior": {"weight": prior_weight, "scale": prior_scale, "log_likelihood": prior_fit},
         "top1_by_chosen_margin": fit.by_margin,
         "out_of_fold": {
             "rows": len(correct),
@@ -259,7 +263,10 @@ def fit_source_model(
             for f, (n, before, after) in sorted(fit.lofo.items())
         },
     }
-    return SourceModel(fit.rule, fit.calibrator, threshold, shrinkage, fit.chosen_margin), card
+    model = SourceModel(
+        fit.rule, fit.calibrator, threshold, shrinkage, fit.chosen_margin, prior_weight, prior_scale
+    )
+    return model, card
 
 
 def pick_threshold(
