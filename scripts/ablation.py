@@ -30,10 +30,11 @@ from librarian.catalogue.hub import Hub, load_hub
 from librarian.models.cache import CachingEmbedder, SqliteVectorCache
 from librarian.models.load import load_embedder
 from librarian.paths import DEFAULT_HUB, DEFAULT_LINKS, DEFAULT_SECTION_TEXTS, librarian_home
+from librarian.policy.threshold import choose_threshold
 from librarian.retrieval.evidence import EVIDENCE_WEIGHT, EvidenceIndex, Exemplar
 from librarian.retrieval.flat import combined_vectors
 from librarian.retrieval.index import HubIndex, build_index
-from librarian.training.calibrate import choose_threshold, fit_calibrator, reliability
+from librarian.training.calibrate import fit_calibrator, reliability
 from librarian.training.golden import load_golden
 from librarian.training.links import LinkedSection, linked_sections, load_links, load_section_texts
 

@@ -15,8 +15,9 @@ from librarian.artifacts.calibrator import (
     candidate_features,
     top_features,
 )
+from librarian.policy.threshold import choose_threshold
 from librarian.retrieval.evidence import NO_EVIDENCE
-from librarian.training.calibrate import choose_threshold, fit_calibrator, reliability
+from librarian.training.calibrate import fit_calibrator, reliability
 
 
 def synthetic(n: int = 400, seed: int = 0) -> tuple[list[tuple[float, ...]], list[bool]]:

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 import pytest
 
 from librarian.pipeline import components as ids
-from librarian.pipeline.decide import decide
+from librarian.policy.verdict import decide
 from librarian.schemas.envelopes import AdversarialFlag, ReasonCode
 from librarian.schemas.records import PriorDecision, Section, Skip, SkipCode
 from tests.stubs import stub_pipeline

@@ -158,3 +158,32 @@ def test_after_training_each_source_says_what_would_change_and_nothing_is_stored
     assert f"{len(TEXTS)} open items; cut 0.990 -> 0.000" in said
     assert f"{len(TEXTS)} would now be linked automatically" in said
     assert [(r.status, r.review_id) for r in rows(engine)] == before  # a preview only
+
+
+def test_the_rescorer_decides_under_the_policy_the_run_stored_not_the_defaults(
+    engine: Engine,
+) -> None:
+    """Issue 37, item 5: a team that ran with --wrong-budget 0.6 had its open items
+    re-decided at the default 3% by the workbench. The run's policy is stored with it."""
+    from librarian.policy import RiskPolicy
+    from librarian.review.relink import Rescorer
+    from librarian.store.policies import record_policy, source_policy
+
+    key = rows(engine)[0].source_key
+    assert key is not None
+    with Session(engine) as session:
+        assert source_policy(session, key) is None  # run r1 stored none
+        record_policy(session, "r1", RiskPolicy(budget=0.6, risk="bound", confidence=0.8))
+        session.commit()
+    # No threshold set by hand: each source's cut is the policy's to choose.
+    pipeline = stub_pipeline(threshold=None, top_k=6, top_n=5)
+    assert pipeline.source_level.policy.budget == 0.03
+    said = Rescorer(engine, lambda: pipeline)(key)
+    assert "share wrong <= 60% with probability >= 80%" in said, said
+    with Session(engine) as session:
+        after = source_policy(session, key)  # the re-scoring run stored what it applied
+    assert after is not None and (after.budget, after.risk, after.confidence) == (0.6, "bound", 0.8)
+    assert {r.pipeline_run_id for r in rows(engine)} != {"r1"}
+    # A later relink reads the policy the re-scoring run stored.
+    dry = relink(engine, stub_pipeline(threshold=None, top_k=6, top_n=5), key, "d", False)
+    assert dry.status["policy"]["budget"] == 0.6

@@ -37,6 +37,7 @@ from librarian.pipeline.spill import DiskSpill
 from librarian.schemas.records import BatchResult, PriorDecision, RunSummary, Section
 from librarian.settings import LinkerSettings
 from librarian.store.db import make_engine, redacted, resolve
+from librarian.store.policies import store_policy
 from librarian.store.sink import DatabaseSink, DatabaseStore
 from librarian.store.source import QueueTable
 
@@ -251,6 +252,7 @@ def link_queue(
     stored_in = None
     if commit and engine is not None:
         stored_in = DatabaseSink(engine, run_id, source.name, pipeline.models_digest)
+        store_policy(engine, run_id, pipeline.source_level.policy)
     try:
         names = {node.cre_id: node.name for node in pipeline.hub.nodes}
         with FileSink(out_dir, names) as files:

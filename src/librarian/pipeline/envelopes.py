@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from librarian.pipeline.decide import Decision
+from librarian.policy.verdict import Decision
 from librarian.schemas.envelopes import (
     Envelope,
     Knowledge,

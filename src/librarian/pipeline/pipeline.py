@@ -13,7 +13,7 @@
     C.6 rerank      the cross-encoder, when one is configured           (stages.py)
     C.7 score       a calibrated confidence per candidate (`Scaler`)    (stages.py)
     C.8 safety      negation and update detection (`SafetyGuard`)       (safety.py)
-    C.9 decide      pure and total: link, or why a person must look     (decide.py)
+    C.9 decide      pure and total: link, or why a person must look     (policy/verdict.py)
     C.10 emit       a LinkProposal or ReviewItem                        (envelopes.py)
 
 The stages are methods here; the one place they run in order is the runner (`run.py`):
@@ -44,7 +44,6 @@ from librarian.models.seams import Vectors
 from librarian.pipeline import components as ids
 from librarian.pipeline.compact import compared
 from librarian.pipeline.components import Component, describe
-from librarian.pipeline.decide import decide
 from librarian.pipeline.dedup import ChunkRegistry
 from librarian.pipeline.envelopes import Emitted, RunContext, envelope, suggestion
 from librarian.pipeline.explicit import ExplicitReference
@@ -62,6 +61,9 @@ from librarian.pipeline.stages import (
     Scaler,
     ToScore,
 )
+from librarian.policy import RiskPolicy
+from librarian.policy.unmappable import unmappable
+from librarian.policy.verdict import decide
 from librarian.retrieval.flat import ScoredHub
 from librarian.retrieval.index import HubIndex
 from librarian.retrieval.why import why
@@ -70,7 +72,6 @@ from librarian.schemas.envelopes import (
     Candidate,
     Envelope,
     Link,
-    ReasonCode,
     Retrieval,
 )
 from librarian.schemas.records import (
@@ -203,6 +204,10 @@ class Pipeline:
     models: dict[str, str | None] = field(default_factory=dict)
     # Below this best hub cosine a section going to review is unmappable (0: no gate).
     unmappable_cut: float = 0.0
+
+    def with_policy(self, policy: RiskPolicy) -> Pipeline:
+        """The same stages, each source's cut chosen under `policy` (a stored one)."""
+        return replace(self, source_level=self.source_level.with_policy(policy))
 
     @property
     def models_digest(self) -> str:
@@ -457,7 +462,7 @@ class Pipeline:
                 rationale += f"; {reasons[first.cre_id]}"
         audit = f"{described}; source={status.describe()}"
         best = max((c.score_vector for c in candidates), default=0.0)
-        if decision.reason == ReasonCode.BELOW_THRESHOLD and best < self.unmappable_cut:
+        if unmappable(decision, best, self.unmappable_cut):
             audit += f"; {UNMAPPABLE_AUDIT}{best:.3f} < {self.unmappable_cut:.3f}"
         retrieval = Retrieval(
             retriever=audit,

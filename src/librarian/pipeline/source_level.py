@@ -9,6 +9,7 @@ than MIN_SOURCE_DECISIONS decisions keeps the global rule.
 
 from __future__ import annotations
 
+import copy
 import unicodedata
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -82,6 +83,7 @@ class SourceStatus:
             "own_threshold": self.adapted,
             "decisions_needed": self.decisions_needed,
             "cut": self.certified.as_json() if self.certified else None,
+            "policy": self.policy.as_json(),
             "says": self.says(),
         }
 
@@ -98,8 +100,11 @@ class SourceStatus:
         what it risks."""
         if self.certified is None:
             return f"threshold {self.threshold:.3f} set by hand"
-        if self.priors is None:
-            return f"cut {self.threshold:.3f}, the trained models' cut for a section linked alone"
+        if self.certified.basis != "none" and self.priors is None:
+            return (
+                f"cut {self.threshold:.3f} under '{self.policy.guarantee()}', the trained "
+                "models' cut for a section linked alone"
+            )
         if self.certified.basis == "none":
             return (
                 f"links nothing automatically: its {self.decisions} reviewed items certify no "
@@ -185,6 +190,12 @@ class SourceLevelSlot:
         self.policy = policy or RiskPolicy()
         parents = {n.parent_id for n in hub.nodes if n.parent_id is not None}
         self.is_leaf = {n.cre_id: n.cre_id not in parents for n in hub.nodes}
+
+    def with_policy(self, policy: RiskPolicy) -> SourceLevelSlot:
+        """The same slot deciding its sources' cuts under `policy`."""
+        slot = copy.copy(self)
+        slot.policy = policy
+        return slot
 
     @property
     def component(self) -> Component:

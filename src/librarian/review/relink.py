@@ -28,6 +28,7 @@ from librarian.store.decisions import (
     write,
 )
 from librarian.store.history import OpenSource, open_by_source, source_history
+from librarian.store.policies import applied, record_policy, source_policy
 from librarian.store.tables import DecisionRow
 
 
@@ -71,14 +72,18 @@ def open_sources(session: Session) -> list[str]:
 
 
 def relink(engine: Engine, pipeline: Pipeline, source: str, run_id: str, commit: bool) -> Relinked:
-    """Link `source`'s open items again with its history; store them when `commit`."""
+    """Link `source`'s open items again with its history, under the policy the store
+    holds for it (the team's budget and guarantee, never a default); store them, and that
+    policy for `run_id`, when `commit`."""
     with Session(engine) as session:
         sections = open_sections(session, source)
         history = source_history(session, {source})
+        stored = source_policy(session, source)
     done = Relinked(source, open_items=len(sections))
     if not sections:
         return done
-    result = pipeline.link(sections, run_id, history=history)
+    policy = applied(stored, pipeline.source_level.policy)
+    result = pipeline.with_policy(policy).link(sections, run_id, history=history)
     done.linked = sum(isinstance(e, LinkProposal) for e in result.envelopes)
     firsts = [first_confidence(e) for e in result.envelopes]
     done.mean_confidence = sum(firsts) / len(firsts) if firsts else 0.0
@@ -97,6 +102,7 @@ def relink(engine: Engine, pipeline: Pipeline, source: str, run_id: str, commit:
         )
         with Session(engine) as session:
             done.stored = write(session, batch)
+            record_policy(session, run_id, policy)
             session.commit()
     return done
 

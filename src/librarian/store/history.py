@@ -16,6 +16,7 @@ from librarian.schemas.records import EarlierItem, Known, Reviewed, SourceHistor
 from librarian.settings import MIN_SOURCE_DECISIONS
 from librarian.store.decisions import LINKED, REVIEW_REQUIRED
 from librarian.store.human import by_bulk
+from librarian.store.policies import source_policy
 from librarian.store.tables import DecisionRow, HumanDecisionRow
 from librarian.text import key_digest
 
@@ -218,7 +219,7 @@ def certified_now(
     the store holds (each item's first suggestion as its run decided it, no model run):
     where a decision just moved the source's cut, what the next run or `relink` would
     link. `cut`: the one its last run used."""
-    policy = policy or RiskPolicy()
+    policy = policy or source_policy(session, source) or RiskPolicy()
     rows = session.execute(
         select(DecisionRow.confidence, DecisionRow.top_cre_id, HumanDecisionRow)
         .join(HumanDecisionRow, HumanDecisionRow.decision_row_id == DecisionRow.id)

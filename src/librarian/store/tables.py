@@ -174,6 +174,18 @@ class QaAnswerRow(Base):
     answered_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
 
 
+class RunPolicyRow(Base):
+    """The risk policy a run decided under (`policy.RiskPolicy.as_json`): the team's budget,
+    confidence and guarantee, and the prior of the models it ran. Whatever decides a
+    source's items again reads the policy of the run that last decided them."""
+
+    __tablename__ = "run_policies"
+
+    run_id: Mapped[str] = mapped_column(String(128), primary_key=True)
+    policy: Mapped[dict[str, Any]] = mapped_column(JSON)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+
+
 class KnowledgeQueueRow(Base):
     """The upstream filter's queue table (the queue-row shape); we only stamp consumed_at."""
 

@@ -7,7 +7,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from numpy.typing import NDArray
 
 from librarian.artifacts.calibrator import CalibrationError, Calibrator
 
@@ -65,26 +64,3 @@ def reliability(
         ece += n / conf.size * abs(mean_conf - accuracy)
         out.append(ReliabilityBin(float(edges[b]), float(edges[b + 1]), n, mean_conf, accuracy))
     return float(ece), out
-
-
-def choose_threshold(
-    confidence: Sequence[float], correct: Sequence[bool], max_wrong_rate: float
-) -> float:
-    """The lowest threshold whose auto-links are wrong at most `max_wrong_rate` of the time.
-
-    Scanned from the top down over the observed confidences; if no cut is that precise,
-    1.0 (nothing auto-links) rather than a threshold the data does not support.
-    """
-    conf: NDArray[np.float64] = np.asarray(confidence, dtype=np.float64)
-    hit = np.asarray(correct, dtype=bool)
-    order = np.argsort(-conf, kind="stable")
-    best = 1.0
-    wrong = 0
-    for n, idx in enumerate(order, start=1):
-        wrong += int(not hit[idx])
-        # Only cut between distinct confidences, so every row at the cut is included.
-        if n < len(order) and conf[order[n]] == conf[idx]:
-            continue
-        if wrong / n <= max_wrong_rate:
-            best = float(conf[idx])
-    return best

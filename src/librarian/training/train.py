@@ -43,6 +43,7 @@ from librarian.integrity import files_problem, sha256_of
 from librarian.models.cache import CachingEmbedder, SqliteVectorCache
 from librarian.models.load import load_embedder
 from librarian.models.seams import Embedder
+from librarian.policy.threshold import pick_threshold
 from librarian.retrieval.collective import NO_RULE
 from librarian.retrieval.evidence import (
     EVIDENCE_NAME,
@@ -55,7 +56,7 @@ from librarian.retrieval.index import HubIndex, build_index
 from librarian.routing.classifier import ROUTER_NAME, BranchClassifier
 from librarian.settings import DEFAULT_SEED, LinkerSettings, default_of
 from librarian.training.branch import fit_router
-from librarian.training.calibrate import choose_threshold, reliability
+from librarian.training.calibrate import reliability
 from librarian.training.links import (
     LinkedSection,
     TrainingLink,
@@ -79,9 +80,6 @@ TRAINING_VERSION = "8"
 
 # At most this share of auto-links may be wrong at the shipped threshold.
 MAX_WRONG_RATE = default_of("wrong_budget")  # the one budget: settings.wrong_budget
-# The threshold is read off prose rows when they give at least this many auto-links at
-# it; below that, off prose and title rows together (a cut over 5 rows proves nothing).
-MIN_THRESHOLD_SUPPORT = 20
 
 
 class TrainingError(RunError):
@@ -267,20 +265,6 @@ def fit_source_model(
         fit.rule, fit.calibrator, threshold, shrinkage, fit.chosen_margin, prior_weight, prior_scale
     )
     return model, card
-
-
-def pick_threshold(
-    styles: Sequence[str], correct: Sequence[bool], oof: Sequence[float], max_wrong: float
-) -> tuple[float, str]:
-    """The lowest out-of-fold confidence at which at most `max_wrong` of auto-links were
-    wrong: on prose rows when they support it, else on prose and titles together."""
-    prose = [(c, ok) for style, ok, c in zip(styles, correct, oof, strict=True) if style == "prose"]
-    if prose:
-        threshold = choose_threshold([c for c, _ in prose], [ok for _, ok in prose], max_wrong)
-        if sum(c >= threshold for c, _ in prose) >= MIN_THRESHOLD_SUPPORT:
-            return threshold, f"prose rows out of fold, <= {max_wrong:.0%} wrong"
-    threshold = choose_threshold(oof, list(correct), max_wrong)
-    return threshold, f"prose and title rows out of fold, <= {max_wrong:.0%} wrong"
 
 
 def out_of_fold(
