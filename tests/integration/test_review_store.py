@@ -223,3 +223,77 @@ def test_a_run_waits_for_and_then_yields_to_a_reviewer_on_postgresql(
     assert (outcome[0].lost_to_review, outcome[0].redecided) == (1, len(TEXTS) - 1)
     assert review_ids(engine)[0] == first
     engine.dispose()
+
+
+# Issue 38, defect 2: change and undo racing left two standing decisions ------------------
+
+
+def _decided(database: str) -> tuple[Engine, str]:
+    engine = make_engine(database)
+    upgrade(engine)
+    seed(engine, TEXTS)
+    review_id = review_ids(engine)[0]
+    with Session(engine) as session, session.begin():
+        decide(session, DecisionRequest(review_id, "approve", "rita"), small_hub().ids)
+    return engine, review_id
+
+
+def test_a_lead_change_committed_while_an_undo_runs_wins_and_one_decision_stands(
+    database: str,
+) -> None:
+    """`undo_last` read the standing decision, a lead's change committed, then the undo
+    stamped the superseded decision undone and reopened the item: the lead's decision stood
+    on an open item, and a second reviewer's made two (`queue status` counted the item
+    twice; the myopencre export linked what the lead rejected)."""
+    from librarian.review.decisions import change
+    from librarian.store.human import latest_standing, take_back, violations
+
+    engine, review_id = _decided(database)
+    postgres = database.startswith("postgresql")
+    undoing = Session(engine, expire_on_commit=False)
+    try:
+        undoing.begin()
+        last = latest_standing(undoing, "rita")  # the undo has read what stands
+        assert last is not None
+        if not postgres:  # SQLite: a reader would block the writer's commit
+            undoing.commit()
+            undoing.begin()
+        with Session(engine) as lead, lead.begin():
+            rejected = DecisionRequest(
+                review_id, "reject", "lena", rejection_code="NO_CRE_FITS", note="no"
+            )
+            change(lead, rejected, small_hub().ids, leads={"lena"})
+        with pytest.raises(ReviewError, match="changed or undone meanwhile"):
+            take_back(undoing, last)
+        undoing.rollback()
+    finally:
+        undoing.close()
+    with Session(engine) as session:
+        assert violations(session) == []
+        (standing,) = [d for d in standing_decisions(session) if d.review_id == review_id]
+        assert standing.action == "reject" and standing.decided_by == "lena"
+        row = session.execute(
+            select(DecisionRow).where(DecisionRow.review_id == review_id)
+        ).scalar_one()
+        assert row.consumed_at is not None  # still decided: no second reviewer can take it
+    engine.dispose()
+
+
+def test_an_undo_committed_before_a_change_leaves_the_change_refused(database: str) -> None:
+    from librarian.review.decisions import change
+    from librarian.store.human import undo_last, violations
+
+    engine, review_id = _decided(database)
+    with Session(engine) as session, session.begin():
+        assert undo_last(session, "rita") == review_id
+    with Session(engine) as lead, lead.begin(), pytest.raises(ReviewError):
+        change(
+            lead,
+            DecisionRequest(review_id, "reject", "lena", rejection_code="NO_CRE_FITS"),
+            small_hub().ids,
+            leads={"lena"},
+        )
+    with Session(engine) as session:
+        assert violations(session) == []
+        assert not [d for d in standing_decisions(session) if d.review_id == review_id]
+    engine.dispose()

@@ -149,3 +149,32 @@ def test_the_unmappable_gate_marks_review_items_and_keeps_envelopes_valid(
     )
     item = next(i for i in review_items(Session(engine), "all") if i.chunk_id == "u-c3")
     assert 'id="section-status"' in web.get(f"/item/{item.review_id}").text
+
+
+def test_queue_check_names_an_item_with_a_standing_decision_that_is_open(
+    tmp_path: Path,
+) -> None:
+    """Issue 38: the invariant `librarian queue check` keeps, run by the tests."""
+    from librarian.cli import app
+
+    engine = make_engine(f"sqlite:///{tmp_path / 'check.db'}")
+    upgrade(engine)
+    with Session(engine) as session:
+        write(session, seeded_batch(["rotate session tokens", "use parameterized queries"], "r1"))
+        session.commit()
+    first = review_items(Session(engine), "open")[0].review_id
+    with Session(engine) as session, session.begin():
+        decide(session, DecisionRequest(first, "approve", "rita"), small_hub().ids)
+    fine = CliRunner().invoke(app, ["queue", "check", "--db", str(engine.url)])
+    assert fine.exit_code == 0 and "consistent" in fine.output, fine.output
+    with Session(engine) as session, session.begin():  # what the undo race left behind
+        row = session.execute(
+            select(DecisionRow).where(DecisionRow.review_id == first)
+        ).scalar_one()
+        row.consumed_at = None
+    broken = CliRunner().invoke(app, ["queue", "check", "--db", str(engine.url)])
+    assert broken.exit_code == 1
+    assert (
+        f"inconsistent: {first}" in broken.output
+        and "open, with a standing decision" in broken.output
+    )

@@ -10,7 +10,7 @@ import typer
 
 from librarian.cli.common import database, err, home_of, out, readable_input, redacted
 from librarian.cli.options import DbOpt, HomeOpt
-from librarian.errors import UsageError
+from librarian.errors import RunError, UsageError
 from librarian.schemas.records import RejectCode, Rejection, rejected
 from librarian.text import visible
 
@@ -204,6 +204,32 @@ def _status_line(url: str) -> None:
     out.print(
         "  sections by status (OpenCRE's names): "
         + ", ".join(f"{name} {n}" for name, n in by_status.items()),
+        markup=False,
+    )
+
+
+@app.command("check")
+def queue_check(db: DbOpt = None, home: HomeOpt = None) -> None:
+    """Check what must never be: an item with two standing decisions, or a standing decision
+    on an open item. Exits 1 naming each; prints "consistent" otherwise."""
+    from sqlalchemy.orm import Session
+
+    from librarian.store.db import make_engine
+    from librarian.store.human import violations
+
+    url = database(db, home_of(home), create=False, reads_only=True)
+    engine = make_engine(url)
+    try:
+        with Session(engine) as session:
+            found = violations(session)
+    finally:
+        engine.dispose()
+    for line in found:
+        out.print(visible(f"inconsistent: {line}"), markup=False)
+    if found:
+        raise RunError(f"{len(found)} inconsistencies in {redacted(url)}")
+    out.print(
+        f"{redacted(url)}: consistent (one standing decision an item at most, none open)",
         markup=False,
     )
 

@@ -713,6 +713,8 @@ class _Pages:
                 review_id = undo_last(session, reviewer, among=mine)
         except OperationalError:
             return self.problem(request, 503, "busy, try again", BUSY)
+        except ReviewError as exc:  # changed or undone meanwhile: nothing was undone
+            return self.redirect(url("queue"), str(exc), "error")
         if review_id is None:
             return self.redirect(url("queue"), "nothing decided in this browser to undo", "error")
         mine.remove(review_id)

@@ -160,28 +160,85 @@ def undo_last(session: Session, reviewer: str, among: Collection[str] | None = N
     given: what one browser decided): the item is open again, or, when that decision
     changed an earlier one, the earlier one stands again. Returns its review id, or None
     when there is nothing to undo."""
+    last = latest_standing(session, reviewer, among)
+    if last is None:
+        return None
+    take_back(session, last)
+    return last.review_id
+
+
+def latest_standing(
+    session: Session, reviewer: str, among: Collection[str] | None = None
+) -> HumanDecisionRow | None:
+    """`reviewer`'s latest decision that still stands (of the items `among`)."""
     mine = select(HumanDecisionRow).where(
         HumanDecisionRow.decided_by == reviewer, HumanDecisionRow.standing()
     )
     if among is not None:
         mine = mine.where(HumanDecisionRow.review_id.in_(list(among)))
-    last = session.execute(
+    return session.execute(
         mine.order_by(HumanDecisionRow.decided_at.desc(), HumanDecisionRow.id.desc()).limit(1)
     ).scalar_one_or_none()
-    if last is None:
-        return None
-    last.undone_at = datetime.now(UTC)
-    if last.supersedes_id is not None:  # undoing a change: the decision it replaced stands
-        session.execute(
-            update(HumanDecisionRow)
-            .where(HumanDecisionRow.id == last.supersedes_id)
-            .values(superseded_at=None)
-        )
-        return last.review_id
-    session.execute(
-        update(DecisionRow).where(DecisionRow.id == last.decision_row_id).values(consumed_at=None)
+
+
+def take_back(session: Session, last: HumanDecisionRow) -> None:
+    """Undo `last`, as compare-and-sets: only while it still stands (a lead's change or
+    another undo that committed since wins, and this one is refused), and the item reopens
+    only while it is still closed. Two standing decisions on one item cannot result."""
+    now = datetime.now(UTC)
+    taken = session.execute(
+        update(HumanDecisionRow)
+        .where(HumanDecisionRow.id == last.id, HumanDecisionRow.standing())
+        .values(undone_at=now)
+        .execution_options(synchronize_session=False)
     )
-    return last.review_id
+    if taken.rowcount != 1:  # type: ignore[attr-defined]
+        raise ReviewError(
+            f"{last.review_id}: the decision you meant to undo was changed or undone "
+            "meanwhile; open the item again to see the one that stands"
+        )
+    if last.supersedes_id is not None:  # undoing a change: the decision it replaced stands
+        restored = session.execute(
+            update(HumanDecisionRow)
+            .where(
+                HumanDecisionRow.id == last.supersedes_id,
+                HumanDecisionRow.superseded_at.is_not(None),
+                HumanDecisionRow.undone_at.is_(None),
+            )
+            .values(superseded_at=None)
+            .execution_options(synchronize_session=False)
+        )
+        if restored.rowcount != 1:  # type: ignore[attr-defined]
+            raise ReviewError(f"{last.review_id}: the decision it changed cannot stand again")
+        return
+    reopened = session.execute(
+        update(DecisionRow)
+        .where(DecisionRow.id == last.decision_row_id, DecisionRow.consumed_at.is_not(None))
+        .values(consumed_at=None)
+        .execution_options(synchronize_session=False)
+    )
+    if reopened.rowcount != 1:  # type: ignore[attr-defined]
+        raise ReviewError(f"{last.review_id}: the item is open already; nothing to undo")
+
+
+def violations(session: Session) -> list[str]:
+    """What must never be: an item with more than one standing decision, or a standing
+    decision on an item that is open (`librarian queue check`)."""
+    counted = session.execute(
+        select(HumanDecisionRow.decision_row_id, func.count())
+        .where(HumanDecisionRow.standing())
+        .group_by(HumanDecisionRow.decision_row_id)
+    ).all()
+    rows = {int(r): int(n) for r, n in counted}
+    out = [f"item row {r}: {n} standing decisions" for r, n in sorted(rows.items()) if n > 1]
+    opened = session.execute(
+        select(DecisionRow.id, DecisionRow.review_id)
+        .join(HumanDecisionRow, HumanDecisionRow.decision_row_id == DecisionRow.id)
+        .where(HumanDecisionRow.standing(), DecisionRow.consumed_at.is_(None))
+        .distinct()
+    ).all()
+    out += [f"{review} (row {r}): open, with a standing decision" for r, review in opened]
+    return out
 
 
 # --- what the decisions say ----------------------------------------------------------------
