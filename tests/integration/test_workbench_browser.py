@@ -1,6 +1,6 @@
 """The workbench in a real browser: Debian's chromium driven by Playwright, against the
 real server (uvicorn) over a store filled by the real linker (packaged MiniLM, OpenCRE hub)
-from the packaged sample queue. A reviewer names themself, then decides with the keyboard
+from the packaged sample queue. A reviewer signs in, then decides with the keyboard
 and the mouse: accept, choose via search, reject with a note, undo, tick two suggestions,
 change an earlier decision, approve two in bulk after confirming, and reads the decided
 list's reasons.
@@ -17,6 +17,8 @@ import time
 from collections.abc import Iterator
 from functools import partial
 from pathlib import Path
+from typing import Any
+from urllib.parse import urlencode
 
 import pytest
 import uvicorn
@@ -28,6 +30,7 @@ from librarian.factory import build_pipeline
 from librarian.paths import DEFAULT_HUB, packaged_data
 from librarian.pipeline.ingest import parse_line
 from librarian.retrieval.hub_search import open_hub_search
+from librarian.review.signin import SESSION_COOKIE, session_value
 from librarian.review.web import Workbench, create_app
 from librarian.schemas.records import Section
 from librarian.settings import LinkerSettings
@@ -35,6 +38,7 @@ from librarian.store.db import make_engine, upgrade
 from librarian.store.decisions import StoredBatch, write
 from librarian.store.human import standing_decisions
 from tests.rfc import assert_rfc_valid_decisions
+from tests.unit.test_workbench import register
 
 pytestmark = pytest.mark.integration
 
@@ -55,6 +59,11 @@ def seeded_store(path: Path, cache: Path) -> Engine:
         write(session, StoredBatch("browser-run", result.envelopes, by_chunk, [], {}, "sample"))
         session.commit()
     return engine
+
+
+def csrf(page: Any) -> str:
+    """The CSRF token the page carries (every form posts it)."""
+    return str(page.locator("body").get_attribute("data-csrf"))
 
 
 def free_port() -> int:
@@ -91,6 +100,7 @@ def test_a_reviewer_clears_items_with_keyboard_and_mouse(
     from playwright.sync_api import expect, sync_playwright
 
     base, engine = served
+    keys = {"bianca": register(engine, "bianca"), "lena": register(engine, "lena", lead=True)}
     shots = Path(os.environ.get("LIBRARIAN_SCREENSHOTS", tmp_path))
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
@@ -98,8 +108,14 @@ def test_a_reviewer_clears_items_with_keyboard_and_mouse(
         errors: list[str] = []
         page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
         page.goto(base + "/")
+        # Issue 38, defect 1: reviewers sign in; a name alone is nobody.
         page.fill("#reviewer-name", "bianca")
-        page.click("text=start reviewing")
+        page.fill("#reviewer-key", "a guess")
+        page.click("#signin button")
+        expect(page.locator(".message")).to_contain_text("wrong name or key")
+        page.fill("#reviewer-name", "bianca")
+        page.fill("#reviewer-key", keys["bianca"])
+        page.click("#signin button")
         expect(page.locator("header")).to_contain_text("reviewing as bianca")
         expect(page.locator("h1")).to_contain_text("12 open items")
         # each source's progress towards its own calibration, and where to start
@@ -167,6 +183,20 @@ def test_a_reviewer_clears_items_with_keyboard_and_mouse(
         expect(page.locator("#queue")).to_contain_text("by bianca")
         expect(page.locator("#queue")).to_contain_text("why: NO_CRE_FITS: too broad")
         expect(page.locator("#queue b.action")).to_have_count(5)
+        # Acting as lena, the lead, with a session cookie this server did not sign: nobody
+        # is signed in, and changing bianca's decision is refused.
+        forged = session_value("lena", b"a key of our own")
+        page.context.add_cookies([{"name": SESSION_COOKIE, "value": forged, "url": base}])
+        page.goto(first)
+        expect(page.locator("#signin")).to_be_visible()
+        expect(page.locator("#changing")).to_have_count(0)
+        refused = page.request.post(
+            first, form={"csrf": csrf(page), "change": "yes", "action": "approve"}
+        )
+        assert refused.status == 400 and "sign in" in refused.text()
+        page.context.clear_cookies()
+        page.goto(base + "/signin?" + urlencode({"name": "bianca", "key": keys["bianca"]}))
+        expect(page.locator("header")).to_contain_text("reviewing as bianca")
         page.goto(base + "/qa")  # issue 29, item 10: reviewer QA, nothing checked yet
         expect(page.locator("#qa-figures")).to_be_visible()
         expect(page.locator("#disagreements")).to_contain_text("(0)")

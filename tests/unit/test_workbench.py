@@ -74,6 +74,23 @@ def client(engine: Engine, reviewer: str | None = "rita", token: str | None = No
     return TestClient(create_app(bench), base_url="http://127.0.0.1:8765", follow_redirects=False)
 
 
+def register(engine: Engine, name: str, lead: bool = False) -> str:
+    """`librarian review reviewers add NAME`: the secret, shown once."""
+    from librarian.store.reviewers import add_reviewer
+
+    with Session(engine) as session, session.begin():
+        return add_reviewer(session, name, lead)
+
+
+def signed_in(engine: Engine, name: str, lead: bool = False) -> TestClient:
+    """A browser whose reviewer signed in (registered first)."""
+    web = client(engine, reviewer=None)
+    key = register(engine, name, lead)
+    said = web.post("/signin", data={"csrf": "test-csrf", "name": name, "key": key})
+    assert said.status_code == 303 and "signed+in" in said.headers["location"], said.headers
+    return web
+
+
 def review_ids(engine: Engine) -> list[str]:
     with Session(engine) as session:
         rows = session.execute(select(DecisionRow.review_id).order_by(DecisionRow.id))
@@ -205,10 +222,9 @@ def test_no_decision_without_a_reviewer_name_or_a_csrf_token(engine: Engine) -> 
     first = review_ids(engine)[0]
     anonymous = client(engine, reviewer=None)
     refused = post(anonymous, f"/item/{first}", action="approve")
-    assert refused.status_code == 400 and "reviewer name" in refused.text
-    named = anonymous.post("/reviewer", data={"csrf": "test-csrf", "name": "ana"})
-    assert named.status_code == 303
-    assert post(anonymous, f"/item/{first}", action="approve").status_code == 303
+    assert refused.status_code == 400 and "sign in" in refused.text
+    named = signed_in(engine, "ana")
+    assert post(named, f"/item/{first}", action="approve").status_code == 303
     assert decisions(engine)[0]["decided_by"] == "ana"
     web = client(engine)
     second = review_ids(engine)[1]
@@ -425,7 +441,7 @@ def test_a_dry_run_refuses_a_store_older_than_this_build(tmp_path: Path) -> None
     with engine.begin() as conn:
         config.attributes["connection"] = conn
         command.upgrade(config, "0004")
-    with pytest.raises(DatabaseUrlError, match="revision 0004, this build reads 0010"):
+    with pytest.raises(DatabaseUrlError, match="revision 0004, this build reads 0011"):
         check_current(url)
     upgrade(engine)
     check_current(url)  # up to date: nothing to say
@@ -467,41 +483,46 @@ def test_a_non_ascii_secret_is_refused_not_a_500(engine: Engine, where: str) -> 
 
 
 def test_another_browser_with_the_same_name_cannot_undo(engine: Engine) -> None:
-    alice = client(engine, reviewer=None)
-    alice.post("/reviewer", data={"csrf": "test-csrf", "name": "alice"})
+    alice = signed_in(engine, "alice")
     first = review_ids(engine)[0]
     assert post(alice, f"/item/{first}", action="approve").status_code == 303
     impostor = client(engine, reviewer=None)
-    impostor.post("/reviewer", data={"csrf": "test-csrf", "name": "alice"})
-    refused = post(impostor, "/undo")
+    said = impostor.post("/signin", data={"csrf": "test-csrf", "name": "alice", "key": "guess"})
+    assert "wrong+name+or+key" in said.headers["location"]
+    assert post(impostor, "/undo").status_code == 400  # nobody signed in
+    desk = alice.cookies.get("librarian_desk")  # alice herself, in another browser
+    alice.cookies.delete("librarian_desk")
+    refused = post(alice, "/undo")
     assert refused.status_code == 303
     assert "nothing+decided+in+this+browser" in refused.headers["location"]
     assert len(decisions(engine)) == 1
+    alice.cookies.set("librarian_desk", str(desk))
     assert post(alice, "/undo").headers["location"].startswith(f"/item/{first}")
     assert decisions(engine) == []
 
 
 def test_redirects_stay_on_this_server_and_messages_are_its_own(engine: Engine) -> None:
     web = client(engine, reviewer=None)
+    key = register(engine, "ana")
     named = web.post(
-        "/reviewer",
-        data={"csrf": "test-csrf", "name": "ana", "back": "https://evil.example/x"},
+        "/signin",
+        data={"csrf": "test-csrf", "name": "ana", "key": key, "back": "https://evil.example/x"},
         headers={"referer": "https://evil.example/phish"},
     )
     assert named.status_code == 303 and named.headers["location"].startswith("/?")
     for back in ("//evil.example/x", "javascript:alert(1)"):
-        again = web.post("/reviewer", data={"csrf": "test-csrf", "name": "ana", "back": back})
+        form = {"csrf": "test-csrf", "name": "ana", "key": key, "back": back}
+        again = web.post("/signin", data=form)
         assert again.headers["location"].startswith("/?")
     shown = web.get(named.headers["location"])
-    assert "reviewing as ana" in shown.text
+    assert "signed in as ana" in shown.text and "reviewing as <b>ana</b>" in shown.text
     forged = web.get("/", params={"msg": "Session expired: call +1 555 0100", "kind": "error"})
     assert "555" not in forged.text
 
 
 @pytest.mark.parametrize("name", ["Łukasz", "Иван", "李"])
 def test_a_reviewer_name_outside_latin1_is_kept(engine: Engine, name: str) -> None:
-    web = client(engine, reviewer=None)
-    assert web.post("/reviewer", data={"csrf": "test-csrf", "name": name}).status_code == 303
+    web = signed_in(engine, name)
     assert post(web, f"/item/{review_ids(engine)[0]}", action="approve").status_code == 303
     assert decisions(engine)[0]["decided_by"] == name
     assert name in web.get("/").text

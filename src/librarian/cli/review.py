@@ -35,6 +35,7 @@ from librarian.cli.options import (
     SinceOpt,
 )
 from librarian.cli.qa import app as qa_app
+from librarian.cli.reviewers import app as reviewers_app
 from librarian.errors import InputError, UsageError
 from librarian.paths import DEFAULT_HUB, Home
 from librarian.text import visible
@@ -48,6 +49,7 @@ if TYPE_CHECKING:
 
 app = typer.Typer(no_args_is_help=True, help="The reviewers' queue.")
 app.add_typer(qa_app, name="qa")
+app.add_typer(reviewers_app, name="reviewers")
 
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
 TOKEN_ENV = "LIBRARIAN_REVIEW_TOKEN"
@@ -56,7 +58,8 @@ ReviewerOpt = Annotated[
     str | None,
     typer.Option(
         "--reviewer",
-        help=f"who decides (also {REVIEWER_ENV}); the workbench asks each browser when not given",
+        help=f"one person's workbench on this machine (also {REVIEWER_ENV}; loopback only); "
+        "without it, reviewers sign in (`review reviewers add NAME`)",
     ),
 ]
 
@@ -102,14 +105,15 @@ def review_serve(
     from librarian.store.db import make_engine
 
     token, from_env = access_token(token)
-    if host not in LOOPBACK and not token:
-        raise UsageError(f"--host {host} exposes the queue: give --token (or {TOKEN_ENV})")
+    reviewer = served_identity(host, token, reviewer)
     if db is not None and reviews is not None:
         raise UsageError("--db or --reviews, not both")
     url = _reviews_database(reviews) if reviews else database(db, home_of(home), create=False)
     engine = make_engine(url)
     bench = workbench(engine, catalogue_paths(hub), home_of(home), token, host)
-    bench.reviewer = reviewer or os.environ.get(REVIEWER_ENV)
+    bench.reviewer = reviewer
+    if not reviewer:
+        _say_who_signs_in(engine)
     bench.leads = frozenset(name.strip() for name in lead or () if name.strip())
     bench.qa_every = qa_every
     _announce(f"http://{host}:{port}", token, from_env, url)
@@ -117,6 +121,31 @@ def review_serve(
         uvicorn.run(create_app(bench), host=host, port=port, log_level="warning")
     finally:
         engine.dispose()
+
+
+def served_identity(host: str, token: str | None, reviewer: str | None) -> str | None:
+    """--reviewer (or LIBRARIAN_REVIEWER), refused with anything the loopback would not
+    keep to this machine's one person."""
+    if host not in LOOPBACK and not token:
+        raise UsageError(f"--host {host} exposes the queue: give --token (or {TOKEN_ENV})")
+    reviewer = reviewer or os.environ.get(REVIEWER_ENV)
+    if reviewer and host not in LOOPBACK:
+        raise UsageError(
+            f"--reviewer makes every request {reviewer}'s: loopback only; on --host {host} "
+            "reviewers sign in (`librarian review reviewers add NAME`)"
+        )
+    return reviewer
+
+
+def _say_who_signs_in(engine: Engine) -> None:
+    from sqlalchemy.orm import Session
+
+    from librarian.store.reviewers import reviewers
+
+    with Session(engine) as session:
+        registered = len(reviewers(session))
+    hint = "" if registered else ": `librarian review reviewers add NAME [--lead]` first"
+    err.print(f"reviewers sign in ({registered} registered{hint})", markup=False)
 
 
 def _announce(base: str, token: str | None, from_env: bool, url: str) -> None:

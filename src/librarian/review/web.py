@@ -22,7 +22,7 @@ from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, time
 from pathlib import Path
 from typing import Any
-from urllib.parse import quote, unquote, urlencode, urlsplit
+from urllib.parse import quote, urlencode, urlsplit
 
 from fastapi import FastAPI, Request
 from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
@@ -39,6 +39,13 @@ from librarian.pipeline.pipeline import Pipeline
 from librarian.retrieval.hub_search import HubSearch
 from librarian.review.api import DOCS_CSP, MAX_BODY_BYTES, docs_page, suggest_router
 from librarian.review.decisions import DecisionRequest, change, decide
+from librarian.review.signin import (
+    SESSION_COOKIE,
+    SESSION_SECONDS,
+    Identity,
+    session_name,
+    session_value,
+)
 from librarian.review.web_qa import QaPages
 from librarian.schemas.envelopes import UNMAPPABLE
 from librarian.schemas.human import HumanDecision, Ui
@@ -70,12 +77,12 @@ from librarian.store.review import (
     neighbour,
     queue_page,
 )
+from librarian.store.reviewers import reviewers, signed_in
 from librarian.text import hidden_characters, visible
 
 HERE = Path(__file__).resolve().parent
 OPENAPI_PATH = "/openapi.json"
 SWAGGER_ASSETS = "/swagger"
-REVIEWER_COOKIE = "librarian_reviewer"
 TOKEN_COOKIE = "librarian_token"
 DESK_COOKIE = "librarian_desk"  # this browser: undo takes back only what it decided
 PAGE_SIZE = 50
@@ -107,7 +114,7 @@ PATHS = {
     "decide": "/item/{}",
     "undo": "/undo",
     "bulk": "/bulk",
-    "reviewer": "/reviewer",
+    "signin": "/signin",
     "search": "/api/search",
     "check": "/check/{}",
     "qa": "/qa",
@@ -122,7 +129,7 @@ class Workbench:
 
     engine: Engine
     hub: Hub
-    reviewer: str | None = None  # fixed by --reviewer; else each browser names itself
+    reviewer: str | None = None  # fixed by --reviewer (loopback only); else reviewers sign in
     token: str | None = None  # required on every request when set
     host: str = "127.0.0.1"  # the address bound: only its names are served
     # Builds the search by meaning and words, once, at the first search (loading the
@@ -132,6 +139,9 @@ class Workbench:
     # the best linked section a suggestion was scored against, shown in full.
     exemplar_text: Callable[[str], str | None] | None = None
     csrf: str = field(default_factory=lambda: secrets.token_urlsafe(32))
+    # Signs the session cookies of reviewers who signed in (drawn at start: a restart
+    # signs everyone out).
+    session_key: bytes = field(default_factory=lambda: secrets.token_bytes(32))
     decided_here: dict[str, list[str]] = field(default_factory=dict)  # desk -> review ids
     leads: frozenset[str] = frozenset()  # may change anyone's decision (their own: everyone)
     qa_every: int = 5  # a waiting check item comes after every this many decisions (0: never)
@@ -220,13 +230,14 @@ def create_app(bench: Workbench) -> FastAPI:
         ("/item/{review_id}", pages.decide),
         ("/undo", pages.undo),
         ("/bulk", pages.bulk),
-        ("/reviewer", pages.name_reviewer),
+        ("/signin", pages.sign_in),
         ("/check/{check_id}", pages.qa.answer),
         ("/qa/{check_id}", pages.qa.rule),
     )
     for path, action in posted:
         app.post(path, include_in_schema=False)(action)
     app.get("/api/search", include_in_schema=False)(pages.search)
+    app.get("/signin", include_in_schema=False)(pages.sign_in_link)
     app.get("/favicon.ico", include_in_schema=False)(_no_icon)
     app.include_router(suggest_router(bench.suggest_pipeline))
     app.get("/docs", response_class=HTMLResponse, include_in_schema=False)(
@@ -420,9 +431,33 @@ class _Pages:
             self._finder = build() if build else HubSearch(self.bench.hub, None, None)
         return self._finder
 
+    def identity(self, request: Request) -> Identity | None:
+        """Who is deciding, from the server: --reviewer's one person, or the reviewer this
+        browser's signed session names, still registered (`review reviewers`)."""
+        if self.bench.reviewer:
+            return Identity(self.bench.reviewer, self.bench.reviewer in self.bench.leads)
+        name = session_name(request.cookies.get(SESSION_COOKIE), self.bench.session_key)
+        if name is None:
+            return None
+        with Session(self.bench.engine) as session:
+            lead = reviewers(session).get(name)
+        if lead is None:
+            return None
+        return Identity(name, lead or name in self.bench.leads)
+
     def reviewer_of(self, request: Request) -> str | None:
-        named = unquote(request.cookies.get(REVIEWER_COOKIE) or "").strip()
-        return self.bench.reviewer or named or None
+        who = self.identity(request)
+        return who.name if who else None
+
+    def is_lead(self, request: Request) -> bool:
+        who = self.identity(request)
+        return who is not None and who.lead
+
+    def leads(self) -> list[str]:
+        """Who may change anyone's decision and rule on QA: --lead names and the store's."""
+        with Session(self.bench.engine) as session:
+            registered = {n for n, lead in reviewers(session).items() if lead}
+        return sorted(registered | set(self.bench.leads))
 
     def render(
         self, request: Request, name: str, status: int = 200, **context: Any
@@ -488,7 +523,7 @@ class _Pages:
         may_change = (
             standing is not None
             and reviewer is not None
-            and (reviewer == standing.decided_by or reviewer in self.bench.leads)
+            and (reviewer == standing.decided_by or self.is_lead(request))
         )
         return self.render(
             request,
@@ -574,7 +609,7 @@ class _Pages:
             return refused
         reviewer = self.reviewer_of(request)
         if reviewer is None:
-            why = "no decision without a reviewer name: enter yours at the top"
+            why = "no decision without a reviewer: sign in at the top"
             return self.problem(request, 400, who, why)
         return form, reviewer
 
@@ -593,7 +628,8 @@ class _Pages:
         try:
             with Session(self.bench.engine) as session, session.begin():
                 if changing:
-                    decision = change(session, asked, self.hub_ids, self.bench.leads)
+                    leads = {reviewer} if self.is_lead(request) else set()
+                    decision = change(session, asked, self.hub_ids, leads)
                 else:
                     decision = decide(session, asked, self.hub_ids)
                 detail = item_detail(session, review_id)
@@ -723,21 +759,34 @@ class _Pages:
         what = f"“{undone[0].label}”" if undone else "the item"
         return self.redirect(url("item", review_id), f"undone: {what} is open again")
 
-    async def name_reviewer(self, request: Request) -> Response:
+    async def sign_in(self, request: Request) -> Response:
+        """A reviewer signs in with their name and secret (`review reviewers add`)."""
         form = await request.form()
         if refused := self.refused(request, form):
             return refused
-        name = visible(str(form.get("name", "")).strip())[:200]
         back = _local_path(str(form.get("back", "")))
-        response = self.redirect(back, f"reviewing as {name}" if name else None)
-        if name:
-            response.set_cookie(
-                REVIEWER_COOKIE,
-                quote(name, safe=""),  # a cookie is Latin-1: Łukasz, Иван, 李 are escaped
-                httponly=True,
-                samesite="strict",
-                max_age=60 * 60 * 24 * 365,
-            )
+        return self.signed_in(str(form.get("name", "")), str(form.get("key", "")), back)
+
+    async def sign_in_link(self, request: Request) -> Response:
+        """The link `review reviewers add` prints: signs in, then drops the key from the URL."""
+        params = request.query_params
+        return self.signed_in(params.get("name", ""), params.get("key", ""), url("queue"))
+
+    def signed_in(self, name: str, key: str, back: str) -> Response:
+        if self.bench.reviewer:
+            return self.redirect(back, f"this workbench is {self.bench.reviewer}'s alone", "error")
+        with Session(self.bench.engine) as session:
+            found = signed_in(session, name, key)
+        if found is None:
+            return self.redirect(back, "wrong name or key: nobody is signed in", "error")
+        response = self.redirect(back, f"signed in as {found.name}")
+        response.set_cookie(
+            SESSION_COOKIE,
+            session_value(found.name, self.bench.session_key),
+            httponly=True,
+            samesite="strict",
+            max_age=SESSION_SECONDS,
+        )
         return response
 
     def recorded(self, detail: ItemDetail, decision: HumanDecision) -> str:

@@ -52,7 +52,7 @@ class QaPages:
         pages = self.pages
         reviewer = pages.reviewer_of(request)
         if reviewer is None:
-            return pages.problem(request, 400, "who is reviewing?", "enter your name at the top")
+            return pages.problem(request, 400, "who is reviewing?", "sign in at the top")
         with Session(pages.bench.engine) as session:
             try:
                 found = check_for(session, check_id, reviewer)
@@ -115,20 +115,21 @@ class QaPages:
         pages = self.pages
         with Session(pages.bench.engine) as session:
             report = qa_report(session)
-        reviewer = pages.reviewer_of(request)
         return pages.render(
             request,
             "qa.html",
             report=report,
-            is_lead=reviewer is not None and reviewer in pages.bench.leads,
-            leads=sorted(pages.bench.leads),
+            is_lead=pages.is_lead(request),
+            leads=pages.leads(),
         )
 
     async def rule(self, request: Request, check_id: int) -> Response:
         from librarian.review.web import url
 
+        lead = self.pages.is_lead(request)
+
         def work(session: Session, form: Any, reviewer: str) -> str:
-            if reviewer not in self.pages.bench.leads:
+            if not lead:
                 raise NotALead("only a lead rules on a disagreement (`review serve --lead NAME`)")
             outcome = str(form.get("outcome") or "")
             return adjudicate(session, check_id, reviewer, outcome, self.pages.hub_ids)

@@ -174,6 +174,18 @@ class QaAnswerRow(Base):
     answered_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
 
 
+class ReviewerRow(Base):
+    """A reviewer who signs in to the workbench: their name, whether they lead, and their
+    secret as an scrypt hash (never the secret itself)."""
+
+    __tablename__ = "reviewers"
+
+    name: Mapped[str] = mapped_column(String(200), primary_key=True)
+    lead: Mapped[bool] = mapped_column(default=False)
+    secret_hash: Mapped[str] = mapped_column(String(256))
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+
+
 class RunPolicyRow(Base):
     """The risk policy a run decided under (`policy.RiskPolicy.as_json`): the team's budget,
     confidence and guarantee, and the prior of the models it ran. Whatever decides a
