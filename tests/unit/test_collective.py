@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 import random
+from dataclasses import replace
 
 import pytest
 
@@ -274,3 +275,40 @@ def test_first_order_keeps_the_choice_within_the_margin() -> None:
     assert first_order(ids, [0.5, 0.7, 0.2], None, 1.0) == [1, 0, 2]
     assert first_order(ids, [0.5, 0.7, 0.2], "C", 1.0) == [2, 1, 0]
     assert first_order(ids, [0.5, 0.5, 0.2], "B", 0.0) == [1, 0, 2]  # ties: the choice
+
+
+def test_a_reviewed_item_gets_the_confidence_it_would_have_had_pending() -> None:
+    """Issue 37, "check this": the reviewed items that certify a cut were linked with the
+    pending ones as rivals and no decided CRE taken, the pending ones with the decided
+    CREs taken: the same item scored differently reviewed and pending, and the cut
+    certified on one was applied to the other."""
+    from librarian.artifacts.calibrator import Calibrator
+    from librarian.artifacts.source_model import JOINT_FEATURES
+    from librarian.schemas.records import SourceHistory
+
+    plain, rows = _slot_model()
+    assert plain.model is not None
+    # A calibrator that reads what the assignment chose, as the trained one does.
+    weights = tuple(10.0 if f == "score" else 2.0 if f == "chosen" else 0.0 for f in JOINT_FEATURES)
+    model = replace(plain.model, calibrator=Calibrator(weights, -5.0, 1, JOINT_FEATURES))
+    slot = SourceLevelSlot(model, small_hub(), 0.95)
+    others = rows[:-2]
+    # `second` was decided to a CRE far down its list, which `first` retrieves first, a
+    # hair above a CRE nobody else retrieves.
+    taken = "X8"
+    second = SlotRow("src", "ks", "text s", [rows[-2].hits[0], ScoredHub(taken, 0.3)], None)
+    first = SlotRow("src", "kf", "text f", [ScoredHub(taken, 0.6), ScoredHub("X9", 0.58)], None)
+    pending = slot.run([*others, first], [(second, (taken,))])[-1]
+    assert pending.confidence is not None
+    decided = [(first, (first.hits[0].cre_id,)), (second, (taken,))]
+    everything = [*others, first, second]
+    items = item_index(everything)
+    claims = {
+        g: merged_claim([r for r, i in zip(everything, items, strict=True) if i == g])
+        for g in set(items)
+    }
+    priors = slot.model.rule.priors(list(claims.values()), slot.is_leaf)
+    waiting = {items[i] for i in range(len(others))}
+    fit = slot._adapt(decided, items[-2:], claims, priors, SourceHistory(), waiting)
+    assert fit is not None
+    assert fit.probabilities[0] == pytest.approx(pending.confidence)

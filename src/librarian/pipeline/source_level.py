@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import copy
 import unicodedata
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -257,18 +257,10 @@ class SourceLevelSlot:
         claims = {g: merged_claim([all_rows[r] for r in rows]) for g, rows in groups.items()}
         priors = self._priors(list(claims.values()), decided)
         decided_items = [items[len(pending) + r] for r in range(len(decided))]
-        fit = self._adapt(decided, decided_items, claims, priors, known)
+        waiting = {items[i] for i in range(len(pending))}
+        fit = self._adapt(decided, decided_items, claims, priors, known, waiting)
         # Pending items choose with the decided ones' CREs taken (their own excepted).
-        own: dict[int, set[str]] = {}
-        for g, (_, cres) in zip(decided_items, decided, strict=True):
-            own.setdefault(g, set()).update(cres)
-        taken = set(known.linked).union(*own.values())
-        waiting = sorted({items[i] for i in range(len(pending))})
-        sub = [claims[g] for g in waiting]
-        chosen = assign(
-            sub, priors, self.is_leaf, taken, [frozenset(own.get(g, ())) for g in waiting]
-        )
-        evidence = dict(zip(waiting, collective_evidence(sub, chosen, priors), strict=True))
+        evidence = self._evidence(claims, waiting, decided, decided_items, priors, known.linked)
         adaptation = fit.adaptation if fit is not None else None
         ordered = [
             self.ordered(row, evidence[items[i]], adaptation) for i, row in enumerate(pending)
@@ -334,6 +326,29 @@ class SourceLevelSlot:
         chances = {h.cre_id: p for h, p in zip(hits, probabilities, strict=True)}
         return [hits[j] for j in order], ranked_evidence, probabilities[order[0]], chances
 
+    def _evidence(
+        self,
+        claims: Mapping[int, Claim],
+        waiting: set[int],
+        decided: Sequence[tuple[SlotRow, tuple[str, ...]]],
+        decided_items: Sequence[int],
+        priors: SourcePriors,
+        linked: Collection[str],
+    ) -> dict[int, Collective]:
+        """The collective evidence of the `waiting` items, chosen together with the CREs of
+        the `decided` items taken (an item's own decided CREs excepted) and those the store
+        links for the source (`linked`)."""
+        own: dict[int, set[str]] = {}
+        for g, (_, cres) in zip(decided_items, decided, strict=True):
+            own.setdefault(g, set()).update(cres)
+        taken = set(linked).union(*own.values())
+        order = sorted(waiting)
+        sub = [claims[g] for g in order]
+        chosen = assign(
+            sub, priors, self.is_leaf, taken, [frozenset(own.get(g, ())) for g in order]
+        )
+        return dict(zip(order, collective_evidence(sub, chosen, priors), strict=True))
+
     def _adapt(
         self,
         decided: list[tuple[SlotRow, tuple[str, ...]]],
@@ -341,25 +356,32 @@ class SourceLevelSlot:
         claims: Mapping[int, Claim],
         priors: SourcePriors,
         known: SourceHistory,
+        waiting: set[int],
     ) -> _Fit | None:
-        """The source's decided items, linked as if they were pending (the rest of the
-        source around them): their confidences are the evidence for its cut, and from
-        MIN_SOURCE_DECISIONS on they teach its recalibration."""
+        """The source's decided items, each linked exactly as a pending item is: in a fold
+        of them (CROSS_FOLDS), chosen with the pending items and with the other folds' CREs
+        taken, so that the confidences that certify a cut are computed as the ones it is
+        applied to. They are the evidence for its cut, and from MIN_SOURCE_DECISIONS on
+        they teach its recalibration."""
         if not decided or self.model is None:
             return None
-        decided_cres = {c for _, cres in decided for c in cres}
-        order = sorted(claims)
-        chosen = assign(
-            [claims[g] for g in order], priors, self.is_leaf, set(known.linked) - decided_cres
-        )
-        evidence = dict(
-            zip(order, collective_evidence([claims[g] for g in order], chosen, priors), strict=True)
-        )
-        probabilities, correct = [], []
-        for (row, cres), g in zip(decided, decided_items, strict=True):
-            hits, _, confidence, _ = self.ordered(row, evidence[g], None)
-            probabilities.append(confidence)
-            correct.append(bool(hits) and hits[0].cre_id in cres)
+        probabilities, correct = [0.0] * len(decided), [False] * len(decided)
+        for fold in range(min(CROSS_FOLDS, len(decided))):
+            held = range(fold, len(decided), CROSS_FOLDS)
+            freed = {c for r in held for c in decided[r][1]}
+            rest = [r for r in range(len(decided)) if r % CROSS_FOLDS != fold]
+            evidence = self._evidence(
+                claims,
+                waiting | {decided_items[r] for r in held},
+                [decided[r] for r in rest],
+                [decided_items[r] for r in rest],
+                priors,
+                set(known.linked) - freed,
+            )
+            for r in held:
+                row, cres = decided[r]
+                hits, _, probabilities[r], _ = self.ordered(row, evidence[decided_items[r]], None)
+                correct[r] = bool(hits) and hits[0].cre_id in cres
         if len(decided) < MIN_SOURCE_DECISIONS:
             return _Fit(None, probabilities, correct)
         adaptation = fit_adaptation(probabilities, correct, self.model.shrinkage)
