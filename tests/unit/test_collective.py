@@ -300,14 +300,17 @@ def test_a_reviewed_item_gets_the_confidence_it_would_have_had_pending() -> None
     first = SlotRow("src", "kf", "text f", [ScoredHub(taken, 0.6), ScoredHub("X9", 0.58)], None)
     pending = slot.run([*others, first], [(second, (taken,))])[-1]
     assert pending.confidence is not None
-    decided = [(first, (first.hits[0].cre_id,)), (second, (taken,))]
+    decided: list[tuple[SlotRow, tuple[str, ...]]] = [
+        (first, (first.hits[0].cre_id,)),
+        (second, (taken,)),
+    ]
     everything = [*others, first, second]
     items = item_index(everything)
     claims = {
         g: merged_claim([r for r, i in zip(everything, items, strict=True) if i == g])
         for g in set(items)
     }
-    priors = slot.model.rule.priors(list(claims.values()), slot.is_leaf)
+    priors = model.rule.priors(list(claims.values()), slot.is_leaf)
     waiting = {items[i] for i in range(len(others))}
     fit = slot._adapt(decided, items[-2:], claims, priors, SourceHistory(), waiting)
     assert fit is not None
