@@ -192,3 +192,15 @@ def test_the_command_line_writes_it_and_refuses_what_it_cannot_mean(
     bad = ["review", "export", "--db", url, "--format", "myopencre", "--status", "open"]
     refused = runner.invoke(app, bad)
     assert refused.exit_code == 2 and "confirmed or linked" in refused.output
+
+
+def test_a_standards_name_is_neutralised_in_the_header_too() -> None:
+    """Issue 38, defect 12: with `--source '=HYPERLINK(…)'` the header cells began `=`."""
+    from librarian.review.myopencre import SectionLink
+
+    hostile = '=HYPERLINK("http://evil","x")'
+    link = SectionLink(hostile, "SEC-01", "=1+1", "", "", "200-001", "USER_CONFIRMED")
+    text = to_myopencre([link], small_hub())
+    header, row = list(csv.reader(io.StringIO(text)))[:2]
+    assert all(not cell.startswith(("=", "+", "-", "@")) for cell in header + row), header
+    assert f"'{hostile}|name" in header

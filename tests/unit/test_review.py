@@ -437,3 +437,125 @@ def test_bulk_approvals_are_counted_apart_and_never_learned(
     monkeypatch.setenv("LIBRARIAN_DB", str(engine.url))
     learnt = load_links([REVIEWS], Home(tmp_path / "home"))
     assert {x.section_id for x in learnt} == {listed[2].review_id}
+
+
+def test_reimporting_an_export_whose_decision_was_changed_since_is_a_one_line_refusal(
+    tmp_path: Path, engine: Engine
+) -> None:
+    """Issue 38, defect 13: a raw `UNIQUE constraint failed: human_decisions.decision_uuid`,
+    exit 1."""
+    from typer.testing import CliRunner
+
+    from librarian.cli import app
+    from librarian.review.sheets import to_human_decisions
+
+    assert apply(engine, sheet(tmp_path, engine, {0: ("reject", "")})).rejected == 1
+    with Session(engine) as session:
+        exported = to_human_decisions(standing_decisions(session))
+    path = tmp_path / "before-change.jsonl"
+    path.write_text(exported)
+    changed = sheet(tmp_path, engine, {0: ("accept", "")}, status="decided")
+    read = read_decisions(changed, "rita")
+    assert import_decisions(engine, read.incoming, small_hub().ids, str(changed), set()).changed
+    db = ["--db", str(engine.url)]
+    again = CliRunner().invoke(
+        app, ["review", "import", str(path), "--change", "--reviewer", "rita", *db]
+    )
+    assert again.exit_code == 2, again.output
+    assert "was changed since" in again.output and "UNIQUE" not in again.output
+
+
+def test_training_learns_only_what_stands_in_the_store(
+    tmp_path: Path,
+    engine: Engine,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Issue 38, defects 5 and 6: `train --links FILE` learnt a decision changed since, a
+    sheet row contradicting the decision that stands, and a bulk approval whose `ui` the
+    file set to null."""
+    from librarian.cli.learn import load_links
+    from librarian.paths import Home
+    from librarian.review.decisions import DecisionRequest, decide
+    from librarian.review.sheets import to_human_decisions
+    from librarian.schemas.human import Ui
+
+    monkeypatch.setenv("LIBRARIAN_DB", str(engine.url))
+    listed = items(engine)
+    first, second, third = (i.review_id for i in listed[:3])
+    other = next(c for c in sorted(HUB_IDS) if c != listed[0].suggestions[0].cre_id)
+    with Session(engine) as session, session.begin():
+        decide(session, DecisionRequest(first, "choose", "rita", (other,)), HUB_IDS)
+        bulk = DecisionRequest(second, "approve", "rita", ui=Ui(keybind_used="bulk"))
+        decide(session, bulk, HUB_IDS)
+        decide(
+            session, DecisionRequest(third, "reject", "rita", rejection_code="NO_CRE_FITS"), HUB_IDS
+        )
+    with Session(engine) as session:
+        before = [
+            json.loads(line)
+            for line in to_human_decisions(standing_decisions(session)).splitlines()
+        ]
+    # The first decision is changed since the export; the bulk one's `ui` is edited away.
+    changed = sheet(tmp_path, engine, {0: ("accept", "")}, status="decided")
+    read = read_decisions(changed, "rita")
+    assert import_decisions(engine, read.incoming, HUB_IDS, str(changed), set()).changed == 1
+    for record in before:
+        record.pop("ui", None)
+    exported = tmp_path / "before.jsonl"
+    exported.write_text("".join(json.dumps(r) + "\n" for r in before))
+    learnt = load_links([str(exported)], Home(tmp_path / "home"), HUB_IDS)
+    assert learnt == []  # the first changed since, the second bulk, the third a reject
+    said = capsys.readouterr().err
+    assert "1 it records as changed since" in said and "1 bulk approvals" in said
+    # A sheet row that contradicts the decision that stands is left out and counted.
+    contradicting = sheet(tmp_path, engine, {2: ("choose", other)}, status="decided")
+    contradicting_rows = [r for r in csv.DictReader(contradicting.open()) if r["decision"]]
+    assert len(contradicting_rows) == 1
+    assert load_links([str(contradicting)], Home(tmp_path / "home"), HUB_IDS) == []
+    assert "1 that disagree with the decision it holds standing" in capsys.readouterr().err
+
+
+def test_a_decision_files_decided_by_is_believed_only_from_its_reviewer_or_a_lead(
+    tmp_path: Path, engine: Engine
+) -> None:
+    """Issue 38, defect 3: a file claiming to be alice's replaced alice's decision, and
+    `--reviewer mallory` was silently ignored for HumanDecision files."""
+    from typer.testing import CliRunner
+
+    from librarian.cli import app
+    from librarian.review.sheets import to_human_decisions
+
+    assert apply(engine, sheet(tmp_path, engine, {0: ("reject", "")}), "alice").rejected == 1
+    with Session(engine) as session:
+        (standing,) = [
+            json.loads(x) for x in to_human_decisions(standing_decisions(session)).splitlines()
+        ]
+    forged = dict(standing, decision_id=str(uuid.uuid4()), action="approve")
+    first = items(engine, "decided")[0]
+    forged["final_links"] = [
+        {"cre_id": first.suggestions[0].cre_id, "link_type": "LinkedTo", "confidence": 1.0}
+    ]
+    forged.pop("loss_event", None)
+    forged.pop("rejection_reason", None)
+    path = human_file(tmp_path, [forged], "forged.jsonl")
+    db = ["--db", str(engine.url)]
+    as_mallory = CliRunner().invoke(
+        app, ["review", "import", str(path), "--change", "--reviewer", "mallory", *db]
+    )
+    assert (
+        as_mallory.exit_code == 2 and "not by the importing reviewer mallory" in as_mallory.output
+    )
+    read = read_decisions(path, None)
+    unnamed = import_decisions(engine, read.incoming, HUB_IDS, str(path), set())
+    assert "needs who is changing" in unnamed.errors[0]
+    with Session(engine) as session:
+        assert [(d.action, d.decided_by) for d in standing_decisions(session)] == [
+            ("reject", "alice")
+        ]
+    as_lead = import_decisions(engine, read.incoming, HUB_IDS, str(path), {"lena"}, "lena")
+    assert as_lead.errors == [] and as_lead.changed == 1
+    with Session(engine) as session:
+        rows = session.execute(select(HumanDecisionRow).order_by(HumanDecisionRow.id)).scalars()
+        last = list(rows)[-1]
+    assert last.action == "approve" and "imported by lena" in str(last.imported_from)

@@ -196,3 +196,66 @@ def test_a_pdf_whose_outline_lists_chapters_alone(tmp_path: Path) -> None:
             "1.2 Expiry",
         ),
     ]
+
+
+# Issue 38, defects 7 and 8 -----------------------------------------------------------------
+
+
+def _docx_with(tmp_path: Path, name: str, document_xml: bytes | None, padding: int = 0) -> Path:
+    """A real .docx with its document.xml replaced (None: kept), and a stored part of
+    `padding` NUL bytes first in the package."""
+    import docx
+
+    plain = tmp_path / f"plain-{name}"
+    made = docx.Document()
+    made.add_paragraph("SEC-01 Passwords are stored with a slow, salted hash.")
+    made.save(str(plain))
+    path = tmp_path / name
+    with zipfile.ZipFile(plain) as source, zipfile.ZipFile(path, "w") as target:
+        if padding:
+            target.writestr(zipfile.ZipInfo("customXml/padding.bin"), b"\0" * padding)
+        for info in source.infolist():
+            data = source.read(info.filename)
+            if info.filename == "word/document.xml" and document_xml is not None:
+                data = document_xml
+            target.writestr(info, data)
+    return path
+
+
+LAUGHS = (
+    b'<?xml version="1.0"?><!DOCTYPE w [<!ENTITY a "ha"><!ENTITY b "&a;&a;&a;&a;&a;&a;&a;&a;">'
+    b'<!ENTITY c "&b;&b;&b;&b;&b;&b;&b;&b;"><!ENTITY d "&c;&c;&c;&c;&c;&c;&c;&c;">]>'
+    b'<w:document xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main">'
+    b"<w:body><w:p><w:r><w:t>&d;&d;&d;&d;</w:t></w:r></w:p></w:body></w:document>"
+)
+
+
+@pytest.mark.parametrize(
+    "document_xml",
+    [b'<?xml version="1.0"?><w:document xmlns:w="urn:x"><w:body><w:p>', LAUGHS],
+    ids=["cut short", "entity amplification"],
+)
+def test_a_docx_whose_xml_does_not_parse_is_refused_in_one_line(
+    tmp_path: Path, document_xml: bytes
+) -> None:
+    """It gave a 200-line lxml traceback and exit 1."""
+    path = _docx_with(tmp_path, "bad.docx", document_xml)
+    with pytest.raises(PlainInputError, match="is damaged") as refused:
+        plain_lines(path)
+    assert "\n" not in str(refused.value)
+
+
+def test_a_docx_with_nul_bytes_up_front_is_no_utf16_text(tmp_path: Path) -> None:
+    """A valid .docx with NUL bytes in its first 4 KB was refused as "UTF-16 … iconv"."""
+    from librarian.cli.run import check_input
+
+    path = _docx_with(tmp_path, "padded.docx", None, padding=4096)
+    assert path.read_bytes()[:4096].count(0) > 1024
+    check_input(path, from_db=False)  # no UsageError
+    assert [s[0] for s in sections(path)] == ["SEC-01"]
+    text = tmp_path / "wide.csv"
+    text.write_bytes("id,text\n".encode("utf-16"))
+    from librarian.errors import UsageError
+
+    with pytest.raises(UsageError, match="UTF-16"):
+        check_input(text, from_db=False)  # a text file is still sniffed

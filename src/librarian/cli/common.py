@@ -109,15 +109,18 @@ def prefect_environment() -> None:
     os.environ.setdefault("PREFECT_LOGGING_LOGGERS_PREFECT_TASK_RUNS_LEVEL", "WARNING")
 
 
-def readable_input(path: Path, what: str = "input") -> None:
+def readable_input(path: Path, what: str = "input", binary: bool = False) -> None:
     """Refuse, saying what it is, an input that is not a UTF-8 file: a directory, a FIFO, a
-    device, or a file in UTF-16 (every line would be rejected)."""
+    device, or a file in UTF-16 (every line would be rejected). `binary`: a Word or PDF
+    file, which its own reader checks (no text sniff)."""
     if not path.exists():
         raise UsageError(f"{what} {path} does not exist")
     if path.is_dir():
         raise UsageError(f"{what} {path} is a directory, not a file")
     if not path.is_file():
         raise UsageError(f"{what} {path} is not a regular file (a FIFO, socket or device)")
+    if binary:
+        return
     with path.open("rb") as handle:
         head = handle.read(4096)
     if head.startswith((b"\xff\xfe", b"\xfe\xff")) or (

@@ -351,10 +351,11 @@ def _decision_file_links(
             f"--links {path}: {len(refused)} decisions refused (against {redacted(url)}); "
             "nothing was trained (--skip-invalid learns from the rest)"
         )
-    if found.undone or found.bulk:
+    if found.undone or found.bulk or found.superseded or found.contradicted:
         err.print(
             f"--links {path}: not learned: {found.undone} decisions the store records as "
-            f"undone, {found.bulk} bulk approvals",
+            f"undone, {found.superseded} it records as changed since, {found.contradicted} "
+            f"that disagree with the decision it holds standing, {found.bulk} bulk approvals",
             markup=False,
         )
     return [

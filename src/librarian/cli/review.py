@@ -431,14 +431,20 @@ def review_import(
     from librarian.store.db import make_engine
 
     readable_input(sheet, "sheet")
-    read = read_decisions(sheet, reviewer or os.environ.get(REVIEWER_ENV))
+    importer = reviewer or os.environ.get(REVIEWER_ENV)
+    read = read_decisions(sheet, importer)
     first, *rest = hub or [DEFAULT_HUB]
     hub_ids = set(load_hubs(first, rest).ids)
     engine = make_engine(database(db, home_of(home), create=False))
     try:
         result = (
             import_decisions(
-                engine, read.incoming, hub_ids, str(sheet), set(lead or ()) if change else None
+                engine,
+                read.incoming,
+                hub_ids,
+                str(sheet),
+                set(lead or ()) if change else None,
+                importer,
             )
             if not read.errors
             else None

@@ -70,8 +70,9 @@ def check_input(input: Path | None, from_db: bool) -> None:
     if input is None and not from_db:
         raise UsageError("INPUT is missing (or use --from-db)")
     if input is not None:
-        readable_input(input)
-        from librarian.pipeline.sources import SHAPES, known_shape
+        from librarian.pipeline.sources import SHAPES, binary_shape, known_shape
+
+        readable_input(input, binary=binary_shape(input))
 
         if not known_shape(input):
             raise UsageError(f"{input}: the librarian reads {SHAPES}; rename the file if it is one")

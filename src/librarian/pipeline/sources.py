@@ -25,6 +25,12 @@ SHAPES = "the knowledge queue's JSONL (.jsonl: queue rows or KnowledgeItems), " 
 )
 
 
+def binary_shape(path: Path) -> bool:
+    """A Word or PDF file: read by its own library, never sniffed as text (NUL bytes in a
+    .docx's or .pdf's first 4 KB are no UTF-16)."""
+    return any(shape.binary and shape.takes(path) for shape in PLAIN_SHAPES)
+
+
 def known_shape(path: Path) -> bool:
     """A file the librarian can read: guessing JSONL for any other name rejected every
     line of a text or Word file, and the run still exited 0."""

@@ -24,6 +24,7 @@ from librarian.store.human import (
     WORKBENCH,
     AlreadyDecided,
     ReviewError,
+    by_bulk,
     open_row,
     same_as_standing,
     standing_decision,
@@ -204,14 +205,19 @@ def import_decisions(
     hub_ids: Collection[str],
     source: str,
     leads: Collection[str] | None = None,
+    importer: str | None = None,
 ) -> ImportResult:
     """Check every (where, decision) first, then record them all in one transaction, or
     none. `where` names the row in errors ("row 3 (review_id ...)"). With `leads` (a
-    change import), a decision that differs from the standing one supersedes it, when its
-    reviewer made that one or is a lead; without, it is refused."""
+    change import), a decision that differs from the standing one supersedes it, when the
+    importer made that one or is a lead; without, it is refused. `importer`: who imports
+    (`--reviewer`); a decision file's `decided_by` other than theirs is refused unless
+    they lead. A change import needs one."""
     result = ImportResult()
+    if importer:
+        source = f"{source} (imported by {importer.strip()})"
     with Session(engine) as session, session.begin():
-        planned = _plan(session, incoming, hub_ids, result, leads)
+        planned = _plan(session, incoming, hub_ids, result, leads, importer)
         if result.errors:
             session.rollback()
             return result
@@ -231,6 +237,7 @@ def _plan(
     hub_ids: Collection[str],
     result: ImportResult,
     leads: Collection[str] | None,
+    importer: str | None = None,
 ) -> list[Planned]:
     planned: list[Planned] = []
     seen: set[str] = set()
@@ -241,6 +248,7 @@ def _plan(
             row = _item_once(session, asked, seen)
             if isinstance(asked, HumanDecision):
                 _check_decision_id(session, asked, ids, where)
+                _check_decider(asked, importer, leads)
             decision = _as_decision(row, asked, hub_ids, now)
             try:
                 if standing_same(session, row, decision):
@@ -250,12 +258,33 @@ def _plan(
             except AlreadyDecided:
                 if leads is None:
                     raise
-                replaces = changeable(session, row, decision.decided_by, leads)
+                replaces = changeable(session, row, _changer(asked, importer), leads)
             note = asked.note if isinstance(asked, DecisionRequest) else None
             planned.append(Planned(row, decision, note, replaces))
         except ReviewError as exc:
             result.errors.append(f"{where}: {exc}")
     return planned
+
+
+def _changer(asked: DecisionRequest | HumanDecision, importer: str | None) -> str:
+    """Who changes a standing decision: the importing reviewer (a sheet's rows are
+    theirs); a decision file's `decided_by` is never taken for it."""
+    who = (importer or "").strip() or (asked.reviewer if isinstance(asked, DecisionRequest) else "")
+    if not who:
+        raise ReviewError("a change from a decision file needs who is changing: --reviewer NAME")
+    return who
+
+
+def _check_decider(
+    asked: HumanDecision, importer: str | None, leads: Collection[str] | None
+) -> None:
+    """A file's `decided_by` is believed only from its own reviewer, or a lead."""
+    who = (importer or "").strip()
+    if who and asked.decided_by != who and who not in (leads or ()):
+        raise ReviewError(
+            f"decided by {asked.decided_by}, not by the importing reviewer {who}: only a "
+            "lead (--lead NAME) imports another reviewer's decisions"
+        )
 
 
 def _item_once(
@@ -304,12 +333,17 @@ def _check_decision_id(
         raise ReviewError(f"decision_id {asked.decision_id} is also {ids[asked.decision_id]}'s")
     ids[asked.decision_id] = where
     stored = session.execute(
-        select(HumanDecisionRow.undone_at, HumanDecisionRow.review_id).where(
-            HumanDecisionRow.decision_uuid == asked.decision_id
-        )
+        select(
+            HumanDecisionRow.undone_at, HumanDecisionRow.superseded_at, HumanDecisionRow.review_id
+        ).where(HumanDecisionRow.decision_uuid == asked.decision_id)
     ).first()
     if stored is None:
         return
+    if stored.superseded_at is not None and stored.undone_at is None:
+        raise ReviewError(
+            f"decision {asked.decision_id} was changed since (a later decision on this item "
+            "stands): export again to see the one that stands, or give a new decision_id"
+        )
     if stored.undone_at is not None:
         raise ReviewError(
             f"decision {asked.decision_id} was recorded and then undone; to decide this item "
@@ -328,7 +362,9 @@ class Learnable:
     links: list[tuple[str, str, tuple[str, ...]]] = field(default_factory=list)
     refused: list[str] = field(default_factory=list)  # one line each, naming the row
     undone: int = 0  # decisions the store records as undone: never learned
-    bulk: int = 0  # bulk approvals: nobody looked at the items one by one
+    bulk: int = 0  # bulk approvals (the store's record): nobody looked one by one
+    superseded: int = 0  # decisions the store records as changed since
+    contradicted: int = 0  # rows that disagree with the decision the store holds standing
 
 
 def learnable(
@@ -353,14 +389,45 @@ def learnable(
             decision = _as_decision(row, asked, hub_ids, now)
             if isinstance(asked, HumanDecision):
                 _as_stored(session, asked)
-                if asked.ui is not None and asked.ui.keybind_used == BULK:
-                    out.bulk += 1
-                    continue
+            if not _stands(session, row, asked, decision, out):
+                continue
             if decision.action != "reject":
                 out.links.append((str(row.review_id), row.text, tuple(decision.cre_ids)))
         except ReviewError as exc:
             out.refused.append(f"{where}: {exc}")
     return out
+
+
+def _stands(
+    session: Session,
+    row: DecisionRow,
+    asked: DecisionRequest | HumanDecision,
+    decision: HumanDecision,
+    out: Learnable,
+) -> bool:
+    """Whether a file's decision is what the store holds standing for its item (or the
+    item has none yet); what is left out is counted. Bulk is the store's record: a file
+    cannot make a bulk approval learnable by editing its `ui`."""
+    standing = standing_decision(session, row)
+    if isinstance(asked, HumanDecision):
+        stored = session.execute(
+            select(HumanDecisionRow).where(HumanDecisionRow.decision_uuid == asked.decision_id)
+        ).scalar_one_or_none()
+        if stored is not None and standing is not None and stored.id != standing.id:
+            out.superseded += 1
+            return False
+        if stored is None and asked.ui is not None and asked.ui.keybind_used == BULK:
+            out.bulk += 1
+            return False
+    if standing is None:
+        return True
+    if not same_as_standing(standing, decision):
+        out.contradicted += 1
+        return False
+    if by_bulk(standing.record):
+        out.bulk += 1
+        return False
+    return True
 
 
 def undone_in_store(

@@ -170,7 +170,9 @@ def hub_path(hub: Hub, cre_id: str) -> list[str]:
 def standard_name(name: str) -> str:
     """A standard's name as a column prefix OpenCRE reads as a standard."""
     clean = " ".join(name.replace(SEPARATOR, "/").split()) or "standard"
-    return f"Standard {clean}" if clean.startswith("CRE") else clean
+    # A header cell is a cell: the standard's name is the input's, neutralised as every
+    # cell we did not write is (`sheets.neutralise`, the sheet export's too).
+    return neutralise(f"Standard {clean}" if clean.startswith("CRE") else clean)
 
 
 def readable(cell: str, prefix: str) -> str:

@@ -239,4 +239,4 @@ def _reached(heading: Heading, line: Line) -> bool:
     return heading.top is None or heading.top >= line.y
 
 
-SHAPE = PlainShape("a PDF (.pdf)", (".pdf",), read)
+SHAPE = PlainShape("a PDF (.pdf)", (".pdf",), read, binary=True)

@@ -53,6 +53,7 @@ class PlainShape:
     suffixes: tuple[str, ...]
     read: Read
     claims: Callable[[Path], bool] | None = None  # beyond the suffix (None: the suffix is enough)
+    binary: bool = False  # a package or binary format: never sniffed as text
 
     def takes(self, path: Path) -> bool:
         if path.suffix.lower() not in self.suffixes:

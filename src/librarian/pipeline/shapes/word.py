@@ -54,6 +54,11 @@ def _open(path: Path) -> Any:
             names = package.namelist()
     except (zipfile.BadZipFile, OSError) as exc:
         raise PlainInputError(f"{path} is damaged: not a Word .docx package ({exc})") from exc
+    if _declares_dtd(path, names):
+        raise PlainInputError(
+            f"{path} is damaged: its document declares a DTD (entities), which no Word "
+            "document does; save a copy from Word"
+        )
     if any(name.lower().endswith("vbaproject.bin") for name in names):
         raise PlainInputError(
             f"{path} carries macros: save it as a plain .docx (Word: File > Save As > Word "
@@ -66,6 +71,18 @@ def _open(path: Path) -> Any:
         return docx.Document(str(path))
     except (PackageNotFoundError, KeyError, ValueError) as exc:
         raise PlainInputError(f"{path} is damaged: python-docx cannot read it ({exc})") from exc
+    except SyntaxError as exc:  # lxml's XMLSyntaxError: cut short, or entities it refuses
+        raise PlainInputError(f"{path} is damaged: its XML does not parse ({exc.msg})") from exc
+
+
+def _declares_dtd(path: Path, names: list[str]) -> bool:
+    """Whether the main document part opens with a DOCTYPE: entity amplification needs
+    one, and Word never writes one. Only the part's first 4 KB are read (its prolog)."""
+    main = "word/document.xml"
+    if main not in names:
+        return False
+    with zipfile.ZipFile(path) as package, package.open(main) as part:
+        return b"<!DOCTYPE" in part.read(4096).upper()
 
 
 @dataclass
@@ -160,4 +177,4 @@ def _placed(row: PlainRow, path: tuple[str, ...]) -> PlainRow:
     return replace(row, section_path=path, title=row.title or (path[-1] if path else None))
 
 
-SHAPE = PlainShape("a Word document (.docx)", (".docx", ".docm"), read)
+SHAPE = PlainShape("a Word document (.docx)", (".docx", ".docm"), read, binary=True)
