@@ -9,7 +9,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, NoReturn
 
 import typer
 
@@ -121,6 +121,14 @@ def review_serve(
         uvicorn.run(create_app(bench), host=host, port=port, log_level="warning")
     finally:
         engine.dispose()
+
+
+def _refuse(sheet: Path, errors: list[str]) -> NoReturn:
+    for problem in errors[:20]:
+        err.print(visible(f"error: {sheet} {problem}"), markup=False)
+    if len(errors) > 20:
+        err.print(f"... and {len(errors) - 20} more", markup=False)
+    raise InputError("nothing was recorded")
 
 
 def served_identity(host: str, token: str | None, reviewer: str | None) -> str | None:
@@ -412,7 +420,7 @@ def review_import(
         typer.Option(
             "--change",
             help="a decision that differs from the one standing supersedes it (kept in the "
-            "history) when its reviewer made that one, or is a --lead",
+            "history) when the importing --reviewer made that one, or is a --lead",
         ),
     ] = False,
     lead: LeadOpt = None,
@@ -453,11 +461,7 @@ def review_import(
         engine.dispose()
     errors = read.errors + (result.errors if result else [])
     if errors or result is None:
-        for problem in errors[:20]:
-            err.print(visible(f"error: {sheet} {problem}"), markup=False)
-        if len(errors) > 20:
-            err.print(f"... and {len(errors) - 20} more", markup=False)
-        raise InputError("nothing was recorded")
+        _refuse(sheet, errors)
     out.print(
         f"recorded: approved {result.approved}, corrected {result.corrected}, rejected "
         f"{result.rejected}; unchanged {result.unchanged}; left open {read.left_open}"
