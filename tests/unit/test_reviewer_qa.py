@@ -211,22 +211,30 @@ def test_the_workbench_mixes_checks_in_blind_and_a_lead_rules(engine: Engine) ->
         assert done.status_code == 303, done.text
         locations.append(done.headers["location"].split("?")[0])
     # One check waits for bob: it comes after every second decision (qa_every=2) until
-    # he answers it.
-    assert [loc.startswith("/check/") for loc in locations] == [False, True, False, True]
+    # he answers it, at an address shaped as any item's (issue 38, defect 4: `/check/N`
+    # said it was a check).
+    checks = [loc.removeprefix("/item/") not in ids for loc in locations]
+    assert checks == [False, True, False, True]
     check_url = locations[1]
+    assert check_url.startswith("/item/rev-") and len(check_url) == len(f"/item/{ids[0]}")
     page = web.get(check_url)
     assert page.status_code == 200
     assert 'id="decided"' not in page.text and "ann" not in page.text  # blind
+    assert ids[0] not in page.text  # no review id in the title, the address or the form
     assert f'action="{check_url}"' in page.text
+    # The item's own address, and the decided list, are blind for bob until he answers.
+    own = web.get(f"/item/{ids[0]}").text
+    assert 'id="decided"' not in own and "ann" not in own and "history" not in own
+    assert ids[0] not in web.get("/", params={"status": "decided"}).text
     recorded = post(web, check_url, pick="200-001")
     assert recorded.status_code == 303 and "msg=recorded" in recorded.headers["location"]
     assert post(web, check_url, pick="200-001").status_code == 400  # answered once
     assert bench_client(engine, "ann").get(check_url).status_code == 404  # her own decision
-
+    assert ids[0] in web.get("/", params={"status": "decided"}).text  # answered: seen again
     qa = web.get("/qa")
     assert qa.status_code == 200 and 'id="check-1"' in qa.text
     assert "rule-second" not in qa.text  # bob is no lead
-    rule_url = check_url.replace("/check/", "/qa/")
+    rule_url = "/qa/1"
     assert post(web, rule_url, outcome="second").status_code == 403
     lead = bench_client(engine, "lea")
     assert "rule-second-1" in lead.get("/qa").text

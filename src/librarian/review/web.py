@@ -22,7 +22,7 @@ from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, time
 from pathlib import Path
 from typing import Any
-from urllib.parse import quote, urlencode, urlsplit
+from urllib.parse import urlencode, urlsplit
 
 from fastapi import FastAPI, Request
 from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
@@ -46,6 +46,7 @@ from librarian.review.signin import (
     session_name,
     session_value,
 )
+from librarian.review.urls import url
 from librarian.review.web_qa import QaPages
 from librarian.schemas.envelopes import UNMAPPABLE
 from librarian.schemas.human import HumanDecision, Ui
@@ -108,19 +109,6 @@ SORTS = (
     ("confidence", "least confident"),
     ("-confidence", "most confident"),
 )
-PATHS = {
-    "queue": "/",
-    "item": "/item/{}",
-    "decide": "/item/{}",
-    "undo": "/undo",
-    "bulk": "/bulk",
-    "signin": "/signin",
-    "search": "/api/search",
-    "check": "/check/{}",
-    "qa": "/qa",
-    "rule": "/qa/{}",
-    "static": "/static/{}",
-}
 
 
 @dataclass
@@ -186,10 +174,6 @@ class Workbench:
         return [*LOOPBACK_NAMES, bound]
 
 
-def url(name: str, *parts: str) -> str:
-    return PATHS[name].format(*(quote(p, safe="") for p in parts))
-
-
 def swagger_assets() -> Path:
     """Swagger UI's script and styles, as the fastapi-offline package ships them."""
     import fastapi_offline
@@ -221,7 +205,6 @@ def create_app(bench: Workbench) -> FastAPI:
     shown = (
         ("/", pages.queue),
         ("/item/{review_id}", pages.item),
-        ("/check/{check_id}", pages.qa.check),
         ("/qa", pages.qa.report),
     )
     for path, page in shown:
@@ -231,7 +214,6 @@ def create_app(bench: Workbench) -> FastAPI:
         ("/undo", pages.undo),
         ("/bulk", pages.bulk),
         ("/signin", pages.sign_in),
-        ("/check/{check_id}", pages.qa.answer),
         ("/qa/{check_id}", pages.qa.rule),
     )
     for path, action in posted:
@@ -478,7 +460,9 @@ class _Pages:
         )
 
     async def queue(self, request: Request) -> HTMLResponse:
-        flt = _filter(request)
+        # What one is checking, blind, is no decided item of theirs to see.
+        hidden = frozenset(self.qa.checking(self.reviewer_of(request)))
+        flt = replace(_filter(request), hidden=hidden)
         page = min(MAX_PAGE, max(1, _int(request.query_params.get("page"), 1)))
         with Session(self.bench.engine) as session:
             found = queue_page(session, flt, page, PAGE_SIZE)
@@ -510,6 +494,9 @@ class _Pages:
         )
 
     async def item(self, request: Request, review_id: str) -> HTMLResponse:
+        checking = self.qa.checking(self.reviewer_of(request))
+        if review_id in checking:  # blind: a check, or an item one is checking
+            return await self.qa.check(request, checking[review_id], review_id)
         with Session(self.bench.engine) as session:
             detail = item_detail(session, review_id)
             if detail is None:
@@ -619,6 +606,12 @@ class _Pages:
         return desk, self.bench.decided_here.setdefault(desk, [])
 
     async def decide(self, request: Request, review_id: str) -> Response:
+        checking = self.qa.checking(self.reviewer_of(request))
+        if review_id in checking:
+            return await self.qa.answer(request, checking[review_id])
+        return await self.decide_item(request, review_id)
+
+    async def decide_item(self, request: Request, review_id: str) -> Response:
         signed = await self.signed_form(request, "who is deciding?")
         if isinstance(signed, Response):
             return signed
@@ -657,7 +650,7 @@ class _Pages:
         if changing:  # back to the item: its history shows the change
             target, said = url("item", review_id), "changed: " + said
         elif (check := self.qa.next_check(reviewer, len(mine))) is not None:
-            target = url("check", str(check))
+            target = url("item", check)
         response = self.redirect(target, said)
         response.set_cookie(DESK_COOKIE, desk, httponly=True, samesite="strict")
         return response

@@ -6,6 +6,8 @@ them); `/qa` shows the agreement figures and the disagreements a lead rules on.
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -15,8 +17,9 @@ from sqlalchemy.exc import OperationalError
 from sqlalchemy.orm import Session
 
 from librarian.review.qa import adjudicate, answer_check, qa_report
+from librarian.review.urls import url
 from librarian.store.human import ReviewError
-from librarian.store.qa import check_for, pending_check
+from librarian.store.qa import check_for, checks_waiting, pending_check
 from librarian.store.review import OpenItem, QueueFilter, item_detail, queue_page
 
 if TYPE_CHECKING:
@@ -37,18 +40,36 @@ class QaPages:
     def __init__(self, pages: _Pages) -> None:
         self.pages = pages
 
-    def next_check(self, reviewer: str, decided_here: int) -> int | None:
-        """The check to show after a reviewer's decision, when it is its turn."""
+    def next_check(self, reviewer: str, decided_here: int) -> str | None:
+        """The address of the check to show after a reviewer's decision, when it is its
+        turn: an opaque one, shaped as any item's (`address`)."""
         every = self.pages.bench.qa_every
         if every <= 0 or decided_here % every:
             return None
         with Session(self.pages.bench.engine) as session:
             check = pending_check(session, reviewer)
-            return check.id if check else None
+            return self.address(check.id) if check else None
 
-    async def check(self, request: Request, check_id: int) -> HTMLResponse:
-        from librarian.review.web import url
+    def address(self, check_id: int) -> str:
+        """A check's address: "rev-" and 20 hex digits, as a review id is, signed with the
+        server's key. It names nothing that leads to the item, and does not say it is a
+        check."""
+        key = self.pages.bench.session_key
+        mac = hmac.new(key, f"check {check_id}".encode(), hashlib.sha256).hexdigest()
+        return "rev-" + mac[:20]
 
+    def checking(self, reviewer: str | None) -> dict[str, int]:
+        """The checks waiting for `reviewer`, by every address they answer to: its opaque
+        one, and the item's own (an item one is checking is shown blind there too)."""
+        if reviewer is None:
+            return {}
+        with Session(self.pages.bench.engine) as session:
+            waiting = checks_waiting(session, reviewer)
+        found = {check.review_id: check.id for check in waiting}
+        found.update({self.address(check.id): check.id for check in waiting})
+        return found
+
+    async def check(self, request: Request, check_id: int, address: str) -> HTMLResponse:
         pages = self.pages
         reviewer = pages.reviewer_of(request)
         if reviewer is None:
@@ -60,7 +81,7 @@ class QaPages:
                 return pages.problem(request, 404, "no such item", str(exc))
             detail = item_detail(session, found.review_id)
         if detail is None:
-            return pages.problem(request, 404, "no such item", found.review_id)
+            return pages.problem(request, 404, "no such item", address)
         context = pages.item_context(detail)
         # Blind: what was decided, by whom and when is not shown, nor that this is a check.
         context.update(decision=None, history=(), diff=None, open=True, check_blind=True)
@@ -68,7 +89,8 @@ class QaPages:
             request,
             "item.html",
             **context,
-            action=url("check", str(check_id)),
+            action=url("item", address),
+            shown_id=address,
             may_change=False,
             editable=True,
             following=None,
@@ -77,7 +99,7 @@ class QaPages:
         )
 
     async def answer(self, request: Request, check_id: int) -> Response:
-        from librarian.review.web import _request, url
+        from librarian.review.web import _request
 
         def work(session: Session, form: Any, reviewer: str) -> list[OpenItem]:
             check = check_for(session, check_id, reviewer)
@@ -124,8 +146,6 @@ class QaPages:
         )
 
     async def rule(self, request: Request, check_id: int) -> Response:
-        from librarian.review.web import url
-
         lead = self.pages.is_lead(request)
 
         def work(session: Session, form: Any, reviewer: str) -> str:

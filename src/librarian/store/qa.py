@@ -97,24 +97,32 @@ def pending_check(session: Session, reviewer: str) -> QaCheckRow | None:
     """The oldest check `reviewer` may answer: not their own decision, not their own known
     answer, not answered by them; a double check that nobody answered, whose decision
     still stands (a changed decision is no longer the one to check)."""
+    waiting = checks_waiting(session, reviewer, limit=1)
+    return waiting[0] if waiting else None
+
+
+def checks_waiting(session: Session, reviewer: str, limit: int = 1000) -> list[QaCheckRow]:
+    """Every check `reviewer` may answer (`pending_check`'s rule), oldest first."""
     first = HumanDecisionRow
     answered_by_them = exists().where(
         QaAnswerRow.check_id == QaCheckRow.id, QaAnswerRow.reviewer == reviewer
     )
     answered = exists().where(QaAnswerRow.check_id == QaCheckRow.id)
-    return session.execute(
-        select(QaCheckRow)
-        .join(first, first.id == QaCheckRow.first_decision_id)
-        .where(
-            first.standing(),
-            first.decided_by != reviewer,
-            QaCheckRow.created_by != reviewer,
-            ~answered_by_them,
-            (QaCheckRow.kind == KNOWN) | ~answered,
-        )
-        .order_by(QaCheckRow.id)
-        .limit(1)
-    ).scalar_one_or_none()
+    return list(
+        session.execute(
+            select(QaCheckRow)
+            .join(first, first.id == QaCheckRow.first_decision_id)
+            .where(
+                first.standing(),
+                first.decided_by != reviewer,
+                QaCheckRow.created_by != reviewer,
+                ~answered_by_them,
+                (QaCheckRow.kind == KNOWN) | ~answered,
+            )
+            .order_by(QaCheckRow.id)
+            .limit(limit)
+        ).scalars()
+    )
 
 
 def check_for(session: Session, check_id: int, reviewer: str) -> QaCheckRow:

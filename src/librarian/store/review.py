@@ -66,6 +66,8 @@ class QueueFilter:
     sort: QueueSort = "oldest"
     decided_by: str | None = None  # decided items whose standing decision is this reviewer's
     action: str | None = None  # ... or this action's (approve | correct | reject)
+    # Items left out whatever else matches: those the viewer is checking, blind.
+    hidden: frozenset[str] = frozenset()
 
 
 @dataclass
@@ -116,6 +118,8 @@ def _matching(flt: QueueFilter) -> Select[DecisionRow]:
         if flt.action:
             standing = standing.where(HumanDecisionRow.action == flt.action)
         query = query.where(DecisionRow.id.in_(standing))
+    if flt.hidden:
+        query = query.where(DecisionRow.review_id.not_in(sorted(flt.hidden)))
     return query
 
 
