@@ -259,3 +259,100 @@ def test_a_docx_with_nul_bytes_up_front_is_no_utf16_text(tmp_path: Path) -> None
 
     with pytest.raises(UsageError, match="UTF-16"):
         check_input(text, from_db=False)  # a text file is still sniffed
+
+
+# Issue 38, defects 10 and 11 -----------------------------------------------------------------
+
+
+def _one_rule_a_page(path: Path, pages: int) -> Path:
+    from fpdf import FPDF
+
+    pdf = FPDF()
+    pdf.set_font("helvetica", size=11)
+    for n in range(1, pages + 1):
+        pdf.add_page()
+        pdf.cell(0, 8, f"SEC-{n:02d} Rule number {n} about tokens must hold.")
+    pdf.output(str(path))
+    return path
+
+
+def test_a_pdf_of_one_requirement_a_page_reads_every_requirement(tmp_path: Path) -> None:
+    """Lines that differ only in their numbers were taken for running headers: 0 rows."""
+    read = sections(_one_rule_a_page(tmp_path / "rules.pdf", 6))
+    assert [s[0] for s in read] == [f"SEC-{n:02d}" for n in range(1, 7)]
+
+
+def test_a_pdf_page_that_cannot_be_read_is_rejected_with_its_number(tmp_path: Path) -> None:
+    """4 of 6 sections read, exit 0, only a pypdf log line."""
+    from pypdf import PdfReader, PdfWriter
+    from pypdf.generic import EncodedStreamObject, NameObject
+
+    source = PdfReader(str(_one_rule_a_page(tmp_path / "ok.pdf", 3)))
+    writer = PdfWriter()
+    for number, page in enumerate(source.pages, start=1):
+        if number == 2:
+            broken = EncodedStreamObject()
+            broken[NameObject("/Filter")] = NameObject("/FlateDecode")
+            broken._data = b"\x78\x9c not deflate at all"  # raw bytes, as a damaged file has
+            page[NameObject("/Contents")] = writer._add_object(broken)
+        writer.add_page(page)
+    path = tmp_path / "corrupt.pdf"
+    with path.open("wb") as handle:
+        writer.write(handle)
+    read = plain_lines(path, NAME)
+    items = [json.loads(raw) for line, raw in read.lines if line not in read.unreadable]
+    assert [i["locator"]["id"].split("#")[1].split(" ")[0] for i in items] == ["SEC-01", "SEC-03"]
+    (why,) = read.unreadable.values()
+    assert why.startswith("page 2 cannot be read:")
+
+
+# Issue 38, defect 9, and the empty Word file ------------------------------------------------
+
+
+def test_word_text_in_content_controls_insertions_and_nested_tables_is_read(
+    tmp_path: Path,
+) -> None:
+    """Text in a content control (`w:sdt`), a tracked insertion (`w:ins`) and a nested
+    table was dropped silently, exit 0."""
+    import docx
+    from docx.oxml import parse_xml
+
+    document = docx.Document()
+    document.add_heading("Access", 1)
+    w = 'xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main"'
+    body = document.element.body
+    body.append(
+        parse_xml(
+            f"<w:sdt {w}><w:sdtContent><w:p><w:r><w:t>ACC-1 Accounts are reviewed "
+            "quarterly.</w:t></w:r></w:p></w:sdtContent></w:sdt>"
+        )
+    )
+    body.append(
+        parse_xml(
+            f"<w:p {w}><w:r><w:t>ACC-2 Access is </w:t></w:r><w:ins w:id='1' w:author='a'>"
+            "<w:r><w:t>revoked on the day a person leaves.</w:t></w:r></w:ins>"
+            "<w:del w:id='2' w:author='a'><w:r><w:delText>kept forever.</w:delText></w:r></w:del>"
+            "</w:p>"
+        )
+    )
+    table = document.add_table(rows=2, cols=2)
+    table.rows[0].cells[0].text, table.rows[0].cells[1].text = "ID", "Text"
+    table.rows[1].cells[0].text = "ACC-3"
+    inner = table.rows[1].cells[1].add_table(rows=1, cols=1)
+    inner.rows[0].cells[0].text = "Shared accounts are forbidden."
+    body.append(body[-1])  # keep the section properties last, as Word writes them
+    path = tmp_path / "controls.docx"
+    document.save(str(path))
+    read = {row: text for row, text, _, _ in sections(path)}
+    assert read["ACC-1"] == "Accounts are reviewed quarterly."
+    assert read["ACC-2"] == "Access is revoked on the day a person leaves."
+    assert "Shared accounts are forbidden." in read["ACC-3"]
+
+
+def test_an_empty_word_document_is_refused_like_an_empty_pdf(tmp_path: Path) -> None:
+    import docx
+
+    path = tmp_path / "empty.docx"
+    docx.Document().save(str(path))
+    with pytest.raises(PlainInputError, match="has no text"):
+        plain_lines(path)

@@ -11,9 +11,11 @@ text layer (a scan: nothing to read without OCR).
 
 from __future__ import annotations
 
+import logging
 import re
 from collections import Counter
 from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -53,19 +55,51 @@ class Heading:
 
 
 def read(path: Path) -> Iterator[PlainRow | Unreadable]:
-    reader = _open(path)
-    pages = [_lines(page, n) for n, page in enumerate(reader.pages, start=1)]
-    if not any(pages):
-        raise PlainInputError(
-            f"{path} has no text layer (a scanned document?): run OCR on it first, or give "
-            "the text as CSV or Markdown"
-        )
-    lines = [line for page in _without_running(pages) for line in page]
-    headings = _outline(reader)
-    yield from _Sections(headings).rows(lines)
+    with _pypdf_said() as said:
+        reader = _open(path, said)
+        pages: list[list[Line]] = []
+        unread: dict[int, str] = {}  # page -> why it could not be read
+        for n, page in enumerate(reader.pages, start=1):
+            lines, why = _lines(page, n, said)
+            pages.append(lines)
+            if why is not None:
+                unread[n] = why
+        if not any(pages) and not unread:
+            raise PlainInputError(
+                f"{path} has no text layer (a scanned document?): run OCR on it first, or "
+                "give the text as CSV or Markdown"
+            )
+        lines = [line for page in _without_running(pages) for line in page]
+        sections = _Sections(_outline(reader))
+        yield from sections.rows(lines)
+    # A page whose text could not be extracted is rejected with its number: never a
+    # document read with sections silently missing.
+    for offset, (n, why) in enumerate(sorted(unread.items()), start=1):
+        yield Unreadable(sections.count + offset, f"page {n}", f"page {n} cannot be read: {why}")
 
 
-def _open(path: Path) -> Any:
+@contextmanager
+def _pypdf_said() -> Iterator[list[str]]:
+    """pypdf's own log lines while a file is read, kept (for our messages) instead of
+    printed beside them."""
+    said: list[str] = []
+
+    class Keep(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            said.append(" ".join(record.getMessage().split()))
+
+    logger = logging.getLogger("pypdf")
+    handler, propagate = Keep(logging.WARNING), logger.propagate
+    logger.addHandler(handler)
+    logger.propagate = False
+    try:
+        yield said
+    finally:
+        logger.removeHandler(handler)
+        logger.propagate = propagate
+
+
+def _open(path: Path, said: list[str]) -> Any:
     from pypdf import PdfReader
     from pypdf.errors import DependencyError, PdfReadError, PdfStreamError
 
@@ -81,13 +115,16 @@ def _open(path: Path) -> Any:
             f"{path} is encrypted in a way this install cannot open ({exc})"
         ) from exc
     except (PdfReadError, PdfStreamError, ValueError, KeyError, TypeError) as exc:
-        raise PlainInputError(f"{path} is damaged: pypdf cannot read it ({exc})") from exc
+        also = f"; pypdf: {said[-1]}" if said else ""
+        raise PlainInputError(f"{path} is damaged: pypdf cannot read it ({exc}{also})") from exc
     return reader
 
 
-def _lines(page: Any, number: int) -> list[Line]:
-    """The page's text lines, top to bottom, each with its height on the page."""
+def _lines(page: Any, number: int, said: list[str]) -> tuple[list[Line], str | None]:
+    """The page's text lines, top to bottom, each with its height on the page; and why
+    the page could not be read (None: it could), from pypdf's error or its log."""
     fragments: list[tuple[float, float, str]] = []
+    before = len(said)
 
     def visit(text: str, cm: Sequence[float], tm: Sequence[float], *_: Any) -> None:
         if text.strip():
@@ -97,8 +134,10 @@ def _lines(page: Any, number: int) -> list[Line]:
 
     try:
         page.extract_text(visitor_text=visit)
-    except Exception:
-        return []
+    except Exception as exc:  # pypdf raises many kinds on a broken content stream
+        return [], f"{type(exc).__name__}: {' '.join(str(exc).split())[:200]}"
+    if len(said) > before and not fragments:
+        return [], said[before][:200]
     rows: list[list[tuple[float, float, str]]] = []
     for fragment in sorted(fragments, key=lambda f: (-f[0], f[1])):
         if rows and abs(rows[-1][0][0] - fragment[0]) <= SAME_LINE:
@@ -110,7 +149,7 @@ def _lines(page: Any, number: int) -> list[Line]:
         text = " ".join(" ".join(t for _, _, t in sorted(row, key=lambda f: f[1])).split())
         if text:
             out.append(Line(number, len(out) + 1, row[0][0], text))
-    return out
+    return out, None
 
 
 def _without_running(pages: list[list[Line]]) -> list[list[Line]]:
@@ -125,8 +164,14 @@ def _without_running(pages: list[list[Line]]) -> list[list[Line]]:
     kept = []
     for page in pages:
         edges = {id(page[0]), id(page[-1])} if page else set()
-        kept.append([ln for ln in page if not (id(ln) in edges and _shape(ln) in running)])
+        kept.append([ln for ln in page if not (id(ln) in edges and _running(ln, running))])
     return kept
+
+
+def _running(line: Line, running: set[str]) -> bool:
+    """A running header or footer: never a line that carries a requirement id (a document
+    of one requirement a page has such a line first on every page)."""
+    return _shape(line) in running and REQUIREMENT_ID.match(line.text) is None
 
 
 def _shape(line: Line) -> str:

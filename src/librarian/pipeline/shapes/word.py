@@ -30,14 +30,74 @@ from librarian.pipeline.shapes.rows import (
 OLE_MAGIC = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"
 
 
+W = "{http://schemas.openxmlformats.org/wordprocessingml/2006/main}"
+# Containers whose children are the document's own blocks: a content control, a tracked
+# insertion, custom XML and smart tags wrap paragraphs and tables, and their text counts.
+BLOCK_WRAPPERS = {f"{W}sdt", f"{W}sdtContent", f"{W}ins", f"{W}customXml", f"{W}smartTag"}
+
+
 def read(path: Path) -> Iterator[PlainRow | Unreadable]:
-    walker = _Walker()
-    for block in _open(path).iter_inner_content():
-        if hasattr(block, "rows"):
-            yield from walker.table(block)
-        else:
-            yield from walker.paragraph(block)
+    document = _open(path)
+    walker = _Walker(styles=_style_names(document))
+    for kind, block in _blocks(document.element.body):
+        yield from (walker.table(block) if kind == "table" else walker.paragraph(block))
     yield from walker.flush()
+    if not walker.read_any:
+        raise PlainInputError(f"{path} has no text: nothing to link (is it an empty document?)")
+
+
+def _blocks(parent: Any) -> Iterator[tuple[str, Any]]:
+    """The body's paragraphs and tables in order, those inside content controls and
+    tracked insertions included (python-docx's own walk skips them)."""
+    for child in parent.iterchildren():
+        if child.tag == f"{W}p":
+            yield "paragraph", child
+        elif child.tag == f"{W}tbl":
+            yield "table", child
+        elif child.tag in BLOCK_WRAPPERS:
+            yield from _blocks(child)
+
+
+def paragraph_text(p: Any) -> str:
+    """A paragraph's text as Word shows it: every run's text, inserted ones and those in
+    content controls and hyperlinks included; deleted text (`w:delText`) left out."""
+    parts: list[str] = []
+    for node in p.iter(f"{W}t", f"{W}tab", f"{W}br", f"{W}cr"):
+        parts.append(node.text or "" if node.tag == f"{W}t" else " ")
+    return " ".join("".join(parts).split())
+
+
+def table_rows(tbl: Any) -> list[list[str]]:
+    """A table's rows of cell texts; a nested table's rows read into its cell's text."""
+    rows = []
+    for tr in tbl.iter(f"{W}tr"):
+        if _owner(tr) is not tbl:
+            continue  # a nested table's row: read with its cell
+        rows.append([_cell_text(tc) for tc in tr.iter(f"{W}tc") if _owner(tc) is tbl])
+    return rows
+
+
+def _cell_text(tc: Any) -> str:
+    parts = []
+    for kind, block in _blocks(tc):
+        if kind == "paragraph":
+            parts.append(paragraph_text(block))
+        else:
+            parts.extend(" | ".join(c for c in row if c) for row in table_rows(block))
+    return " ".join(p for p in parts if p)
+
+
+def _owner(node: Any) -> Any:
+    """The table a row or cell belongs to."""
+    parent = node.getparent()
+    while parent is not None and parent.tag != f"{W}tbl":
+        parent = parent.getparent()
+    return parent
+
+
+def _style_names(document: Any) -> dict[str, str]:
+    """Style id -> name, read once (python-docx looks a paragraph's style up each time)."""
+    return {style.style_id: style.name or "" for style in document.styles}
 
 
 def _open(path: Path) -> Any:
@@ -95,6 +155,8 @@ class _Pending:
 
 @dataclass
 class _Walker:
+    styles: dict[str, str] = field(default_factory=dict)  # style id -> name
+    read_any: bool = False  # any paragraph or table row with text
     headings: list[tuple[int, str]] = field(default_factory=list)
     slugs: Slugs = field(default_factory=Slugs)
     slug: str = "preamble"
@@ -106,12 +168,16 @@ class _Walker:
     body: list[str] = field(default_factory=list)  # text under a heading, no requirement
     body_line: int = 0
 
-    def paragraph(self, paragraph: Any) -> Iterator[PlainRow]:
+    def paragraph(self, p: Any) -> Iterator[PlainRow]:
         self.blocks += 1
         self.paragraphs += 1
-        text = " ".join(paragraph.text.split())
-        style = (paragraph.style.name if paragraph.style is not None else "") or ""
-        if style == "Title" or not text:
+        text = paragraph_text(p)
+        if not text:
+            return
+        self.read_any = True
+        style_id = p.find(f"{W}pPr/{W}pStyle")
+        style = self.styles.get(style_id.get(f"{W}val"), "") if style_id is not None else ""
+        if style == "Title":
             return
         if style.startswith("Heading"):
             yield from self.flush()
@@ -136,10 +202,11 @@ class _Walker:
             self.body_line = self.body_line or self.blocks
             self.body.append(text)
 
-    def table(self, table: Any) -> Iterator[PlainRow | Unreadable]:
+    def table(self, tbl: Any) -> Iterator[PlainRow | Unreadable]:
         yield from self.flush()
         self.tables += 1
-        rows = [[" ".join(c.text.split()) for c in row.cells] for row in table.rows]
+        rows = table_rows(tbl)
+        self.read_any = self.read_any or any(any(row) for row in rows)
         header = [h.lower() for h in rows[0]] if rows else []
         if not set(header) >= TABLE_KEYS:
             self.body.extend(" | ".join(c for c in row if c) for row in rows if any(row))
