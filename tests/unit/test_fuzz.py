@@ -264,3 +264,127 @@ def test_no_source_name_adds_a_part_to_the_audit(name: str) -> None:
     hostile = SourceStatus(name, 3, None, 0, 0.9, False).describe()
     assert "; " not in hostile and stage_ids(f"x=1; source={hostile}").keys() == {"x", "source"}
     assert stage_ids(f"x=1; source={plain}").keys() == {"x", "source"}
+
+
+# Issue 38: hostile Word and PDF documents. Every requirement placed is read, or its page
+# is rejected by number, or the whole file is refused in one line: nothing is lost
+# silently.
+
+WORD_BLOCKS = st.sampled_from(["plain", "sdt", "ins", "nested", "empty", "heading"])
+W_NS = 'xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main"'
+
+
+def _word_block(document: Any, kind: str, n: int) -> str | None:
+    """Add one block of `kind` carrying rule n; its words (None: it carries none)."""
+    from docx.oxml import parse_xml
+
+    rule = f"REQ-{n} Rule {n} must hold."
+    body = document.element.body
+    if kind == "plain":
+        document.add_paragraph(rule)
+    elif kind == "sdt":
+        body.insert(
+            len(body) - 1,
+            parse_xml(
+                f"<w:sdt {W_NS}><w:sdtContent><w:p><w:r><w:t>{rule}</w:t></w:r></w:p>"
+                "</w:sdtContent></w:sdt>"
+            ),
+        )
+    elif kind == "ins":
+        body.insert(
+            len(body) - 1,
+            parse_xml(
+                f"<w:p {W_NS}><w:ins w:id='{n}' w:author='x'><w:r><w:t>{rule}</w:t></w:r>"
+                "</w:ins></w:p>"
+            ),
+        )
+    elif kind == "nested":
+        table = document.add_table(rows=1, cols=1)
+        table.rows[0].cells[0].add_table(rows=1, cols=1).rows[0].cells[0].text = rule
+    elif kind == "heading":
+        document.add_heading(f"Chapter {n}", 1)
+        return None
+    else:
+        document.add_paragraph("")
+        return None
+    return f"Rule {n} must hold."
+
+
+@given(blocks=st.lists(WORD_BLOCKS, max_size=10), padding=st.sampled_from([0, 4096]))
+def test_a_hostile_word_document_loses_no_requirement(
+    tmp_path_factory: Any, blocks: list[str], padding: int
+) -> None:
+    import zipfile
+
+    import docx
+
+    from librarian.cli.run import check_input
+    from librarian.pipeline.plain import PlainInputError, plain_lines
+
+    document = docx.Document()
+    placed = {r for n, kind in enumerate(blocks) if (r := _word_block(document, kind, n))}
+    folder = tmp_path_factory.mktemp("docx")
+    path = folder / "hostile.docx"
+    document.save(str(folder / "plain.docx"))
+    with zipfile.ZipFile(folder / "plain.docx") as source, zipfile.ZipFile(path, "w") as target:
+        if padding:  # NUL bytes up front: a binary package is no UTF-16 text
+            target.writestr(zipfile.ZipInfo("customXml/pad.bin"), b"\0" * padding)
+        for info in source.infolist():
+            target.writestr(info, source.read(info.filename))
+    check_input(path, from_db=False)
+    try:
+        read = plain_lines(path)
+    except PlainInputError as refused:
+        assert "\n" not in str(refused) and not placed  # only a document with no text
+        return
+    text = " ".join(json.loads(raw)["content"]["text"] for _, raw in read.lines)
+    assert all(rule in text for rule in placed), (placed, text)
+
+
+@given(
+    pages=st.lists(st.sampled_from(["rule", "broken", "blank"]), min_size=1, max_size=6),
+)
+def test_a_hostile_pdf_reads_every_page_or_rejects_it_by_number(
+    tmp_path_factory: Any, pages: list[str]
+) -> None:
+    from fpdf import FPDF
+    from pypdf import PdfReader, PdfWriter
+    from pypdf.generic import EncodedStreamObject, NameObject
+
+    from librarian.pipeline.plain import PlainInputError, plain_lines
+
+    pdf = FPDF()
+    pdf.set_font("helvetica", size=11)
+    for n, kind in enumerate(pages, start=1):
+        pdf.add_page()
+        if kind != "blank":  # one requirement a page: no running header
+            pdf.cell(0, 8, f"REQ-{n} Rule {n} must hold.")
+    folder = tmp_path_factory.mktemp("pdf")
+    pdf.output(str(folder / "plain.pdf"))
+    writer = PdfWriter()
+    for n, page in enumerate(PdfReader(str(folder / "plain.pdf")).pages, start=1):
+        if pages[n - 1] == "broken":
+            broken = EncodedStreamObject()
+            broken[NameObject("/Filter")] = NameObject("/FlateDecode")
+            broken._data = b"\x78\x9c corrupt"
+            page[NameObject("/Contents")] = writer._add_object(broken)
+        writer.add_page(page)
+    path = folder / "hostile.pdf"
+    with path.open("wb") as handle:
+        writer.write(handle)
+    try:
+        read = plain_lines(path)
+    except PlainInputError as refused:
+        assert "\n" not in str(refused) and set(pages) == {"blank"}
+        return
+    ids = {
+        json.loads(raw)["locator"]["id"].split("#")[1].split(" ")[0]
+        for line, raw in read.lines
+        if line not in read.unreadable
+    }
+    rejected = {why.split(" cannot")[0] for why in read.unreadable.values()}
+    for n, kind in enumerate(pages, start=1):
+        if kind == "rule":
+            assert f"REQ-{n}" in ids
+        elif kind == "broken":
+            assert f"page {n}" in rejected

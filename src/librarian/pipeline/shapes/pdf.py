@@ -138,6 +138,8 @@ def _lines(page: Any, number: int, said: list[str]) -> tuple[list[Line], str | N
         return [], f"{type(exc).__name__}: {' '.join(str(exc).split())[:200]}"
     if len(said) > before and not fragments:
         return [], said[before][:200]
+    if not fragments and (broken := _undecodable(page)) is not None:
+        return [], broken
     rows: list[list[tuple[float, float, str]]] = []
     for fragment in sorted(fragments, key=lambda f: (-f[0], f[1])):
         if rows and abs(rows[-1][0][0] - fragment[0]) <= SAME_LINE:
@@ -150,6 +152,22 @@ def _lines(page: Any, number: int, said: list[str]) -> tuple[list[Line], str | N
         if text:
             out.append(Line(number, len(out) + 1, row[0][0], text))
     return out, None
+
+
+def _undecodable(page: Any) -> str | None:
+    """Why a page with no text has content that did not decode (pypdf recovers a broken
+    Flate stream to nothing, saying nothing); None when it has none, or it decoded."""
+    try:
+        contents = page.get("/Contents")
+        streams = contents.get_object() if contents is not None else None
+        parts = list(streams) if isinstance(streams, list) else [streams]
+        for part in (p.get_object() for p in parts if p is not None):
+            raw = getattr(part, "_data", b"")
+            if raw and not part.get_data():
+                return f"its content stream ({len(raw)} bytes) decodes to nothing"
+    except Exception as exc:  # what pypdf raises on a stream it cannot decode at all
+        return f"{type(exc).__name__}: {' '.join(str(exc).split())[:200]}"
+    return None
 
 
 def _without_running(pages: list[list[Line]]) -> list[list[Line]]:
