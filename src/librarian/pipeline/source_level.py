@@ -105,6 +105,12 @@ class SourceStatus:
                 f"cut {self.threshold:.3f} under '{self.policy.guarantee()}', the trained "
                 "models' cut for a section linked alone"
             )
+        if self.certified.basis == "none" and not self.decisions:
+            return (
+                f"links nothing automatically yet: under '{self.policy.guarantee()}' no cut "
+                "holds on what the models expect of its most confident band; its reviewers' "
+                "decisions (the calibration sample) can certify one"
+            )
         if self.certified.basis == "none":
             return (
                 f"links nothing automatically: its {self.decisions} reviewed items certify no "
