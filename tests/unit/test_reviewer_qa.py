@@ -21,7 +21,7 @@ from librarian.schemas.human import Ui
 from librarian.store.db import make_engine, upgrade
 from librarian.store.human import BULK, ReviewError, standing_decision
 from librarian.store.qa import add_known, pending_check, sample_double
-from librarian.store.tables import DecisionRow, HumanDecisionRow, QaAnswerRow
+from librarian.store.tables import DecisionRow, HumanDecisionRow, QaAnswerRow, QaCheckRow
 from tests.stubs import small_hub
 from tests.unit.test_workbench import post, review_ids, seed
 
@@ -232,6 +232,8 @@ def test_the_workbench_mixes_checks_in_blind_and_a_lead_rules(engine: Engine) ->
     assert bench_client(engine, "ann").get(check_url).status_code == 404  # her own decision
     assert ids[0] in web.get("/", params={"status": "decided"}).text  # answered: seen again
     qa = web.get("/qa")
+    # Issue 41, item 8: the figures' rows were double-escaped ("<tr><td>all</td>…" shown).
+    assert "&lt;tr&gt;" not in qa.text and "<tr><td>all</td>" in qa.text
     assert qa.status_code == 200 and 'id="check-1"' in qa.text
     assert "rule-second" not in qa.text  # bob is no lead
     rule_url = "/qa/1"
@@ -268,3 +270,20 @@ def test_review_qa_commands(engine: Engine, tmp_path: Path) -> None:
     assert ruled.exit_code == 0 and "ann's answer stands" in ruled.output, ruled.output
     known = CliRunner().invoke(app, ["review", "qa", "known", ids[3], "--by", "lea", *db])
     assert known.exit_code == 2 and "decide it first" in known.output
+
+
+def test_a_team_of_one_is_told_what_qa_can_do_for_it(engine: Engine) -> None:
+    """Issue 41, item 8: `review qa sample` promised 4 items to a second reviewer who did
+    not exist."""
+    from librarian.cli import app
+
+    ids = review_ids(engine)
+    decide_as(engine, ids[0], "ann", ("300-001",))
+    db = ["--db", str(engine.url)]
+    alone = CliRunner().invoke(app, ["review", "qa", "sample", "--share", "1", "--by", "ann", *db])
+    assert alone.exit_code == 2 and "needs a second reviewer" in alone.output
+    with Session(engine) as session:
+        assert session.execute(select(QaCheckRow)).first() is None  # nothing promised
+    CliRunner().invoke(app, ["review", "reviewers", "add", "bob", *db])
+    two = CliRunner().invoke(app, ["review", "qa", "sample", "--share", "1", "--by", "ann", *db])
+    assert two.exit_code == 0 and "who may answer: bob" in two.output, two.output

@@ -14,6 +14,7 @@ import typer
 
 from librarian.cli.common import database, home_of, out
 from librarian.cli.options import DbOpt, HomeOpt, HubsOpt
+from librarian.errors import UsageError
 from librarian.paths import DEFAULT_HUB
 
 if TYPE_CHECKING:
@@ -61,13 +62,27 @@ def qa_sample(
 ) -> None:
     """Put a random share of the decided items to a second reviewer, blind: each meets
     them among their items in the workbench, without the first decision."""
-    from librarian.store.qa import sample_double
+    from librarian.store.qa import sample_double, second_reviewers
 
+    deciders, registered = _in_session(db, home, second_reviewers)
+    others = (registered | {by.strip()}) - deciders if len(deciders) == 1 else {"any"}
+    if len(deciders) == 1 and not others:
+        (alone,) = deciders
+        raise UsageError(
+            f"only {alone} has decided items here, and nobody else reviews: a blind second "
+            "review needs a second reviewer (`librarian review reviewers add NAME`). For a "
+            "team of one, QA cannot check your decisions against anyone's; known-answer items "
+            "(`review qa known`) are met by every reviewer but their author, so they too "
+            "wait for a second person"
+        )
     added, eligible = _in_session(
         db, home, lambda s: sample_double(s, share, by, datetime.now(UTC), seed)
     )
+    who = "any reviewer but the decider" if others == {"any"} else ", ".join(sorted(others))
     out.print(
-        f"{added} of {eligible} decisions not yet checked go to a second reviewer", markup=False
+        f"{added} of {eligible} decisions not yet checked go to a second reviewer (who may "
+        f"answer: {who})",
+        markup=False,
     )
 
 

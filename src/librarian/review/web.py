@@ -28,6 +28,7 @@ from fastapi import FastAPI, Request
 from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 from fastapi.staticfiles import StaticFiles
 from fastapi.templating import Jinja2Templates
+from markupsafe import Markup
 from sqlalchemy import Engine
 from sqlalchemy.exc import OperationalError
 from sqlalchemy.orm import Session
@@ -195,7 +196,10 @@ def create_app(bench: Workbench) -> FastAPI:
     )
     # Every value a page shows, not only the section's text: a heading path, a chunk id or
     # a reviewer's note with a bidi override or an escape shows it as ⟨U+…⟩.
-    templates.env.finalize = lambda value: visible(value) if isinstance(value, str) else value
+    # A macro's output is Markup the template wrote: shown as it is, never escaped again.
+    templates.env.finalize = lambda value: (
+        visible(value) if isinstance(value, str) and not isinstance(value, Markup) else value
+    )
     app.mount("/static", StaticFiles(directory=str(HERE / "static")), name="static")
     app.mount(SWAGGER_ASSETS, StaticFiles(directory=str(swagger_assets())), name="swagger")
     app.middleware("http")(_guard(bench))

@@ -56,6 +56,18 @@ def sample_double(
     return count, len(eligible)
 
 
+def second_reviewers(session: Session) -> tuple[set[str], set[str]]:
+    """(who decided the standing decisions, the registered reviewers who decided none)."""
+    from librarian.store.reviewers import reviewers
+
+    decided = set(
+        session.execute(
+            select(HumanDecisionRow.decided_by).where(HumanDecisionRow.standing()).distinct()
+        ).scalars()
+    )
+    return decided, set(reviewers(session)) - decided
+
+
 def add_known(session: Session, review_ids: Sequence[str], by: str, now: datetime) -> int:
     """Make decided items known-answer items, their standing decision the trusted answer;
     returns how many were added (an item already one is left as it is)."""
