@@ -31,12 +31,24 @@ def candidate_features(
     """FEATURES for each candidate of one ranked list (in its order). `evidence`: each
     candidate's best linked-section cosine, NO_EVIDENCE where none describes it."""
     ev = list(evidence) if evidence is not None else [NO_EVIDENCE] * len(scores)
-    out: list[tuple[float, ...]] = []
-    for i, score in enumerate(scores):
-        others = [s for j, s in enumerate(scores) if j != i]
-        margin = score - max(others) if others else score
-        out.append((score, margin, max(ev[i], 0.0), float(ev[i] > NO_EVIDENCE)))
-    return out
+    # Each candidate's best other: the best score, or for the best itself the runner-up
+    # (one pass, not a pass a candidate: k x k for k = 20 was a row's largest cost here).
+    best_at, best, second = -1, -math.inf, -math.inf
+    for j, score in enumerate(scores):
+        if score > best:
+            best_at, best, second = j, score, best
+        elif score > second:
+            second = score
+    single = len(scores) == 1
+    return [
+        (
+            score,
+            score if single else score - (second if i == best_at else best),
+            max(e, 0.0),
+            float(e > NO_EVIDENCE),
+        )
+        for i, (score, e) in enumerate(zip(scores, ev, strict=True))
+    ]
 
 
 @dataclass(frozen=True)

@@ -92,6 +92,7 @@ class OnnxEmbedder:
         self._counter.no_truncation()
         tokenizer.enable_truncation(self.max_tokens)
         self._tokenizer = tokenizer
+        self._counted: dict[str, list[int]] = {}  # whole ids of texts `truncated` counted
         options = ort.SessionOptions()
         options.intra_op_num_threads = threads or os.cpu_count() or 1
         options.inter_op_num_threads = 1
@@ -110,7 +111,7 @@ class OnnxEmbedder:
         # Dask's row-for-row equality rely on that), there is no padding, and it costs ~10%.
         out = np.zeros((len(texts), self.dimension), dtype=np.float32)
         for row, text in enumerate(texts):
-            ids = np.asarray([self._tokenizer.encode(text[:MAX_MODEL_CHARS]).ids], dtype=np.int64)
+            ids = np.asarray([self._ids(text[:MAX_MODEL_CHARS])], dtype=np.int64)
             feeds = {"input_ids": ids, "attention_mask": np.ones_like(ids)}
             if "token_type_ids" in self._inputs:
                 feeds["token_type_ids"] = np.zeros_like(ids)
@@ -119,5 +120,20 @@ class OnnxEmbedder:
         return out
 
     def truncated(self, texts: Sequence[str]) -> list[int]:
-        encodings = self._counter.encode_batch([t[:MAX_MODEL_CHARS] for t in texts])
+        """Which texts the model would cut. Their whole token ids are kept for the next
+        `encode` of the same texts (the embed stage asks this first): each text is
+        tokenized once, not twice."""
+        cut = [t[:MAX_MODEL_CHARS] for t in texts]
+        encodings = self._counter.encode_batch(cut)
+        self._counted = {text: e.ids for text, e in zip(cut, encodings, strict=True)}
         return [i for i, e in enumerate(encodings) if len(e.ids) > self.max_tokens]
+
+    def _ids(self, text: str) -> list[int]:
+        """The ids the truncating tokenizer gives `text`: from the whole ids `truncated`
+        counted (the first max_tokens - 1 and the closing marker), else tokenized now."""
+        whole = self._counted.pop(text, None)
+        if whole is None:
+            return list(self._tokenizer.encode(text).ids)
+        if len(whole) <= self.max_tokens:
+            return list(whole)
+        return [*whole[: self.max_tokens - 1], whole[-1]]

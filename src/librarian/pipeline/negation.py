@@ -156,15 +156,23 @@ def _negates_about(scopes: list[set[str]], other: set[str]) -> bool:
     return any(_same(w, o) for scope in scopes for w in scope for o in other)
 
 
+@lru_cache(maxsize=4096)
+def _read(text: str) -> tuple[list[str], list[set[str]], set[str]]:
+    """A text's words, negation scopes and content words. Cached: a hub name is checked
+    against many sections (522 names, one a row)."""
+    words = _tokens(text)
+    return words, _scopes(words), _content(words)
+
+
 def negation_differs(one: str, other: str) -> bool:
     """True when one text negates what both speak of and the other negates nothing (a
     section and a hub name, or a span's old and new text)."""
-    words_one, words_other = _tokens(one), _tokens(other)
-    scopes_one, scopes_other = _scopes(words_one), _scopes(words_other)
+    words_one, scopes_one, content_one = _read(one)
+    words_other, scopes_other, content_other = _read(other)
     if not scopes_one and not scopes_other:
         return False  # neither negates anything (what follows could only say so again)
-    first = _negates_about(scopes_one, _content(words_other))
-    second = _negates_about(scopes_other, _content(words_one))
+    first = _negates_about(scopes_one, content_other)
+    second = _negates_about(scopes_other, content_one)
     if first != second:
         return not (scopes_other if first else scopes_one)
     if first or not _mostly_shared(words_one, words_other):

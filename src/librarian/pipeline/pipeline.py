@@ -35,6 +35,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
+from functools import lru_cache
 from typing import Any, Protocol
 
 import numpy as np
@@ -50,7 +51,7 @@ from librarian.pipeline.explicit import ExplicitReference
 from librarian.pipeline.ingest import parse_line, section_from_text
 from librarian.pipeline.run import link_sections
 from librarian.pipeline.safety import SafetyGuard, SafetyInput
-from librarian.pipeline.source_level import Linked, SlotRow, SourceLevelSlot
+from librarian.pipeline.source_level import Linked, SlotRow, SourceLevelSlot, SourceStatus
 from librarian.pipeline.stages import (
     Embedded,
     EmbedStage,
@@ -359,7 +360,8 @@ class Pipeline:
             result.reranked = sum(r is not None for r in rerank)
             result.routing = prepared.retrieved.routing
             result.candidates = self._stored_candidates(prepared)
-            result.sources = {r.status.source: r.status.as_json() for r in linked}
+            statuses = {r.status.source: r.status for r in linked}  # one a source
+            result.sources = {name: status.as_json() for name, status in statuses.items()}
         result.envelopes = [out[i] for i in range(len(prepared.sections))]
         result.timings_s = dict(timer.seconds)
         return result
@@ -460,7 +462,7 @@ class Pipeline:
             rationale = f"top candidate '{first.cre_name}' at {top:.3f} >= {threshold:.3f}"
             if first.cre_id in reasons:
                 rationale += f"; {reasons[first.cre_id]}"
-        audit = f"{described}; source={status.describe()}"
+        audit = f"{described}; source={said_of(status)}"
         best = max((c.score_vector for c in candidates), default=0.0)
         if unmappable(decision, best, self.unmappable_cut):
             audit += f"; {UNMAPPABLE_AUDIT}{best:.3f} < {self.unmappable_cut:.3f}"
@@ -531,6 +533,12 @@ class Pipeline:
         if prior_text is not None:
             priors = {section.span_key: PriorDecision("explain-prior", prior_text, None)}
         return self.link([section], EXPLAIN_RUN_ID, priors=priors).envelopes[0]
+
+
+@lru_cache(maxsize=256)
+def said_of(status: SourceStatus) -> str:
+    """A source's status in the audit's words: the same for each of its rows, said once."""
+    return status.describe()
 
 
 def shown_order(

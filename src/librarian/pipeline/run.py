@@ -263,8 +263,8 @@ class Runner:
             for (batch, part, row), outcome in zip(places, outcomes, strict=True):
                 by_part.setdefault((batch, part), []).append((row, outcome))
             self.spill.put("linked", (((*at, number), v) for at, v in by_part.items()))
-            for outcome in outcomes:
-                statuses[outcome.status.source] = outcome.status.as_json()
+            for status in {id(o.status): o.status for o in outcomes}.values():
+                statuses[status.source] = status.as_json()
         record_sources(self.summary, statuses)
         self._time("source_level", started)
         if len(window.held) > 1:  # every line counted already: say what the wait is for
