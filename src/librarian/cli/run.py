@@ -8,6 +8,7 @@ import os
 import re
 import secrets
 import sys
+from collections.abc import Callable
 from contextlib import ExitStack, nullcontext
 from datetime import UTC, datetime
 from pathlib import Path
@@ -110,11 +111,12 @@ def run(
     writable_output(target)
     db = run_database(linker, dry_run, from_db)
     settings = linker_settings(linker, batch_size=batch_size)
+    server_ready = early_prefect_server() if not plan and task_runner == "default" else lambda: None
     pipeline = loaded(settings, run_id, quiet or as_json)
     if plan:
         show_plan(pipeline, settings, found, target, db, dry_run, as_json)
         return
-    prefect_environment()
+    server_ready()
     with ExitStack() as stack:
         in_flight = 1
         dask = None
@@ -138,6 +140,17 @@ def run(
         sys.stdout.write(summary.model_dump_json(indent=1) + "\n")
     elif not quiet:
         render.run_summary(summary, target)
+
+
+def early_prefect_server() -> Callable[[], None]:
+    """Start Prefect's temporary server now (when no PREFECT_API_URL names one), so that it
+    boots while the models load; returns what waits for it before the flow is called."""
+    prefect_environment()
+    if os.environ.get("PREFECT_API_URL"):
+        return lambda: None
+    from librarian.flows.server import TemporaryServer
+
+    return TemporaryServer().ready
 
 
 def loaded(settings: LinkerSettings, run_id: str, quiet: bool) -> Pipeline:

@@ -129,3 +129,64 @@ def _wait_healthy(api: str, server: subprocess.Popen[bytes], log_path: Path) -> 
             pass
         time.sleep(0.5)
     raise ServerError(f"prefect server not healthy after {STARTUP_TIMEOUT_S:.0f} s")
+
+
+class TemporaryServer:
+    """What Prefect's own temporary server is (its API in uvicorn, no UI, the user's
+    Prefect home), started by us as soon as a run's arguments are checked, so that it
+    boots while the models load; Prefect starts its own only once the flow is called, and
+    a small file's run spent ~3 s waiting there. `ready` waits for it and points
+    PREFECT_API_URL at it; it stops when this process exits."""
+
+    def __init__(self) -> None:
+        import atexit
+        import importlib.util
+
+        spec = importlib.util.find_spec("prefect")
+        assert spec is not None and spec.origin is not None, "prefect is a dependency"
+        self.port = free_port()
+        self.api = f"http://127.0.0.1:{self.port}/api"
+        env = {
+            **os.environ,
+            "PREFECT_UI_ENABLED": "0",
+            "PREFECT__SERVER_EPHEMERAL": "1",  # as Prefect's: no scheduler, no services
+            "PREFECT__SERVER_FINAL": "1",
+        }
+        self.log = tempfile.NamedTemporaryFile(prefix="librarian-prefect-", suffix=".log")  # noqa: SIM115 - closed in stop()
+        self.process = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "uvicorn",
+                "--app-dir",
+                str(Path(spec.origin).parent.parent),
+                "--factory",
+                "prefect.server.api.server:create_app",
+                "--host",
+                "127.0.0.1",
+                "--port",
+                str(self.port),
+                "--log-level",
+                "error",
+                "--lifespan",
+                "on",
+            ],
+            env=env,
+            stdout=self.log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+        atexit.register(self.stop)
+
+    def ready(self) -> None:
+        """Wait until it answers, then make it the API this process's flows use."""
+        _wait_healthy(self.api, self.process, Path(self.log.name))
+        os.environ["PREFECT_API_URL"] = self.api
+        os.environ["PREFECT_UI_URL"] = ""  # it serves no UI: no "View at" link to nowhere
+
+    def stop(self) -> None:
+        """Ask it to stop, without waiting for it: it shuts down by itself on SIGTERM, and
+        the command's answer need not wait on that."""
+        if self.process.poll() is None:
+            os.killpg(self.process.pid, signal.SIGTERM)
+        self.log.close()
