@@ -100,3 +100,8 @@ def value_problem(value: Any) -> Problem | None:
 def content_hash(text: str) -> str:
     """sha256 of the text as UTF-8, hex: what "the same text" means everywhere."""
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def counted(n: int, one: str, many: str | None = None) -> str:
+    """`n` and the noun it counts, in the right number: "1 item", "3 items"."""
+    return f"{n} {one if n == 1 else many or one + 's'}"

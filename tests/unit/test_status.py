@@ -178,3 +178,16 @@ def test_queue_check_names_an_item_with_a_standing_decision_that_is_open(
         f"inconsistent: {first}" in broken.output
         and "open, with a standing decision" in broken.output
     )
+
+
+def test_counts_take_the_right_number() -> None:
+    """Issue 41, item 9: "these 1 decide", "of 1 items"."""
+    from librarian.cli.queue import _these
+    from librarian.text import counted
+
+    assert (counted(1, "item"), counted(2, "item"), counted(0, "entry", "entries")) == (
+        "1 item",
+        "2 items",
+        "0 entries",
+    )
+    assert (_these(1), _these(3)) == ("this one decides", "these 3 decide")

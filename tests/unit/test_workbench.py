@@ -694,14 +694,14 @@ def test_bulk_approve_of_the_selected_or_the_filtered_is_one_decision_each(
     assert [d["action"] for d in made] == ["approve", "approve"]
     assert all(d["ui"]["keybind_used"] == "bulk" for d in made)
     again = post(web, "/bulk", scope="selected", review_ids=ids[:3], confirmed="yes")
-    assert "of+1+items%3B+2+left+as+they+were" in again.headers["location"]
+    assert "of+1+item%3B+2+left+as+they+were" in again.headers["location"]
     shown = re.search(r'name="matching" value="([^"]*)"', web.get("/").text)
     assert shown is not None and shown.group(1).split() == ids[3:]
     seed(engine, ["a new item arrives after the page was drawn"], run="r2")
     rest = post(
         web, "/bulk", scope="filtered", f_status="open", matching=shown.group(1), confirmed="yes"
     )
-    assert "of+1+items" in rest.headers["location"] and len(decisions(engine)) == 4
+    assert "of+1+item" in rest.headers["location"] and len(decisions(engine)) == 4
     assert "1+that+arrived+after+the+page+was+shown+were+not+approved" in rest.headers["location"]
     assert "1 open item" in web.get("/").text  # issue 28, item 2: it approved what it showed
     assert post(client(engine, reviewer=None), "/bulk", scope="filtered").status_code == 400
@@ -925,3 +925,37 @@ def test_a_source_reaching_its_calibration_point_is_re_scored_without_a_retrain(
     assert asked == [key]
     page = web.get(f"/item/{ids[20]}").text
     assert 'id="rescored"' in page and "1 now linked automatically" in page
+
+
+def test_a_decision_message_names_the_rule_not_the_chapter_it_shares(
+    engine: Engine, tmp_path: Path
+) -> None:
+    """Issue 41, item 9: "recorded approve of '1. Authentication'" when five rules share it."""
+    import docx
+
+    from librarian.pipeline.ingest import parse_line
+    from librarian.pipeline.plain import plain_lines
+    from librarian.schemas.records import Section
+    from librarian.store.decisions import StoredBatch
+    from librarian.store.review import review_items
+    from tests.stubs import stub_pipeline
+
+    document = docx.Document()
+    document.add_heading("1. Authentication", 1)
+    document.add_paragraph("AUTH-1 Rotate the session token after login.")
+    document.add_paragraph("AUTH-2 Use parameterized queries against SQL injection.")
+    policy = tmp_path / "policy.docx"
+    document.save(str(policy))
+    sections = [parse_line(n, raw) for n, raw in plain_lines(policy, "Acme Policy").lines]
+    batch = [s for s in sections if isinstance(s, Section)]
+    assert len(batch) == 2
+    result = stub_pipeline(threshold=0.99).link(batch, "policy-run")
+    with Session(engine) as session:
+        by_chunk = {s.chunk_id: s for s in batch}
+        write(session, StoredBatch("policy-run", result.envelopes, by_chunk, [], {}, "md"))
+        session.commit()
+    web = client(engine)
+    item = next(i for i in review_items(Session(engine), "open") if "AUTH-2" in i.label)
+    done = post(web, f"/item/{item.review_id}", action="approve")
+    message = parse_qs(urlsplit(done.headers["location"]).query)["msg"][0]
+    assert "§ AUTH-2" in message and "“1. Authentication”" not in message, message

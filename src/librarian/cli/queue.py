@@ -176,8 +176,8 @@ def _sources_status(url: str) -> None:
                 + (f"; linked: {p.linked}" if p.linked else "")
                 + (f"; {p.certified}" if p.certified else "")
                 + (
-                    f"; review first, its calibration sample: these {len(p.review_first)} "
-                    "decide how much of this standard can be linked automatically: "
+                    f"; review first, its calibration sample: {_these(len(p.review_first))} "
+                    "how much of this standard can be linked automatically: "
                     + "; ".join(f"“{label}”" for label in names.get(p.key, ())[:5])
                     + (" …" if len(p.review_first) > 5 else "")
                     if p.review_first
@@ -271,3 +271,7 @@ def queue_retry(
     if queue_id is not None and count == 0:
         raise UsageError(f"queue row {queue_id} is not a dead letter (`queue status` lists them)")
     out.print(f"{count} dead letters back in the queue of {redacted(url)}", markup=False)
+
+
+def _these(n: int) -> str:
+    return "this one decides" if n == 1 else f"these {n} decide"

@@ -80,7 +80,7 @@ from librarian.store.review import (
     queue_page,
 )
 from librarian.store.reviewers import reviewers, signed_in
-from librarian.text import hidden_characters, visible
+from librarian.text import counted, hidden_characters, visible
 
 HERE = Path(__file__).resolve().parent
 OPENAPI_PATH = "/openapi.json"
@@ -680,7 +680,7 @@ class _Pages:
             return self.problem(request, 503, "busy, try again", BUSY)
         desk, mine = self.desk(request)
         approved, left, busy = self.approve_all(ids, reviewer, mine)
-        message = f"approved the first suggestion of {approved} items"
+        message = f"approved the first suggestion of {counted(approved, 'item')}"
         message += f"; {left} left as they were (decided or changed since shown)" if left else ""
         if unseen:
             message += f"; {unseen} that arrived after the page was shown were not approved"
@@ -787,8 +787,13 @@ class _Pages:
         return response
 
     def recorded(self, detail: ItemDetail, decision: HumanDecision) -> str:
-        """The status line after a decision: which section, what, which CREs by name."""
-        what = detail.heading_path[-1] if detail.heading_path else detail.item.text
+        """The status line after a decision: which section (its own id and title, not a
+        chapter five rules share), what, which CREs by name."""
+        label = detail.item.label
+        heading = detail.heading_path[-1] if detail.heading_path else ""
+        # A document's row ("policy.docx § SEC-03 — Passwords") names the rule; else its
+        # heading; else its text.
+        what = label if " § " in label else heading or label or detail.item.text
         what = " ".join(what.split())
         what = what if len(what) <= 60 else what[:59] + "…"
         cres = "; ".join(
