@@ -44,7 +44,15 @@ def test_suggest_answers_what_explain_json_prints(api: TestClient) -> None:
     answer = ask(api, {"text": TEXT, "title": "Sessions"})
     assert answer.status_code == 200, answer.text
     envelope = answer.json()
+    named = envelope.pop("cres")  # the librarian's addition; the rest is the RFC envelope
     assert_rfc_valid([envelope])
+    # Issue 41, item 6: the CREs suggested, with their names and places in the hub.
+    links = envelope.get("links") or envelope["suggested_links"]
+    assert [c["cre_id"] for c in named] == [link["cre_id"] for link in links]
+    hub = small_hub()
+    first = named[0]
+    assert first["name"] == hub.by_id[first["cre_id"]].name
+    assert first["path"] == list(hub.by_id[first["cre_id"]].hierarchy_path)
     explained = dump_envelope(stub_pipeline(threshold=0.5).explain(TEXT, "Sessions"))
     same = ("status", "chunk_id", "links", "suggested_links", "reason_code")
     assert {k: envelope.get(k) for k in same} == {k: explained.get(k) for k in same}
@@ -96,3 +104,40 @@ def test_the_openapi_document_describes_the_api_and_docs_serve_it_locally(api: T
     assert api.get("/swagger/swagger-ui-bundle.js", headers=headers).status_code == 200
     assert api.get("/static/swagger-init.js", headers=headers).status_code == 200
     assert api.get("/openapi.json").status_code == 401  # the token guards the docs too
+
+
+def test_top_k_and_a_source_the_store_does_not_know(api: TestClient) -> None:
+    three = ask(api, {"text": TEXT, "top_k": 1}).json()
+    assert len(three["cres"]) == 1
+    unknown = ask(api, {"text": TEXT, "source": "plain:nobody"})
+    assert unknown.status_code == 404 and "no source" in unknown.text
+
+
+def test_a_source_applies_its_stored_policy_and_history(tmp_path: Path) -> None:
+    """Issue 41, item 6: the API refused `source` (422) and always applied the cut for a
+    section linked alone."""
+    from sqlalchemy.orm import Session
+
+    from librarian.policy import RiskPolicy
+    from librarian.store.policies import record_policy
+    from tests.unit.test_workbench import seed
+
+    engine = make_engine(f"sqlite:///{tmp_path / 'src.db'}")
+    upgrade(engine)
+    seed(engine, ["rotate session tokens", "parameterized sql queries"], run="r1")
+    with Session(engine) as session:
+        from sqlalchemy import select
+
+        from librarian.store.tables import DecisionRow
+
+        source = session.execute(select(DecisionRow.source_key)).scalars().first()
+        record_policy(session, "r1", RiskPolicy(budget=0.25, risk="bound"))
+        session.commit()
+    assert source
+    pipeline = stub_pipeline(threshold=None)
+    bench = Workbench(engine, small_hub(), token=TOKEN, suggester=lambda: pipeline)
+    web = TestClient(create_app(bench), base_url="http://127.0.0.1:8765")
+    answer = ask(web, {"text": TEXT, "source": source})
+    assert answer.status_code == 200, answer.text
+    said = answer.json()["retrieval"]["retriever"]
+    assert f"source={source}" in said and "with probability" in said and "25%" in said

@@ -76,6 +76,7 @@ from librarian.schemas.envelopes import (
     Retrieval,
 )
 from librarian.schemas.records import (
+    PLAIN_URN,
     BatchResult,
     EarlierItem,
     History,
@@ -533,6 +534,20 @@ class Pipeline:
         if prior_text is not None:
             priors = {section.span_key: PriorDecision("explain-prior", prior_text, None)}
         return self.link([section], EXPLAIN_RUN_ID, priors=priors).envelopes[0]
+
+    def suggest(self, text: str, title: str | None, source: str, history: History) -> Envelope:
+        """One text as a new section of `source` (a source key): linked with what its
+        reviewers decided (`history`: its reviewed items, what it links), so that its
+        adaptation and its cut apply, as the next run's would."""
+        section = as_of_source(section_from_text(text, title), source)
+        return self.link([section], EXPLAIN_RUN_ID, history=history).envelopes[0]
+
+
+def as_of_source(section: Section, source: str) -> Section:
+    """`section` as a section of the source whose key is `source`: a document of that
+    name (`schemas.records.source_key_of` reads a plain input's artifact as its source)."""
+    moved = section.source.model_copy(update={"type": "url", "url": f"{PLAIN_URN}api"})
+    return section.model_copy(update={"source": moved, "artifact_id": source})
 
 
 @lru_cache(maxsize=256)

@@ -9,6 +9,7 @@ from the fastapi-offline package, served from this server: no CDN).
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from fastapi import APIRouter, HTTPException
@@ -16,10 +17,14 @@ from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import HTMLResponse
 from pydantic import BaseModel, ConfigDict, Field
 
-from librarian.schemas.envelopes import dump_envelope
+from librarian.catalogue.hub import Hub
+from librarian.schemas.envelopes import Envelope, LinkProposal, dump_envelope
+from librarian.store.policies import applied
 
 if TYPE_CHECKING:
     from librarian.pipeline.pipeline import Pipeline
+    from librarian.policy import RiskPolicy
+    from librarian.schemas.records import History
 
 SUGGEST_PATH = "/api/v1/suggest"
 MAX_BODY_BYTES = 64 * 1024
@@ -33,16 +38,39 @@ DOCS_CSP = (
 class SuggestRequest(BaseModel):
     """One section's text, and its title when it has one (the linker reads both)."""
 
-    model_config = ConfigDict(extra="forbid")
-
     text: str = Field(min_length=1, max_length=MAX_TEXT_CHARS, description="the section's text")
     title: str | None = Field(default=None, max_length=500, description="its title or heading")
+    source: str | None = Field(
+        default=None,
+        max_length=1024,
+        description="the standard's source key (`librarian queue status` lists them): the "
+        "text is linked as a new section of it, with what its reviewers taught it and the "
+        "policy its runs keep",
+    )
+    top_k: int | None = Field(
+        default=None, ge=1, le=20, description="how many CREs to suggest (default 5)"
+    )
+
+    model_config = ConfigDict(
+        extra="forbid",
+        json_schema_extra={
+            "examples": [
+                {
+                    "text": "Passwords are stored with a slow, salted hash.",
+                    "title": "Password storage",
+                    "source": "plain:Acme Security Policy",
+                    "top_k": 3,
+                }
+            ]
+        },
+    )
 
 
 class SuggestResponse(BaseModel):
     """The envelope `librarian explain --json` prints: a LinkProposal (`status` linked,
     `links`) or a ReviewItem (`reason_code`, `suggested_links`), each link with its CRE
-    id, name and confidence, and `retrieval.candidates` ranked."""
+    id and confidence, and `retrieval.candidates` ranked; and `cres`, the same CREs first
+    first with their names and places in the hub."""
 
     model_config = ConfigDict(extra="allow")
 
@@ -50,9 +78,17 @@ class SuggestResponse(BaseModel):
     chunk_id: str
 
 
-def suggest_router(pipeline: Callable[[], Pipeline | None]) -> APIRouter:
+# What a source's reviewers decided, and the policy its runs keep, by source key (None:
+# the store knows no such source).
+SourceContext = Callable[[str], "tuple[History, RiskPolicy] | None"]
+
+
+def suggest_router(
+    pipeline: Callable[[], Pipeline | None], source_context: SourceContext | None = None
+) -> APIRouter:
     """The API's routes; `pipeline` gives the home's trained pipeline (built at the first
-    call), or None when there are no trained models."""
+    call), or None when there are no trained models; `source_context` reads a source's
+    history and stored policy from the workbench's store."""
     router = APIRouter()
 
     @router.post(
@@ -73,10 +109,39 @@ def suggest_router(pipeline: Callable[[], Pipeline | None]) -> APIRouter:
         built = await run_in_threadpool(pipeline)
         if built is None:
             raise HTTPException(503, "no trained models on this server: run `librarian train`")
-        envelope = await run_in_threadpool(built.explain, asked.text, asked.title)
-        return dump_envelope(envelope)
+        if asked.top_k is not None:
+            built = replace(built, top_n=asked.top_k)
+        if asked.source is None:
+            envelope = await run_in_threadpool(built.explain, asked.text, asked.title)
+        else:
+            known = source_context(asked.source) if source_context is not None else None
+            if known is None:
+                raise HTTPException(404, f"no source {asked.source!r} in this store")
+            history, stored = known
+            built = built.with_policy(applied(stored, built.source_level.policy))
+            envelope = await run_in_threadpool(
+                built.suggest, asked.text, asked.title, asked.source, history
+            )
+        return {**dump_envelope(envelope), "cres": named_cres(envelope, built.hub)}
 
     return router
+
+
+def named_cres(envelope: Envelope, hub: Hub) -> list[dict[str, Any]]:
+    """The CREs suggested (or linked), first first: id, name, place in the hub, confidence."""
+    links = envelope.links if isinstance(envelope, LinkProposal) else envelope.suggested_links
+    out = []
+    for link in links or []:
+        node = hub.by_id.get(link.cre_id)
+        out.append(
+            {
+                "cre_id": link.cre_id,
+                "name": node.name if node else None,
+                "path": list(node.hierarchy_path) if node else [],
+                "confidence": link.confidence,
+            }
+        )
+    return out
 
 
 def docs_page(openapi_url: str, assets: str) -> HTMLResponse:

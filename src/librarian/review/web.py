@@ -29,7 +29,7 @@ from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Resp
 from fastapi.staticfiles import StaticFiles
 from fastapi.templating import Jinja2Templates
 from markupsafe import Markup
-from sqlalchemy import Engine
+from sqlalchemy import Engine, select
 from sqlalchemy.exc import OperationalError
 from sqlalchemy.orm import Session
 from starlette.middleware.trustedhost import TrustedHostMiddleware
@@ -37,6 +37,7 @@ from starlette.middleware.trustedhost import TrustedHostMiddleware
 from librarian.catalogue.hub import Hub
 from librarian.pipeline.negation import negating_words
 from librarian.pipeline.pipeline import Pipeline
+from librarian.policy import RiskPolicy
 from librarian.retrieval.hub_search import HubSearch
 from librarian.review.api import DOCS_CSP, MAX_BODY_BYTES, docs_page, suggest_router
 from librarian.review.decisions import DecisionRequest, change, decide
@@ -51,12 +52,13 @@ from librarian.review.urls import url
 from librarian.review.web_qa import QaPages
 from librarian.schemas.envelopes import UNMAPPABLE
 from librarian.schemas.human import HumanDecision, Ui
-from librarian.schemas.records import source_key_of
+from librarian.schemas.records import History, source_key_of
 from librarian.settings import MIN_SOURCE_DECISIONS
 from librarian.store.history import (
     band_after,
     decisions_seen,
     linked_as,
+    source_history,
     source_of_row,
     source_progress,
 )
@@ -69,6 +71,7 @@ from librarian.store.human import (
     reviewer_stats,
     undo_last,
 )
+from librarian.store.policies import source_policy
 from librarian.store.review import (
     ItemDetail,
     OpenItem,
@@ -80,6 +83,7 @@ from librarian.store.review import (
     queue_page,
 )
 from librarian.store.reviewers import reviewers, signed_in
+from librarian.store.tables import DecisionRow
 from librarian.text import counted, hidden_characters, visible
 
 HERE = Path(__file__).resolve().parent
@@ -166,6 +170,18 @@ class Workbench:
     def suggest_pipeline(self) -> Pipeline | None:
         return self.suggester() if self.suggester is not None else None
 
+    def source_context(self, source: str) -> tuple[History, RiskPolicy] | None:
+        """A source's history and the policy its runs keep, from this store (None: it has
+        no item of that source)."""
+        with Session(self.engine) as session:
+            if not session.execute(
+                select(DecisionRow.id).where(DecisionRow.source_key == source).limit(1)
+            ).first():
+                return None
+            history = source_history(session, {source})
+            policy = source_policy(session, source) or RiskPolicy()
+        return history, policy
+
     def allowed_hosts(self) -> list[str]:
         """The Host headers served: loopback names, and the bound address. Bound to every
         interface, any name (the token is required there, and a rebound page has none)."""
@@ -225,7 +241,7 @@ def create_app(bench: Workbench) -> FastAPI:
     app.get("/api/search", include_in_schema=False)(pages.search)
     app.get("/signin", include_in_schema=False)(pages.sign_in_link)
     app.get("/favicon.ico", include_in_schema=False)(_no_icon)
-    app.include_router(suggest_router(bench.suggest_pipeline))
+    app.include_router(suggest_router(bench.suggest_pipeline, bench.source_context))
     app.get("/docs", response_class=HTMLResponse, include_in_schema=False)(
         lambda: docs_page(OPENAPI_PATH, SWAGGER_ASSETS)
     )
