@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import csv
 import io
+import json
 import re
 from pathlib import Path
 from typing import Any
@@ -154,7 +155,9 @@ def test_confirmed_links_come_back_from_opencres_reader_as_decided(engine: Engin
     rows = list(csv.DictReader(io.StringIO(text)))
     names = {r["Acme Policy|id"]: r["Acme Policy|name"] for r in rows}
     # Names its reader would take for empty are written so that they are not.
-    assert names["SEC-02"] == "N / A controls" and names["SEC-03"] == "SEC-03 No"
+    # A section's name is its id and its title (issue 41, item 7: it was the chapter).
+    assert names["SEC-02"] == "SEC-02 N / A controls" and names["SEC-03"] == "SEC-03 No"
+    assert names["SEC-01"] == "SEC-01 Session tokens"
     assert rows[0]["CRE 2"] == "200-001|Rotate session token after login"
     assert "Marketing" not in text  # a rejected section is no link
 
@@ -191,7 +194,17 @@ def test_the_command_line_writes_it_and_refuses_what_it_cannot_mean(
     assert wrong.exit_code == 2 and "is for --format myopencre" in wrong.output
     bad = ["review", "export", "--db", url, "--format", "myopencre", "--status", "open"]
     refused = runner.invoke(app, bad)
-    assert refused.exit_code == 2 and "confirmed or linked" in refused.output
+    assert refused.exit_code == 2 and "confirmed, auto or linked" in refused.output
+    # Issue 41, item 7: the automatic links in a file of their own, with a sidecar.
+    auto, side = tmp_path / "auto.csv", tmp_path / "auto.json"
+    args = ["--status", "auto", "--out", str(auto), "--sidecar", str(side)]
+    alone = runner.invoke(app, [*export, *args, "--hyperlink-base", "https://x.example/p"])
+    assert alone.exit_code == 0 and "USER_CONFIRMED" not in alone.output, alone.output
+    statuses = {x["status"] for x in json.loads(side.read_text())}
+    assert statuses == {"AUTO_MAPPED"} and all(
+        isinstance(x["confidence"], float) for x in json.loads(side.read_text())
+    )
+    assert "https://x.example/p#" in auto.read_text()
 
 
 def test_a_standards_name_is_neutralised_in_the_header_too() -> None:
@@ -204,3 +217,43 @@ def test_a_standards_name_is_neutralised_in_the_header_too() -> None:
     header, row = list(csv.reader(io.StringIO(text)))[:2]
     assert all(not cell.startswith(("=", "+", "-", "@")) for cell in header + row), header
     assert f"'{hostile}|name" in header
+
+
+def test_a_rule_is_named_by_its_id_not_its_chapter_and_links_to_its_anchor() -> None:
+    """Issue 41, item 7: `|name` was the chapter heading for every rule, `|hyperlink`
+    empty on every row; OpenCRE imports every link alike, so the statuses and the
+    linker's confidences go to a sidecar."""
+    from librarian.review.myopencre import SectionLink, sidecar
+
+    chapter = "1. Authentication"
+    links = [
+        SectionLink(
+            "Acme",
+            "AUTH-1",
+            chapter,
+            "",
+            "Rotate the session token after login",
+            "200-001",
+            "USER_CONFIRMED",
+        ),
+        SectionLink(
+            "Acme",
+            "AUTH-2",
+            chapter,
+            "",
+            "Use parameterized queries",
+            "300-001",
+            "AUTO_MAPPED",
+            0.97,
+        ),
+    ]
+    text = to_myopencre(links, small_hub(), "https://intranet.example/policy")
+    rows = {r["Acme|id"]: r for r in csv.DictReader(io.StringIO(text))}
+    assert rows["AUTH-1"]["Acme|name"] == "AUTH-1 Rotate the session token after login"
+    assert rows["AUTH-2"]["Acme|hyperlink"] == "https://intranet.example/policy#AUTH-2"
+    templated = to_myopencre(links, small_hub(), "https://x.example/r/{id}.html")
+    assert "https://x.example/r/AUTH-1.html" in templated
+    assert [(x["section_id"], x["status"], x["confidence"]) for x in sidecar(links)] == [
+        ("AUTH-1", "USER_CONFIRMED", None),
+        ("AUTH-2", "AUTO_MAPPED", 0.97),
+    ]

@@ -132,12 +132,13 @@ def readable_input(path: Path, what: str = "input", binary: bool = False) -> Non
         )
 
 
-def writable_output(target: Path, what: str = "--out") -> None:
-    """Refuse an output directory that is a file, lies under one, or where nothing can be
-    written (a read-only filesystem), before anything starts."""
+def writable_output(target: Path, what: str = "--out") -> Path:
+    """`target`, or the refusal of an output directory that is a file, lies under one, or
+    where nothing can be written (a read-only filesystem), before anything starts."""
     if target.exists() and not target.is_dir():
         raise UsageError(f"{what} {target} exists and is not a directory")
     _writable_under(target, what)
+    return target
 
 
 def writable_file(target: Path, what: str = "--out") -> None:

@@ -33,9 +33,25 @@ def opt(name: str, help: str, field: str | None = None, **extra: Any) -> Any:
 TaskRunner = Literal["default", "dask"]
 ExportFormat = Literal["csv", "jsonl", "html", "human-decision", "myopencre"]
 # Items (open, decided, all) for the sheets; links (confirmed, linked) for myopencre.
-ExportStatus = Literal["open", "decided", "all", "confirmed", "linked"]
+ExportStatus = Literal["open", "decided", "all", "confirmed", "linked", "auto"]
 ItemStatus = Literal["open", "decided", "all"]
 ReviewOrder = Literal["file", "product", "random"]
+HyperlinkBaseOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--hyperlink-base",
+        help="myopencre: where a section without a URL of its own links: its id replaces "
+        "{id} in it, or is appended as #id (e.g. https://intranet.example/policy)",
+    ),
+]
+SidecarOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--sidecar",
+        help="myopencre: also write each link's status (AUTO_MAPPED or USER_CONFIRMED) and "
+        "the linker's confidence to this JSON file (OpenCRE imports every link alike)",
+    ),
+]
 # `librarian eval`'s warm protocol.
 ReviewedOpt = Annotated[
     int | None,

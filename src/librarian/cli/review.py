@@ -29,9 +29,11 @@ from librarian.cli.options import (
     ExportStatus,
     HomeOpt,
     HubsOpt,
+    HyperlinkBaseOpt,
     LeadOpt,
     ReasonOpt,
     SheetArg,
+    SidecarOpt,
     SinceOpt,
 )
 from librarian.cli.qa import app as qa_app
@@ -327,12 +329,14 @@ def review_export(
         ExportStatus | None,
         typer.Option(
             help="which items: open (the default), decided or all; for myopencre, which "
-            "links: confirmed (by a person, the default) or linked (also those made "
-            "automatically)"
+            "links: confirmed (by a person, the default), auto (made automatically) or "
+            "linked (both)"
         ),
     ] = None,
     since: SinceOpt = None,
     reason: ReasonOpt = None,
+    hyperlink_base: HyperlinkBaseOpt = None,
+    sidecar_file: SidecarOpt = None,
     hub: HubsOpt = None,
     home: HomeOpt = None,
 ) -> None:
@@ -345,10 +349,17 @@ def review_export(
     if out_file is not None:
         writable_file(out_file)
     picked = _picked(fmt, _export_status(fmt, status), since, reason)
+    if (hyperlink_base or sidecar_file) and fmt != "myopencre":
+        raise UsageError("--hyperlink-base and --sidecar are for --format myopencre")
+    if sidecar_file is not None:
+        writable_file(sidecar_file, "--sidecar")
     engine = make_engine(database(db, home_of(home), create=False, reads_only=True))
     try:
         with Session(engine) as session:
-            text, said = _exported(session, fmt, picked, catalogue_paths(hub))
+            if fmt == "myopencre":
+                text, said = _myopencre(session, picked, hub, hyperlink_base, sidecar_file)
+            else:
+                text, said = _exported(session, fmt, picked, catalogue_paths(hub))
     finally:
         engine.dispose()
     if out_file is None:
@@ -359,11 +370,37 @@ def review_export(
     err.print(f"{said} -> {out_file}", markup=False)
 
 
+def _myopencre(
+    session: Session,
+    picked: _Picked,
+    hub: list[Path] | None,
+    base: str | None,
+    sidecar_file: Path | None,
+) -> tuple[str, str]:
+    """The links as OpenCRE imports them, what they hold in words; the sidecar written."""
+    import json
+
+    from librarian.catalogue.teams import load_hubs
+    from librarian.review.myopencre import counted, links_to_export, sidecar, to_myopencre
+
+    with_auto, confirmed = picked.status in ("linked", "auto"), picked.status != "auto"
+    links = links_to_export(session, with_auto, confirmed)
+    by = counted(links)
+    said = ", ".join(f"{n} {kind}" for kind, n in sorted(by.items())) or "0"
+    hubs = catalogue_paths(hub)
+    text = to_myopencre(links, load_hubs(hubs[0], hubs[1]), base)
+    if sidecar_file is not None:
+        sidecar_file.write_text(json.dumps(sidecar(links), indent=1) + "\n", encoding="utf-8")
+    return text, f"links: {said}"
+
+
 def _export_status(fmt: str, status: str | None) -> str:
-    links = ("confirmed", "linked")
+    links = ("confirmed", "linked", "auto")
     if fmt == "myopencre":
         if status is not None and status not in links:
-            raise UsageError(f"--status {status}: myopencre exports links: confirmed or linked")
+            raise UsageError(
+                f"--status {status}: myopencre exports links: confirmed, auto or linked"
+            )
         return status or "confirmed"
     if status in links:
         raise UsageError(f"--status {status} is for --format myopencre; items: open, decided, all")
@@ -397,14 +434,6 @@ def _exported(
     if fmt == "human-decision":
         decisions = standing_decisions(session)
         return to_human_decisions(decisions), f"{len(decisions)} decisions"
-    if fmt == "myopencre":
-        from librarian.catalogue.teams import load_hubs
-        from librarian.review.myopencre import counted, links_to_export, to_myopencre
-
-        links = links_to_export(session, with_auto=picked.status == "linked")
-        by = counted(links)
-        said = ", ".join(f"{n} {kind}" for kind, n in sorted(by.items())) or "0"
-        return to_myopencre(links, load_hubs(hubs[0], hubs[1])), f"links: {said}"
     items = review_items(session, picked.status, picked.since, picked.reason)  # type: ignore[arg-type]
     render = {"csv": to_csv, "jsonl": to_jsonl}.get(fmt, to_html)
     return render(items), f"{len(items)} review items"

@@ -107,11 +107,10 @@ def run(
     found = input_source(input, source)
     dry_run = dry_run and not from_db
     run_id = _checked(linker, dry_run, run_id, task_runner, dask_address)
-    target = out_dir or Path("out") / run_id
-    writable_output(target)
+    target = writable_output(out_dir or Path("out") / run_id)
     db = run_database(linker, dry_run, from_db)
     settings = linker_settings(linker, batch_size=batch_size)
-    server_ready = early_prefect_server() if not plan and task_runner == "default" else lambda: None
+    server_ready = early_prefect_server(plan or task_runner != "default")
     pipeline = loaded(settings, run_id, quiet or as_json)
     if plan:
         show_plan(pipeline, settings, found, target, db, dry_run, as_json)
@@ -142,11 +141,12 @@ def run(
         render.run_summary(summary, target)
 
 
-def early_prefect_server() -> Callable[[], None]:
-    """Start Prefect's temporary server now (when no PREFECT_API_URL names one), so that it
-    boots while the models load; returns what waits for it before the flow is called."""
+def early_prefect_server(not_needed: bool) -> Callable[[], None]:
+    """Start Prefect's temporary server now (when no PREFECT_API_URL names one, and the run
+    needs one: not a plan, not Dask's own), so that it boots while the models load;
+    returns what waits for it before the flow is called."""
     prefect_environment()
-    if os.environ.get("PREFECT_API_URL"):
+    if not_needed or os.environ.get("PREFECT_API_URL"):
         return lambda: None
     from librarian.flows.server import TemporaryServer
 

@@ -27,8 +27,9 @@ import csv
 import io
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Literal
+from urllib.parse import quote
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session
@@ -63,6 +64,7 @@ class SectionLink:
     description: str
     cre_id: str
     status: LinkStatus
+    confidence: float | None = None  # the linker's, for a link it made; None: a person's
 
 
 def reads_empty(cell: str) -> bool:
@@ -70,9 +72,12 @@ def reads_empty(cell: str) -> bool:
     return value.lower() in _EMPTY_WORDS or "n/a" in value.lower()
 
 
-def links_to_export(session: Session, with_auto: bool) -> list[SectionLink]:
+def links_to_export(
+    session: Session, with_auto: bool, confirmed_too: bool = True
+) -> list[SectionLink]:
     """Every link a person confirmed (the standing approve or correct of an item), and
-    with `with_auto` every link made automatically, oldest first."""
+    with `with_auto` every link made automatically, oldest first (`confirmed_too` False:
+    those alone, for a file of their own)."""
     confirmed = session.execute(
         select(DecisionRow.envelope, DecisionRow.text, HumanDecisionRow.final_cre_ids)
         .join(HumanDecisionRow, HumanDecisionRow.decision_row_id == DecisionRow.id)
@@ -84,6 +89,8 @@ def links_to_export(session: Session, with_auto: bool) -> list[SectionLink]:
         for envelope, text, cres in confirmed
         for cre in (cres or "").split()
     ]
+    if not confirmed_too:
+        out = []
     if with_auto:
         automatic = session.execute(
             select(DecisionRow.envelope, DecisionRow.text)
@@ -91,7 +98,10 @@ def links_to_export(session: Session, with_auto: bool) -> list[SectionLink]:
             .order_by(DecisionRow.id)
         ).all()
         out += [
-            section_link(envelope, text, link["cre_id"], "AUTO_MAPPED")
+            replace(
+                section_link(envelope, text, link["cre_id"], "AUTO_MAPPED"),
+                confidence=link.get("confidence"),
+            )
             for envelope, text in automatic
             for link in envelope.get("links") or []
         ]
@@ -127,9 +137,13 @@ def section_link(
     )
 
 
-def to_myopencre(links: Sequence[SectionLink], hub: Hub) -> str:
+def to_myopencre(links: Sequence[SectionLink], hub: Hub, hyperlink_base: str | None = None) -> str:
     """The CSV, deepest rows first (see the module's notes); ExportError names a link
-    OpenCRE could not read back."""
+    OpenCRE could not read back. A section's name is its id and title; a title several
+    sections share is their chapter, so those are named by id and the start of their
+    text. `hyperlink_base`: a section without a URL of its own links there
+    (`{id}` replaced by its id, else `#id` appended)."""
+    links = [_placed(link, hyperlink_base) for link in _named(links)]
     paths = {link.cre_id: hub_path(hub, link.cre_id) for link in links}
     width = max((len(p) for p in paths.values()), default=1)
     standards = sorted({standard_name(link.standard) for link in links})
@@ -153,6 +167,46 @@ def to_myopencre(links: Sequence[SectionLink], hub: Hub) -> str:
     writer.writeheader()
     writer.writerows(_row(link, paths[link.cre_id], hub) for link in ordered)
     return buffer.getvalue()
+
+
+def _named(links: Sequence[SectionLink]) -> list[SectionLink]:
+    sections: dict[tuple[str, str], set[str]] = {}
+    for link in links:
+        sections.setdefault((link.standard, link.section_name), set()).add(link.section_id)
+    out = []
+    for link in links:
+        shared = len(sections[(link.standard, link.section_name)]) > 1
+        if shared or link.section_name == link.section_id:
+            words = link.description.split()
+            start = " ".join(words[:8]) + ("…" if len(words) > 8 else "")
+            name = f"{link.section_id} {start}".strip()
+        else:
+            name = f"{link.section_id} {link.section_name}"
+        out.append(replace(link, section_name=name))
+    return out
+
+
+def _placed(link: SectionLink, base: str | None) -> SectionLink:
+    if link.hyperlink or not base:
+        return link
+    anchor = quote(link.section_id, safe="")
+    url = base.replace("{id}", anchor) if "{id}" in base else f"{base}#{anchor}"
+    return replace(link, hyperlink=url)
+
+
+def sidecar(links: Sequence[SectionLink]) -> list[dict[str, Any]]:
+    """What OpenCRE's import drops (it imports every link as a plain LinkedTo): each
+    link's status (AUTO_MAPPED or USER_CONFIRMED) and the linker's confidence."""
+    return [
+        {
+            "standard": link.standard,
+            "section_id": link.section_id,
+            "cre_id": link.cre_id,
+            "status": link.status,
+            "confidence": link.confidence,
+        }
+        for link in links
+    ]
 
 
 def hub_path(hub: Hub, cre_id: str) -> list[str]:
