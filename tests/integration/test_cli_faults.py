@@ -43,6 +43,7 @@ def test_a_killed_run_leaves_no_output_that_looks_whole(tmp_path: Path) -> None:
             "--cache-dir",
             str(tmp_path / "cache"),
             "--uncalibrated",
+            "--verbose",  # its log says each batch
         ],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,

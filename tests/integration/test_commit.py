@@ -37,7 +37,8 @@ BAD_ROWS = packaged_data("samples", "queue_with_bad_rows.jsonl")
 
 def run_command(tmp_path: Path, *args: str) -> list[str]:
     """`librarian run` with a private cache and no trained models (the raw cosine)."""
-    return [LIBRARIAN, "run", *args, "--cache-dir", str(tmp_path / "cache"), "--uncalibrated"]
+    cache = ["--cache-dir", str(tmp_path / "cache"), "--uncalibrated"]
+    return [LIBRARIAN, "run", *args, *cache, "--verbose"]  # its log says each batch
 
 
 def own_prefect(home: Path, **extra: str) -> dict[str, str]:

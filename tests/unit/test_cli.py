@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -171,3 +172,33 @@ def test_train_off_a_terminal_says_a_line_a_phase(capsys: pytest.CaptureFixture[
     assert lines[0] == "embedding linked sections (4090) ..."
     assert lines[1].startswith("embedding linked sections: done in ")
     assert lines[2:] == ["fitting ..."]
+
+
+def test_prefects_info_lines_are_off_unless_verbose(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 41, item 9: Prefect's INFO lines and its link on every run."""
+    from librarian.cli.run import quiet_prefect
+
+    level = "PREFECT_LOGGING_HANDLERS_CONSOLE_LEVEL"
+    monkeypatch.delenv(level, raising=False)
+    quiet_prefect(quiet=False)
+    assert os.environ[level] == "WARNING"
+    monkeypatch.delenv(level)
+    quiet_prefect(quiet=False, verbose=True)
+    assert level not in os.environ
+    quiet_prefect(quiet=True)
+    assert os.environ[level] == "CRITICAL"
+
+
+def test_the_run_summary_holds_what_a_person_reads(capsys: pytest.CaptureFixture[str]) -> None:
+    """The 600-character audit line stays in summary.json and the envelopes."""
+    from pathlib import Path
+
+    from librarian.cli import render
+    from librarian.schemas.records import RunSummary
+
+    summary = RunSummary(run_id="r", input="", out_dir="", started_at="", retriever="x" * 600)
+    summary.models = {"embedding": "all-MiniLM-L6-v2 onnx-int8", "calibrator": "/home/models"}
+    render.run_summary(summary, Path("out/r"))
+    shown = capsys.readouterr().out
+    assert "x" * 100 not in shown and "retriever:" not in shown
+    assert "models: all-MiniLM-L6-v2 onnx-int8; calibrated by /home/models" in shown

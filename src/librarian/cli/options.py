@@ -168,6 +168,9 @@ DocumentOpt = Annotated[
     ),
 ]
 QuietOpt = Annotated[bool, opt("--quiet", "no progress, no summary table: errors only")]
+VerboseOpt = Annotated[
+    bool, opt("--verbose", "Prefect's INFO lines too (a line a batch, the flow's start and end)")
+]
 JsonOpt = Annotated[bool, opt("--json", "the run summary as JSON on stdout (for scripts)")]
 PlanOpt = Annotated[
     bool,

@@ -37,7 +37,11 @@ def run_summary(summary: RunSummary, target: Path) -> None:
         table.add_row(outcome, str(getattr(summary, outcome)), plain(detail))
     table.add_row("read", str(summary.read), f"{summary.blank_lines} blank lines tolerated")
     out.print(table)
-    out.print(plain(f"retriever: {summary.retriever}"))
+    # The full audit line (every stage's component and settings) is in summary.json and
+    # every envelope's `retrieval.retriever`; a person reads which models decided.
+    models = summary.models or {}
+    decided_by = models.get("calibrator") or "raw scores (--uncalibrated)"
+    out.print(plain(f"models: {models.get('embedding') or '?'}; calibrated by {decided_by}"))
     out.print(
         plain(
             f"explicit fast path: {summary.explicit_fast_path}; "

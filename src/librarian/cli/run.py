@@ -39,6 +39,7 @@ from librarian.cli.options import (
     QuietOpt,
     RunIdOpt,
     TaskRunnerOpt,
+    VerboseOpt,
     with_linker_options,
 )
 from librarian.errors import LibrarianError, RunError, UsageError
@@ -58,11 +59,15 @@ def new_run_id() -> str:
     return f"run-{datetime.now(UTC):%Y%m%dT%H%M%SZ}-{secrets.token_hex(3)}"
 
 
-def quiet_prefect(quiet: bool) -> None:
+def quiet_prefect(quiet: bool, verbose: bool = False) -> None:
     """--quiet: errors only, as one line; none of Prefect's INFO lines or task tracebacks
-    on stderr (a cron job mails whatever it prints). Set before Prefect is imported."""
+    on stderr (a cron job mails whatever it prints). By default Prefect says only its
+    warnings (its INFO lines, a line a batch and a flow's start and end, come back with
+    --verbose). Set before Prefect is imported; a level set in the environment stands."""
     if quiet:
         os.environ.setdefault("PREFECT_LOGGING_HANDLERS_CONSOLE_LEVEL", "CRITICAL")
+    elif not verbose:
+        os.environ.setdefault("PREFECT_LOGGING_HANDLERS_CONSOLE_LEVEL", "WARNING")
 
 
 def check_input(input: Path | None, from_db: bool) -> None:
@@ -92,17 +97,17 @@ def run(
     run_id: RunIdOpt = None,
     source: DocumentOpt = None,
     quiet: QuietOpt = False,
+    verbose: VerboseOpt = False,
     as_json: JsonOpt = False,
     plan: PlanOpt = False,
     *,
     linker: LinkerOptions,
 ) -> None:
     """Run the linking flow over INPUT and write envelopes (dry-run: files, nothing changed).
-    INPUT: knowledge-queue JSONL (queue rows or KnowledgeItems), a CSV or JSONL table (id,
-    text; optional title, url, section_path) or a Markdown document (a section a heading).
+    INPUT: knowledge-queue JSONL, a table (CSV, JSONL), a Markdown, Word or PDF document.
     --commit stores every decision in the database (--db, LIBRARIAN_DB, else the home's);
     --from-db drains its knowledge_queue table; a dry run given --db reads its decisions."""
-    quiet_prefect(quiet)
+    quiet_prefect(quiet, verbose)
     check_input(input, from_db)
     found = input_source(input, source)
     dry_run = dry_run and not from_db
