@@ -123,3 +123,49 @@ def test_dask_run_equals_the_single_process_run(tmp_path: Path, postgres_url: st
 def test_dask_address_needs_the_dask_runner(tmp_path: Path) -> None:
     result = run(tmp_path, "x", "--dask-address", "tcp://127.0.0.1:8786")
     assert result.returncode == 2 and "--dask-address needs --task-runner dask" in result.stderr
+
+
+def test_a_dask_run_killed_mid_run_then_rerun_decides_every_row_once(
+    tmp_path: Path, postgres_url: str
+) -> None:
+    """Issue 38: `--task-runner dask` killed with -9 while it drains the queue; the rerun
+    (in one process) takes what is left, and each row is decided exactly once."""
+    import signal
+
+    from librarian.store.db import make_engine, upgrade
+    from librarian.store.queue import enqueue
+    from tests.integration.conftest import LIBRARIAN, wait_for_batches
+    from tests.integration.test_commit import consumed_once, queue_rows
+
+    engine = make_engine(postgres_url)
+    upgrade(engine)
+    enqueue(engine, queue_rows(300))
+    env = {k: v for k, v in os.environ.items() if k != "PREFECT_API_URL"}
+    env["PREFECT_HOME"] = str(tmp_path / "prefect-dask")
+    common = ["--from-db", "--db", postgres_url, "--batch-size", "10", "--uncalibrated"]
+    common += ["--cache-dir", str(tmp_path / "cache"), "--verbose"]
+    dask = ("--task-runner", "dask", "--dask-workers", "2")
+    proc = subprocess.Popen(
+        [LIBRARIAN, "run", *common, *dask, "--out", str(tmp_path / "killed")],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+        env=env,
+    )
+    try:
+        wait_for_batches(proc, 3)
+    finally:
+        os.killpg(proc.pid, signal.SIGKILL)  # the flow, its Dask workers, its server
+    proc.wait()
+    rerun = subprocess.run(
+        [LIBRARIAN, "run", *common, "--out", str(tmp_path / "rerun")],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+        env={**env, "PREFECT_HOME": str(tmp_path / "prefect-rerun")},
+    )
+    assert rerun.returncode == 0, rerun.stderr[-3000:]
+    consumed_once(engine, 300)
+    engine.dispose()

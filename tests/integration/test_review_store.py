@@ -297,3 +297,68 @@ def test_an_undo_committed_before_a_change_leaves_the_change_refused(database: s
         assert violations(session) == []
         assert not [d for d in standing_decisions(session) if d.review_id == review_id]
     engine.dispose()
+
+
+def test_relink_the_rescorer_and_a_reviewer_at_once_leave_one_standing_decision(
+    database: str,
+) -> None:
+    """Issue 38: a live race of `relink --commit`, the workbench's re-scorer and a
+    reviewer's decision on the same source; each write is conditional, so the reviewer's
+    decision stands on the item it was made on and nothing holds two."""
+    from librarian.review.relink import Rescorer, relink
+    from librarian.store.human import violations
+    from tests.stubs import stub_pipeline
+
+    engine = make_engine(database)
+    upgrade(engine)
+    seed(engine, [f"{t} number {i}" for i in range(8) for t in TEXTS[:1]])
+    ids = review_ids(engine)
+    with Session(engine) as session:
+        source = str(session.execute(select(DecisionRow.source_key)).scalars().first())
+    pipeline = stub_pipeline(threshold=0.0, top_k=6, top_n=5)  # re-deciding links all
+    start = threading.Barrier(3)
+    errors: list[BaseException] = []
+    decided: list[str] = []
+
+    def guarded(work: Any) -> Any:
+        def run() -> None:
+            start.wait()
+            try:
+                work()
+            except ReviewError:
+                pass  # the reviewer lost the race: refused, nothing recorded
+            except BaseException as exc:
+                errors.append(exc)
+
+        return run
+
+    def reviewer() -> None:
+        for review_id in ids:
+            with Session(engine) as session, session.begin():
+                decide(
+                    session,
+                    DecisionRequest(review_id, "reject", "rita", rejection_code="NO_CRE_FITS"),
+                    small_hub().ids,
+                )
+            decided.append(review_id)
+
+    workers = [
+        threading.Thread(
+            target=guarded(lambda: relink(engine, pipeline, source, "relink-r", True))
+        ),
+        threading.Thread(target=guarded(lambda: Rescorer(engine, lambda: pipeline)(source))),
+        threading.Thread(target=guarded(reviewer)),
+    ]
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.join(timeout=120)
+    assert errors == []
+    with Session(engine) as session:
+        assert violations(session) == []
+        standing = {d.review_id: d for d in standing_decisions(session)}
+        rows = {r.review_id: r for r in session.execute(select(DecisionRow)).scalars()}
+    for review_id in decided:  # every decision recorded stands, on a closed item
+        assert review_id in standing and rows[review_id].consumed_at is not None
+        assert rows[review_id].status == "review_required"
+    engine.dispose()
