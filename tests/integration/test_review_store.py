@@ -362,3 +362,93 @@ def test_relink_the_rescorer_and_a_reviewer_at_once_leave_one_standing_decision(
         assert review_id in standing and rows[review_id].consumed_at is not None
         assert rows[review_id].status == "review_required"
     engine.dispose()
+
+
+# Issue 38: every state change of a decision is a compare-and-set; each pair at once ------
+
+
+def _ops(engine: Engine, review_id: str) -> dict[str, Any]:
+    """The state changes of one decided item (rita's approve of it stands)."""
+    from librarian.review.decisions import change
+    from librarian.review.qa import adjudicate
+    from librarian.review.relink import relink
+    from librarian.store.human import undo_last
+    from librarian.store.qa import pending_check, sample_double
+    from tests.stubs import stub_pipeline
+    from tests.unit.test_reviewer_qa import answer
+
+    hub = small_hub().ids
+    with Session(engine) as session, session.begin():
+        sample_double(session, 1.0, "lena", datetime.now(UTC), seed=1)
+    with Session(engine) as session:
+        check = pending_check(session, "sam")
+    assert check is not None
+    answer(engine, check.id, "sam", ("400-000",))  # a disagreement for the lead to rule on
+    source = None
+    with Session(engine) as session:
+        source = str(session.execute(select(DecisionRow.source_key)).scalars().first())
+    pipeline = stub_pipeline(threshold=0.0, top_k=6, top_n=5)
+
+    def in_transaction(work: Any) -> Any:
+        def run() -> None:
+            with Session(engine) as session, session.begin():
+                work(session)
+
+        return run
+
+    reject = DecisionRequest(review_id, "reject", "lena", rejection_code="NO_CRE_FITS")
+    return {
+        "undo": in_transaction(lambda s: undo_last(s, "rita")),
+        "change": in_transaction(lambda s: change(s, reject, hub, leads={"lena"})),
+        "ruling": in_transaction(lambda s: adjudicate(s, check.id, "lena", "second", hub)),
+        "bulk": in_transaction(
+            lambda s: decide(s, DecisionRequest(review_id, "approve", "bob"), hub)
+        ),
+        "rescore": lambda: relink(engine, pipeline, source, "rescore-race", True),
+    }
+
+
+PAIRS = [
+    ("undo", "change"),
+    ("undo", "ruling"),
+    ("undo", "bulk"),
+    ("change", "ruling"),
+    ("undo", "rescore"),
+    ("bulk", "rescore"),
+]
+
+
+@pytest.mark.parametrize(("one", "other"), PAIRS, ids=["-".join(p) for p in PAIRS])
+def test_each_pair_of_state_changes_at_once_leaves_one_standing_decision(
+    database: str, one: str, other: str
+) -> None:
+    from librarian.store.human import violations
+
+    engine = make_engine(database)
+    upgrade(engine)
+    seed(engine, TEXTS)
+    review_id = review_ids(engine)[0]
+    with Session(engine) as session, session.begin():
+        decide(session, DecisionRequest(review_id, "approve", "rita"), small_hub().ids)
+    ops = _ops(engine, review_id)
+    start = threading.Barrier(2)
+    errors: list[BaseException] = []
+
+    def racing(name: str) -> None:
+        start.wait()
+        try:
+            ops[name]()
+        except (ReviewError, AlreadyDecided):
+            pass  # lost the race, and was told: nothing recorded
+        except BaseException as exc:
+            errors.append(exc)
+
+    threads = [threading.Thread(target=racing, args=(name,)) for name in (one, other)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=120)
+    assert errors == []
+    with Session(engine) as session:
+        assert violations(session) == []
+    engine.dispose()
