@@ -187,3 +187,28 @@ def test_the_rescorer_decides_under_the_policy_the_run_stored_not_the_defaults(
     # A later relink reads the policy the re-scoring run stored.
     dry = relink(engine, stub_pipeline(threshold=None, top_k=6, top_n=5), key, "d", False)
     assert dry.status["policy"]["budget"] == 0.6
+
+
+def test_an_item_keeps_its_address_when_it_is_decided_again(engine: Engine) -> None:
+    """Issue 41, item 3: links broke ("no such review item") when the workbench re-scored a
+    source; open tabs, bookmarks, scripts and files were lost."""
+    from librarian.review.decisions import DecisionRequest as Asked
+    from librarian.store.human import current_review_id
+    from tests.unit.test_workbench import client, post
+
+    old = rows(engine)[0]
+    old_id = str(old.review_id)
+    relink(engine, stub_pipeline(threshold=0.99, top_k=6, top_n=5), str(old.source_key), "r2", True)
+    new_id = str(rows(engine)[0].review_id)
+    assert new_id != old_id  # a new decision is a new review item
+    with Session(engine) as session:
+        assert current_review_id(session, old_id) == new_id
+    web = client(engine)
+    kept_tab = web.get(f"/item/{old_id}")
+    assert kept_tab.status_code == 303 and kept_tab.headers["location"].startswith(
+        f"/item/{new_id}"
+    )
+    late = post(web, f"/item/{old_id}", action="approve")
+    assert late.status_code == 400 and f"it is {new_id} now" in late.text
+    with Session(engine) as session, pytest.raises(Exception, match=f"it is {new_id} now"):
+        decide(session, Asked(old_id, "approve", "rita"), small_hub().ids)

@@ -67,6 +67,7 @@ from librarian.store.human import (
     AlreadyDecided,
     ReviewError,
     agreement_by_reason,
+    current_review_id,
     decided_since,
     reviewer_stats,
     undo_last,
@@ -513,12 +514,15 @@ class _Pages:
             page_url=page_url,
         )
 
-    async def item(self, request: Request, review_id: str) -> HTMLResponse:
+    async def item(self, request: Request, review_id: str) -> Response:
         checking = self.qa.checking(self.reviewer_of(request))
         if review_id in checking:  # blind: a check, or an item one is checking
             return await self.qa.check(request, checking[review_id], review_id)
         with Session(self.bench.engine) as session:
             detail = item_detail(session, review_id)
+            if detail is None and (now_id := current_review_id(session, review_id)):
+                said = "newer models decided this item again: this is its address now"
+                return self.redirect(url("item", now_id), said)  # a kept tab still works
             if detail is None:
                 return self.problem(request, 404, "no such review item", review_id)
             moment, row = detail.item.created_at, detail.item.row_id

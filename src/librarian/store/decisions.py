@@ -23,7 +23,7 @@ from librarian.schemas.records import PriorDecision, RejectCode, Rejection, Sect
 from librarian.schemas.routing import RoutingDecision
 from librarian.sql import StoreError, reason
 from librarian.store.queue import record_failure, stamp_consumed, still_open
-from librarian.store.tables import DecisionRow, HumanDecisionRow, RejectedRow
+from librarian.store.tables import DecisionRow, HumanDecisionRow, RejectedRow, ReviewAliasRow
 from librarian.text import content_hash
 
 LINKED = "linked"
@@ -351,6 +351,7 @@ def _replace(session: Session, stale: DecisionRow, fresh: DecisionRow) -> bool:
     row, its id and any undone decisions on it stay). One conditional UPDATE: only while
     the row is still the open item we read (same review id, not consumed), so a reviewer
     who decided it meanwhile keeps their decision. False: the row was not ours to change."""
+    old_id, row_id = stale.review_id, stale.id
     changed = session.execute(
         update(DecisionRow)
         .where(
@@ -363,6 +364,12 @@ def _replace(session: Session, stale: DecisionRow, fresh: DecisionRow) -> bool:
         .execution_options(synchronize_session=False)
     )
     session.expire(stale)
+    if changed.rowcount == 1 and old_id and old_id != fresh.review_id:  # type: ignore[attr-defined]
+        # The item's old address still leads to it (`store.human.open_row`, the workbench).
+        alias = ReviewAliasRow(
+            review_id=old_id, decision_row_id=row_id, created_at=datetime.now(UTC)
+        )
+        session.merge(alias)
     return bool(changed.rowcount == 1)  # type: ignore[attr-defined]
 
 

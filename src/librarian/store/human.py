@@ -25,7 +25,7 @@ from librarian.schemas.human import (
 )
 from librarian.store.decisions import REVIEW_REQUIRED
 from librarian.store.review import aware
-from librarian.store.tables import DecisionRow, HumanDecisionRow
+from librarian.store.tables import DecisionRow, HumanDecisionRow, ReviewAliasRow
 
 WORKBENCH = "workbench"
 
@@ -51,8 +51,25 @@ def open_row(session: Session, review_id: str) -> DecisionRow:
         )
     ).scalar_one_or_none()
     if row is None:
+        now_id = current_review_id(session, review_id)
+        if now_id is not None:
+            raise ReviewError(
+                f"{review_id} was decided again by newer models: it is {now_id} now; open "
+                "it again to see what they suggest"
+            )
         raise ReviewError(f"no review item {review_id!r}")
     return row
+
+
+def current_review_id(session: Session, review_id: str) -> str | None:
+    """The review id an item decided again by newer models has now, from an earlier one
+    (None: not one of ours)."""
+    found = session.execute(
+        select(DecisionRow.review_id)
+        .join(ReviewAliasRow, ReviewAliasRow.decision_row_id == DecisionRow.id)
+        .where(ReviewAliasRow.review_id == review_id)
+    ).scalar_one_or_none()
+    return str(found) if found else None
 
 
 def store_decision(

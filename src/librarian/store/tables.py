@@ -174,6 +174,17 @@ class QaAnswerRow(Base):
     answered_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
 
 
+class ReviewAliasRow(Base):
+    """An earlier review id of an item that newer models decided again while it was open:
+    the address a tab, a bookmark, an export or a decision file still holds."""
+
+    __tablename__ = "review_aliases"
+
+    review_id: Mapped[str] = mapped_column(String(64), primary_key=True)
+    decision_row_id: Mapped[int] = mapped_column(Integer, index=True)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+
+
 class ReviewerRow(Base):
     """A reviewer who signs in to the workbench: their name, whether they lead, and their
     secret as an scrypt hash (never the secret itself)."""
