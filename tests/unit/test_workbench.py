@@ -640,7 +640,8 @@ def test_per_source_progress_on_the_queue_page_and_in_queue_status(engine: Engin
     post(web, "/bulk", scope="selected", review_ids=ids[1:2], confirmed="yes")
     page = web.get("/").text
     assert 'id="sources"' in page and "19" in page and source.key in page
-    assert "these 2 decide how much of this standard can be linked automatically" in page
+    # Issue 41, item 2: a source its calibration sample covers whole is told so.
+    assert "a 4-item source: review all of it; what you decide certifies its next" in page
     assert (
         "1 item decided one by one (bulk approvals not counted), 19 more"
         in web.get(f"/item/{ids[2]}").text

@@ -175,9 +175,15 @@ def _sources_status(url: str) -> None:
                 f"source {p.key}: {p.open_items} open, {p.decisions} decided one by one, {needs}"
                 + (f"; linked: {p.linked}" if p.linked else "")
                 + (f"; {p.certified}" if p.certified else "")
+                + f"; {p.expect()}"
                 + (
-                    f"; review first, its calibration sample: {_these(len(p.review_first))} "
-                    "how much of this standard can be linked automatically: "
+                    (
+                        "; start with: "
+                        if p.small
+                        else f"; review first, its calibration sample: "
+                        f"{_these(len(p.review_first))} how much of this standard can be "
+                        "linked automatically: "
+                    )
                     + "; ".join(f"“{label}”" for label in names.get(p.key, ())[:5])
                     + (" …" if len(p.review_first) > 5 else "")
                     if p.review_first

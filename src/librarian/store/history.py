@@ -150,6 +150,26 @@ class SourceProgress:
     # certify the most auto-links (`policy.calibration_sample`).
     review_first: tuple[str, ...]
     certified: str = ""  # the band its reviewed items certify now (`certified_now`)
+    items: int = 0  # all its sections in the store: open, decided, linked
+
+    @property
+    def small(self) -> bool:
+        """Its calibration sample is the whole of it: no triage to offer."""
+        return max(self.items, self.open_items + self.decisions) <= CALIBRATION_SAMPLE
+
+    def expect(self) -> str:
+        """What a source of this size can expect, in plain words."""
+        items = max(self.items, self.open_items + self.decisions)
+        if self.small:
+            return (
+                f"a {items}-item source: review all of it; what you decide certifies its next "
+                "versions (their new and changed rules are linked under the cut these "
+                "decisions earn, a changed rule decided again)"
+            )
+        return (
+            f"a {items}-item source: the {CALIBRATION_SAMPLE} items of its calibration "
+            "sample decide how much of the rest can be linked automatically"
+        )
 
 
 def source_progress(session: Session) -> list[SourceProgress]:
@@ -187,6 +207,12 @@ def source_progress(session: Session) -> list[SourceProgress]:
     open_by: dict[str, list[Any]] = {key: [] for key in latest_of}
     for row in rows:
         open_by[str(row.source_key)].append(row)
+    counted = session.execute(
+        select(DecisionRow.source_key, func.count(DecisionRow.id))
+        .where(DecisionRow.source_key.is_not(None))
+        .group_by(DecisionRow.source_key)
+    ).all()
+    sizes = {str(key): int(n) for key, n in counted}
     out = []
     for key, open_items in open_by.items():
         seen = decisions_seen(session, key)
@@ -203,6 +229,7 @@ def source_progress(session: Session) -> list[SourceProgress]:
                 linked_as(latest_of[key]),
                 tuple(str(open_items[i].review_id) for i in sample),
                 certified_now(session, key, [r.confidence or 0.0 for r in open_items], latest),
+                int(sizes.get(key, 0)),
             )
         )
     return sorted(out, key=lambda p: (-p.open_items, p.key))
