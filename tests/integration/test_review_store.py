@@ -316,21 +316,7 @@ def test_relink_the_rescorer_and_a_reviewer_at_once_leave_one_standing_decision(
     with Session(engine) as session:
         source = str(session.execute(select(DecisionRow.source_key)).scalars().first())
     pipeline = stub_pipeline(threshold=0.0, top_k=6, top_n=5)  # re-deciding links all
-    start = threading.Barrier(3)
-    errors: list[BaseException] = []
     decided: list[str] = []
-
-    def guarded(work: Any) -> Any:
-        def run() -> None:
-            start.wait()
-            try:
-                work()
-            except ReviewError:
-                pass  # the reviewer lost the race: refused, nothing recorded
-            except BaseException as exc:
-                errors.append(exc)
-
-        return run
 
     def reviewer() -> None:
         for review_id in ids:
@@ -342,18 +328,11 @@ def test_relink_the_rescorer_and_a_reviewer_at_once_leave_one_standing_decision(
                 )
             decided.append(review_id)
 
-    workers = [
-        threading.Thread(
-            target=guarded(lambda: relink(engine, pipeline, source, "relink-r", True))
-        ),
-        threading.Thread(target=guarded(lambda: Rescorer(engine, lambda: pipeline)(source))),
-        threading.Thread(target=guarded(reviewer)),
-    ]
-    for worker in workers:
-        worker.start()
-    for worker in workers:
-        worker.join(timeout=120)
-    assert errors == []
+    race(
+        lambda: relink(engine, pipeline, source, "relink-r", True),
+        lambda: Rescorer(engine, lambda: pipeline)(source),
+        reviewer,
+    )
     with Session(engine) as session:
         assert violations(session) == []
         standing = {d.review_id: d for d in standing_decisions(session)}
@@ -424,31 +403,32 @@ def test_each_pair_of_state_changes_at_once_leaves_one_standing_decision(
 ) -> None:
     from librarian.store.human import violations
 
-    engine = make_engine(database)
-    upgrade(engine)
-    seed(engine, TEXTS)
-    review_id = review_ids(engine)[0]
-    with Session(engine) as session, session.begin():
-        decide(session, DecisionRequest(review_id, "approve", "rita"), small_hub().ids)
+    engine, review_id = _decided(database)
     ops = _ops(engine, review_id)
-    start = threading.Barrier(2)
+    race(ops[one], ops[other])
+    with Session(engine) as session:
+        assert violations(session) == []
+    engine.dispose()
+
+
+def race(*work: Any) -> None:
+    """Run each of `work` at once (a barrier starts them together); a loser that is told
+    (ReviewError, AlreadyDecided) recorded nothing; anything else fails the test."""
+    start = threading.Barrier(len(work))
     errors: list[BaseException] = []
 
-    def racing(name: str) -> None:
+    def run(one: Any) -> None:
         start.wait()
         try:
-            ops[name]()
+            one()
         except (ReviewError, AlreadyDecided):
             pass  # lost the race, and was told: nothing recorded
         except BaseException as exc:
             errors.append(exc)
 
-    threads = [threading.Thread(target=racing, args=(name,)) for name in (one, other)]
+    threads = [threading.Thread(target=run, args=(one,)) for one in work]
     for thread in threads:
         thread.start()
     for thread in threads:
         thread.join(timeout=120)
     assert errors == []
-    with Session(engine) as session:
-        assert violations(session) == []
-    engine.dispose()

@@ -13,25 +13,20 @@ from sqlalchemy.orm import Session
 from typer.testing import CliRunner
 
 from librarian.review.signin import session_name, session_value
-from librarian.store.db import make_engine, upgrade
 from tests.unit.test_workbench import (
-    TEXTS,
     client,
     decisions,
     post,
     register,
     review_ids,
-    seed,
+    seeded_engine,
     signed_in,
 )
 
 
 @pytest.fixture
 def engine(tmp_path: Path) -> Engine:
-    engine = make_engine(f"sqlite:///{tmp_path / 'signin.db'}")
-    upgrade(engine)
-    seed(engine, TEXTS)
-    return engine
+    return seeded_engine(tmp_path / "signin.db")
 
 
 def test_a_browser_can_no_longer_name_itself(engine: Engine) -> None:

@@ -61,12 +61,17 @@ def seed(engine: Engine, texts: list[str], run: str = "r1") -> None:
         session.commit()
 
 
-@pytest.fixture
-def engine(tmp_path: Path) -> Engine:
-    engine = make_engine(f"sqlite:///{tmp_path / 'review.db'}")
+def seeded_engine(path: Path) -> Engine:
+    """A SQLite store at `path` holding the four TEXTS as open items."""
+    engine = make_engine(f"sqlite:///{path}")
     upgrade(engine)
     seed(engine, TEXTS)
     return engine
+
+
+@pytest.fixture
+def engine(tmp_path: Path) -> Engine:
+    return seeded_engine(tmp_path / "review.db")
 
 
 def client(engine: Engine, reviewer: str | None = "rita", token: str | None = None) -> TestClient:

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 import typer
 
@@ -13,6 +14,11 @@ from librarian.cli.options import DbOpt, HomeOpt
 from librarian.errors import RunError, UsageError
 from librarian.schemas.records import RejectCode, Rejection, rejected
 from librarian.text import visible
+
+if TYPE_CHECKING:
+    from sqlalchemy.orm import Session
+
+T = TypeVar("T")
 
 app = typer.Typer(no_args_is_help=True, help="The database's knowledge_queue table.")
 
@@ -194,19 +200,25 @@ def _sources_status(url: str) -> None:
         )
 
 
-def _status_line(url: str) -> None:
-    """How many stored sections have each of OpenCRE's statuses."""
+def _read(url: str, work: Callable[[Session], T]) -> T:
+    """`work` over a session of the database at `url` (its engine disposed after)."""
     from sqlalchemy.orm import Session
 
     from librarian.store.db import make_engine
-    from librarian.store.status import status_counts
 
     engine = make_engine(url)
     try:
         with Session(engine) as session:
-            by_status = status_counts(session)
+            return work(session)
     finally:
         engine.dispose()
+
+
+def _status_line(url: str) -> None:
+    """How many stored sections have each of OpenCRE's statuses."""
+    from librarian.store.status import status_counts
+
+    by_status = _read(url, status_counts)
     out.print(
         "  sections by status (OpenCRE's names): "
         + ", ".join(f"{name} {n}" for name, n in by_status.items()),
@@ -218,18 +230,10 @@ def _status_line(url: str) -> None:
 def queue_check(db: DbOpt = None, home: HomeOpt = None) -> None:
     """Check what must never be: an item with two standing decisions, or a standing decision
     on an open item. Exits 1 naming each; prints "consistent" otherwise."""
-    from sqlalchemy.orm import Session
-
-    from librarian.store.db import make_engine
     from librarian.store.human import violations
 
     url = database(db, home_of(home), create=False, reads_only=True)
-    engine = make_engine(url)
-    try:
-        with Session(engine) as session:
-            found = violations(session)
-    finally:
-        engine.dispose()
+    found = _read(url, violations)
     for line in found:
         out.print(visible(f"inconsistent: {line}"), markup=False)
     if found:

@@ -207,12 +207,7 @@ def source_progress(session: Session) -> list[SourceProgress]:
     open_by: dict[str, list[Any]] = {key: [] for key in latest_of}
     for row in rows:
         open_by[str(row.source_key)].append(row)
-    counted = session.execute(
-        select(DecisionRow.source_key, func.count(DecisionRow.id))
-        .where(DecisionRow.source_key.is_not(None))
-        .group_by(DecisionRow.source_key)
-    ).all()
-    sizes = {str(key): int(n) for key, n in counted}
+    sizes = source_sizes(session)
     out = []
     for key, open_items in open_by.items():
         seen = decisions_seen(session, key)
@@ -233,6 +228,16 @@ def source_progress(session: Session) -> list[SourceProgress]:
             )
         )
     return sorted(out, key=lambda p: (-p.open_items, p.key))
+
+
+def source_sizes(session: Session) -> dict[str, int]:
+    """How many sections each source has in the store: open, decided or linked."""
+    counted = session.execute(
+        select(DecisionRow.source_key, func.count(DecisionRow.id))
+        .where(DecisionRow.source_key.is_not(None))
+        .group_by(DecisionRow.source_key)
+    ).all()
+    return {str(key): int(n) for key, n in counted}
 
 
 def certified_now(
