@@ -325,6 +325,8 @@ def review_export(
         ),
     ] = "csv",
     out_file: Annotated[Path | None, typer.Option("--out", help="default: stdout")] = None,
+    hyperlink_base: HyperlinkBaseOpt = None,
+    sidecar_file: SidecarOpt = None,
     status: Annotated[
         ExportStatus | None,
         typer.Option(
@@ -335,8 +337,6 @@ def review_export(
     ] = None,
     since: SinceOpt = None,
     reason: ReasonOpt = None,
-    hyperlink_base: HyperlinkBaseOpt = None,
-    sidecar_file: SidecarOpt = None,
     hub: HubsOpt = None,
     home: HomeOpt = None,
 ) -> None:

@@ -32,6 +32,14 @@ class NotALead(ReviewError):
     """A ruling asked by a reviewer who is no lead (403)."""
 
 
+# A check's item page: answerable, nothing to change, no neighbours, no source panel.
+BLIND_PAGE: dict[str, Any] = {
+    "may_change": False,
+    "editable": True,
+    "following": None,
+    "previous": None,
+    "source": None,
+}
 # The words a reviewer sees after answering a check: those after any decision.
 ANSWERED = "recorded"
 
@@ -91,11 +99,7 @@ class QaPages:
             **context,
             action=url("item", address),
             shown_id=address,
-            may_change=False,
-            editable=True,
-            following=None,
-            previous=None,
-            source=None,
+            **BLIND_PAGE,
         )
 
     async def answer(self, request: Request, check_id: int) -> Response:
