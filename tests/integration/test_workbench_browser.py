@@ -55,8 +55,7 @@ def seeded_store(path: Path, cache: Path) -> Engine:
     linker = build_pipeline(LinkerSettings(uncalibrated=True, cache_dir=cache, threshold=1.0))
     result = linker.link(sections, "browser-run")
     with Session(engine) as session:
-        by_chunk = {s.chunk_id: s for s in sections}
-        write(session, StoredBatch("browser-run", result.envelopes, by_chunk, [], {}, "sample"))
+        write(session, StoredBatch.linked("browser-run", result, sections, "sample"))
         session.commit()
     return engine
 

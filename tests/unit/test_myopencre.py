@@ -61,9 +61,7 @@ def store(engine: Engine, run: str, threshold: float) -> None:
     batch = sections(run)
     result = stub_pipeline(threshold=threshold, top_k=6, top_n=5).link(batch, run)
     with Session(engine) as session:
-        write(
-            session, StoredBatch(run, result.envelopes, {s.chunk_id: s for s in batch}, [], {}, "t")
-        )
+        write(session, StoredBatch.linked(run, result, batch, "t"))
         session.commit()
 
 

@@ -3,6 +3,7 @@ run, or `relink`), and never an item a person decided."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -33,10 +34,7 @@ def store(engine: Engine, run: str) -> int:
     batch = sections()
     result = stub_pipeline(threshold=0.99, top_k=6, top_n=5).link(batch, run)  # all to review
     with Session(engine) as session:
-        stored = StoredBatch(
-            run, result.envelopes, {s.chunk_id: s for s in batch}, [], {}, "t",
-            models_digest=DIGEST,
-        )  # fmt: skip
+        stored = replace(StoredBatch.linked(run, result, batch, "t"), models_digest=DIGEST)
         written = write(session, stored)
         session.commit()
     return written.redecided

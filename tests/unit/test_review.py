@@ -44,8 +44,7 @@ def engine(tmp_path: Path) -> Engine:
     ]
     result = stub_pipeline(threshold=0.99).link(batch, "r1")  # everything to review
     with Session(engine) as session:
-        sections = {s.chunk_id: s for s in batch}
-        write(session, StoredBatch("r1", result.envelopes, sections, [], {}, "t"))
+        write(session, StoredBatch.linked("r1", result, batch, "t"))
         session.commit()
     return engine
 

@@ -19,10 +19,10 @@ from librarian.pipeline.accounting import count_envelopes
 from librarian.pipeline.ingest import section_from_text
 from librarian.review.decisions import DecisionRequest, decide
 from librarian.review.web import Workbench, create_app
-from librarian.schemas.envelopes import UNMAPPABLE, dump_envelope, review_reason
+from librarian.schemas.envelopes import UNMAPPABLE, dump_envelope
 from librarian.schemas.records import RunSummary
 from librarian.store.db import make_engine, upgrade
-from librarian.store.decisions import StoredBatch, write
+from librarian.store.decisions import StoredBatch, read_back, write
 from librarian.store.review import review_items
 from librarian.store.status import section_status, status_counts
 from librarian.store.tables import DecisionRow
@@ -112,22 +112,29 @@ def test_the_unmappable_gate_marks_review_items_and_keeps_envelopes_valid(
     ]
     gated = stub_pipeline(threshold=0.99, unmappable_cut=0.5).link(sections, "u")
     off = stub_pipeline(threshold=0.99).link(sections, "u")
-    reasons = {e.chunk_id: review_reason(e) for e in gated.envelopes}  # type: ignore[arg-type]
-    assert reasons["u-c3"] == UNMAPPABLE  # the cafeteria: one word of one CRE (0.19)
-    assert reasons["u-c0"] == "BELOW_THRESHOLD"  # a session rule: below the auto-link cut
-    assert {review_reason(e) for e in off.envelopes} == {"BELOW_THRESHOLD"}  # type: ignore[arg-type]
+    gate = {chunk: facts.unmappable for chunk, facts in gated.facts.items()}
+    assert gate["u-c3"]  # the cafeteria: one word of one CRE (0.19)
+    assert not gate["u-c0"]  # a session rule: below the auto-link cut, not unmappable
+    assert not any(facts.unmappable for facts in off.facts.values())
+    # The facts are the decision's own, not read from its audit text; a dry run's file
+    # holds the envelope alone, and reading it back finds the same.
+    for envelope in gated.envelopes:
+        assert read_back(envelope) == gated.facts[envelope.chunk_id]
     dumped = [dump_envelope(e) for e in gated.envelopes]
     assert_rfc_valid(dumped)  # the RFC has no UNMAPPABLE: BELOW_THRESHOLD, and why in words
     cafeteria = next(d for d in dumped if d["chunk_id"] == "u-c3")
     assert cafeteria["reason_code"] == "BELOW_THRESHOLD"
     assert "unmappable: best hub cosine" in cafeteria["retrieval"]["retriever"]
     summary = RunSummary(run_id="u", input="x", out_dir="o", started_at="now")
-    count_envelopes(summary, gated.envelopes)
+    count_envelopes(summary, gated.envelopes, gated.facts)
     assert summary.by_reason["review"][UNMAPPABLE] == 1
-    batch = StoredBatch("u", gated.envelopes, {s.chunk_id: s for s in sections}, [], {}, "t")
+    batch = StoredBatch.linked("u", gated, sections, "t")
     with Session(engine) as session, session.begin():
         write(session, batch)
     assert statuses(engine)["u-c3"] == "UNMAPPABLE"
+    with Session(engine) as session:  # a column of its own, as the decision said it
+        linked = session.execute(select(DecisionRow.source_linked)).scalars().all()
+    assert linked and set(linked) == {gated.facts["u-c3"].linked_as} and linked[0]
     # Grouped: the workbench filters by it, the export picks it.
     bench = Workbench(engine, small_hub(), "rita", csrf="c")
     web = TestClient(create_app(bench), base_url="http://127.0.0.1:8765")
@@ -191,3 +198,38 @@ def test_counts_take_the_right_number() -> None:
         "0 entries",
     )
     assert (_these(1), _these(3)) == ("this one decides", "these 3 decide")
+
+
+def test_migration_0011_fills_source_linked_from_the_audit_of_rows_stored_before(
+    tmp_path: Path,
+) -> None:
+    from alembic import command
+    from alembic.config import Config
+    from sqlalchemy import text
+
+    from librarian.store.db import MIGRATIONS
+
+    engine = make_engine(f"sqlite:///{tmp_path / 'old.db'}")
+    config = Config()
+    config.set_main_option("script_location", str(MIGRATIONS))
+    audit = "dense retrieval; source=linked as a whole (12 rows); unmappable: best hub cosine 0.2"
+    envelopes = [json.dumps({"retrieval": {"retriever": audit}}), json.dumps({})]
+    with engine.begin() as conn:
+        config.attributes["connection"] = conn
+        command.upgrade(config, "0010")
+        for i, envelope in enumerate(envelopes, start=1):
+            conn.execute(
+                text(
+                    "INSERT INTO decision_queue (id, chunk_id, content_hash, artifact_id, "
+                    "span_key, pipeline_run_id, status, is_update, text, envelope, created_at) "
+                    "VALUES (:i, :c, 'h', 'a', 's', 'r0', 'review_required', 0, 't', :e, "
+                    "'2026-11-01')"
+                ),
+                {"i": i, "c": f"c{i}", "e": envelope},
+            )
+    upgrade(engine)
+    with Session(engine) as session:
+        linked = session.execute(
+            select(DecisionRow.source_linked).order_by(DecisionRow.id)
+        ).scalars()
+        assert list(linked) == ["linked as a whole (12 rows)", None]

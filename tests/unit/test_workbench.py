@@ -52,7 +52,7 @@ def seeded_batch(texts: list[str], run: str, chunks_of: str | None = None) -> St
         for i, t in enumerate(texts)
     ]
     result = stub_pipeline(threshold=0.99, top_k=6, top_n=5).link(batch, run)  # all to review
-    return StoredBatch(run, result.envelopes, {s.chunk_id: s for s in batch}, [], {}, "t")
+    return StoredBatch.linked(run, result, batch, "t")
 
 
 def seed(engine: Engine, texts: list[str], run: str = "r1") -> None:
@@ -446,7 +446,7 @@ def test_a_dry_run_refuses_a_store_older_than_this_build(tmp_path: Path) -> None
     with engine.begin() as conn:
         config.attributes["connection"] = conn
         command.upgrade(config, "0004")
-    with pytest.raises(DatabaseUrlError, match="revision 0004, this build reads 0010"):
+    with pytest.raises(DatabaseUrlError, match="revision 0004, this build reads 0011"):
         check_current(url)
     upgrade(engine)
     check_current(url)  # up to date: nothing to say
@@ -598,9 +598,7 @@ def test_escape_and_bidi_characters_are_shown_as_code_points_on_every_page(
     )
     result = stub_pipeline(threshold=0.99).link([section], "r1")
     with Session(engine) as session:
-        write(
-            session, StoredBatch("r1", result.envelopes, {section.chunk_id: section}, [], {}, "t")
-        )
+        write(session, StoredBatch.linked("r1", result, [section], "t"))
         session.commit()
     web = client(engine)
     for page in (web.get("/"), web.get(f"/item/{review_ids(engine)[0]}")):
@@ -957,8 +955,7 @@ def test_a_decision_message_names_the_rule_not_the_chapter_it_shares(
     assert len(batch) == 2
     result = stub_pipeline(threshold=0.99).link(batch, "policy-run")
     with Session(engine) as session:
-        by_chunk = {s.chunk_id: s for s in batch}
-        write(session, StoredBatch("policy-run", result.envelopes, by_chunk, [], {}, "md"))
+        write(session, StoredBatch.linked("policy-run", result, batch, "md"))
         session.commit()
     web = client(engine)
     item = next(i for i in review_items(Session(engine), "open") if "AUTH-2" in i.label)

@@ -7,7 +7,15 @@ from typing import Any
 
 from librarian.errors import RunError
 from librarian.schemas.envelopes import Envelope, LinkProposal, review_reason
-from librarian.schemas.records import BatchResult, Outcome, RawBatch, Rejection, RunSummary, Skip
+from librarian.schemas.records import (
+    BatchResult,
+    DecisionFacts,
+    Outcome,
+    RawBatch,
+    Rejection,
+    RunSummary,
+    Skip,
+)
 from librarian.text import markdown_cell
 
 
@@ -20,14 +28,17 @@ def _bump(summary: RunSummary, outcome: Outcome, reason: str) -> None:
     bucket[reason] = bucket.get(reason, 0) + 1
 
 
-def count_envelopes(summary: RunSummary, envelopes: Iterable[Envelope]) -> None:
+def count_envelopes(
+    summary: RunSummary, envelopes: Iterable[Envelope], facts: Mapping[str, DecisionFacts]
+) -> None:
     for envelope in envelopes:
         if isinstance(envelope, LinkProposal):
             summary.linked += 1
             _bump(summary, Outcome.LINKED, envelope.links[0].link_type)
         else:
             summary.review += 1
-            _bump(summary, Outcome.REVIEW, review_reason(envelope))
+            gated = envelope.chunk_id in facts and facts[envelope.chunk_id].unmappable
+            _bump(summary, Outcome.REVIEW, review_reason(envelope, gated))
 
 
 def count_rejections(summary: RunSummary, rejections: Iterable[Rejection]) -> None:
@@ -84,7 +95,7 @@ def record_batch(
             counts["narrowed"] = counts.get("narrowed", 0) + 1
         if decision.widened:
             counts["widened"] = counts.get("widened", 0) + 1
-    count_envelopes(summary, result.envelopes)
+    count_envelopes(summary, result.envelopes, result.facts)
     count_rejections(summary, rejections)
     count_skips(summary, skips)
     add_timings(summary, result.timings_s)

@@ -69,6 +69,7 @@ from librarian.retrieval.flat import ScoredHub
 from librarian.retrieval.index import HubIndex
 from librarian.retrieval.why import why
 from librarian.schemas.envelopes import (
+    SOURCE_AUDIT,
     UNMAPPABLE_AUDIT,
     Candidate,
     Envelope,
@@ -78,6 +79,7 @@ from librarian.schemas.envelopes import (
 from librarian.schemas.records import (
     PLAIN_URN,
     BatchResult,
+    DecisionFacts,
     EarlierItem,
     History,
     PriorDecision,
@@ -357,7 +359,9 @@ class Pipeline:
                 for row, (pos, section) in enumerate(prepared.to_model):
                     vector = prepared.embedded.vectors[row]
                     scored = _Row(section, linked[row], rerank[row], vector)
-                    out[pos] = self._decide(scored, ctx, priors, described)
+                    out[pos], result.facts[section.chunk_id] = self._decide(
+                        scored, ctx, priors, described
+                    )
             result.reranked = sum(r is not None for r in rerank)
             result.routing = prepared.retrieved.routing
             result.candidates = self._stored_candidates(prepared)
@@ -427,7 +431,7 @@ class Pipeline:
 
     def _decide(
         self, row: _Row, ctx: RunContext, priors: Priors | None, described: str
-    ) -> Envelope:
+    ) -> tuple[Envelope, DecisionFacts]:
         hits, status = row.linked.hits, row.linked.status
         threshold = status.threshold
         candidates = self._candidates(hits, row.rerank)
@@ -463,9 +467,11 @@ class Pipeline:
             rationale = f"top candidate '{first.cre_name}' at {top:.3f} >= {threshold:.3f}"
             if first.cre_id in reasons:
                 rationale += f"; {reasons[first.cre_id]}"
-        audit = f"{described}; source={said_of(status)}"
+        facts = DecisionFacts(said_of(status))
+        audit = f"{described}; {SOURCE_AUDIT}{facts.linked_as}"
         best = max((c.score_vector for c in candidates), default=0.0)
         if unmappable(decision, best, self.unmappable_cut):
+            facts = replace(facts, unmappable=True)
             audit += f"; {UNMAPPABLE_AUDIT}{best:.3f} < {self.unmappable_cut:.3f}"
         retrieval = Retrieval(
             retriever=audit,
@@ -475,7 +481,8 @@ class Pipeline:
         )
         links = [suggestion(c.cre_id, confidence[c.cre_id], reasons) for c in ranked]
         emitted = Emitted(retrieval, links, verdict.detection(), rationale)
-        return envelope(row.section, decision, emitted, replace(ctx, threshold=threshold))
+        decided = envelope(row.section, decision, emitted, replace(ctx, threshold=threshold))
+        return decided, facts
 
     def _explicit(
         self, section: Section, ref: ExplicitReference, ctx: RunContext, priors: Priors | None

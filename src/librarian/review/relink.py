@@ -10,7 +10,7 @@ touched, even one decided while this runs.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any
 
@@ -89,15 +89,9 @@ def relink(engine: Engine, pipeline: Pipeline, source: str, run_id: str, commit:
     done.mean_confidence = sum(firsts) / len(firsts) if firsts else 0.0
     done.status = result.sources.get(source, {})
     if commit:
-        batch = StoredBatch(
-            run_id,
-            result.envelopes,
-            {s.chunk_id: s for s in sections},
-            [],
-            {},
-            source,
+        batch = replace(
+            StoredBatch.linked(run_id, result, sections, source),
             models_digest=pipeline.models_digest,
-            candidates=result.candidates,
             relink_open=True,
         )
         with Session(engine) as session:

@@ -57,7 +57,6 @@ from librarian.settings import MIN_SOURCE_DECISIONS
 from librarian.store.history import (
     band_after,
     decisions_seen,
-    linked_as,
     source_history,
     source_of_row,
     source_progress,
@@ -528,7 +527,7 @@ class _Pages:
             moment, row = detail.item.created_at, detail.item.row_id
             following = neighbour(session, moment, row, later=True)
             previous = neighbour(session, moment, row, later=False)
-            source = source_panel(session, detail.envelope, self.bench.rescored)
+            source = source_panel(session, detail, self.bench.rescored)
         reviewer = self.reviewer_of(request)
         standing = detail.decision
         may_change = (
@@ -847,18 +846,19 @@ class _Pages:
 
 
 def source_panel(
-    session: Session, envelope: dict[str, Any], rescored: dict[str, str]
+    session: Session, detail: ItemDetail, rescored: dict[str, str]
 ) -> dict[str, Any] | None:
-    """Where the item's source stands: as it was linked (the audit's `source=` part) and
-    how many of its items people have decided now, and how many more it needs before
-    its own calibration and threshold apply."""
+    """Where the item's source stands: as it was linked when the item was decided, how
+    many of its items people have decided now, and how many more it needs before its own
+    calibration and threshold apply."""
+    envelope = detail.envelope
     knowledge = envelope.get("knowledge", {})
     source, locator = knowledge.get("source", {}), knowledge.get("locator", {})
     if "type" not in source:
         return None
     where = source.get("url") or locator.get("url")
     key = source_key_of(source["type"], source.get("repo"), where, envelope.get("artifact_id"))
-    linked = linked_as(envelope)
+    linked = detail.item.linked_as
     seen = decisions_seen(session, key)
     return {
         "key": key,

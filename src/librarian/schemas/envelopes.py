@@ -34,6 +34,7 @@ class ReasonCode(StrEnum):
 # retrieval audit, why; the store, the run summary and the workbench say UNMAPPABLE.
 UNMAPPABLE = "UNMAPPABLE"
 UNMAPPABLE_AUDIT = "unmappable: best hub cosine "
+SOURCE_AUDIT = "source="  # the audit's part saying how the section's source was linked
 
 
 class AdversarialFlag(StrEnum):
@@ -134,8 +135,6 @@ def dump_envelope(envelope: Envelope) -> dict[str, Any]:
     return envelope.model_dump(mode="json", exclude_none=True)
 
 
-def review_reason(envelope: ReviewItem) -> str:
+def review_reason(envelope: ReviewItem, unmappable: bool) -> str:
     """Why a person must look, in our words: the RFC's code, or UNMAPPABLE."""
-    if UNMAPPABLE_AUDIT in envelope.retrieval.retriever:
-        return UNMAPPABLE
-    return envelope.reason_code.value
+    return UNMAPPABLE if unmappable else envelope.reason_code.value

@@ -234,6 +234,16 @@ class RawBatch:
             self.claim.close()
 
 
+@dataclass(frozen=True)
+class DecisionFacts:
+    """What the decision of one model row was, beside its envelope, kept in the store's own
+    columns: how its source was linked (`SourceStatus.said`) and whether the unmappable gate
+    found no CRE that covers it. Readers use these, never the audit text."""
+
+    linked_as: str | None = None
+    unmappable: bool = False
+
+
 @dataclass
 class BatchResult:
     """What the pipeline made of one batch: an envelope per section linked, a rejection per
@@ -252,9 +262,11 @@ class BatchResult:
     cut_chunks: list[str] = field(default_factory=list)  # texts cut to fit the model
     # What C.5 needs of each model row, by chunk id (the store keeps it: `Candidates`).
     candidates: dict[str, dict[str, Any]] = field(default_factory=dict)
+    facts: dict[str, DecisionFacts] = field(default_factory=dict)  # by chunk id, model rows
 
     def merge(self, one: BatchResult) -> None:
         self.sources.update(one.sources)
+        self.facts.update(one.facts)
         self.cut_chunks.extend(one.cut_chunks)
         self.candidates.update(one.candidates)
         self.envelopes.extend(one.envelopes)

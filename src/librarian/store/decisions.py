@@ -13,13 +13,24 @@ from sqlalchemy.exc import InterfaceError, OperationalError, SQLAlchemyError
 from sqlalchemy.orm import Session
 
 from librarian.schemas.envelopes import (
+    SOURCE_AUDIT,
+    UNMAPPABLE_AUDIT,
     Envelope,
     LinkProposal,
     ReviewItem,
     dump_envelope,
     review_reason,
 )
-from librarian.schemas.records import PriorDecision, RejectCode, Rejection, Section, Skip, SkipCode
+from librarian.schemas.records import (
+    BatchResult,
+    DecisionFacts,
+    PriorDecision,
+    RejectCode,
+    Rejection,
+    Section,
+    Skip,
+    SkipCode,
+)
 from librarian.schemas.routing import RoutingDecision
 from librarian.sql import StoreError, reason
 from librarian.store.queue import record_failure, stamp_consumed, still_open
@@ -218,6 +229,26 @@ class StoredBatch:
     models_digest: str | None = None  # of the models that decided the batch
     candidates: dict[str, dict[str, Any]] = field(default_factory=dict)  # by chunk id
     relink_open: bool = False  # `relink`: every open item of the batch is decided again
+    facts: dict[str, DecisionFacts] = field(default_factory=dict)  # by chunk id
+
+    @classmethod
+    def linked(
+        cls, run_id: str, result: BatchResult, sections: Iterable[Section], source: str
+    ) -> StoredBatch:
+        """What linking `sections` made of them, whole: their envelopes with the routing,
+        candidates and facts the store keeps beside them."""
+        by_chunk = {s.chunk_id: s for s in sections}
+        return cls(
+            run_id,
+            result.envelopes,
+            by_chunk,
+            [],
+            {},
+            source,
+            routing=result.routing,
+            candidates=result.candidates,
+            facts=result.facts,
+        )
 
     @property
     def from_queue(self) -> bool:
@@ -234,6 +265,7 @@ class StoredBatch:
             claimed_ids=[i for i in self.claimed_ids if i == line],
             routing=[d for d in self.routing if d.chunk_id in chunks],
             candidates={c: v for c, v in self.candidates.items() if c in chunks},
+            facts={c: v for c, v in self.facts.items() if c in chunks},
             failures={},
         )
 
@@ -256,7 +288,8 @@ def write(session: Session, batch: StoredBatch) -> WriteResult:
         if key in present and present[key] is None:
             result.already_there += 1
             continue
-        row = _decision_row(envelope, section, batch.run_id, now, queue_ids)
+        facts = batch.facts.get(envelope.chunk_id, DecisionFacts())
+        row = _decision_row(envelope, section, batch.run_id, now, queue_ids, facts)
         row.routing = routed.get(envelope.chunk_id)
         row.candidates = batch.candidates.get(envelope.chunk_id)
         row.models_digest = batch.models_digest
@@ -426,6 +459,7 @@ def _decision_row(
     run_id: str,
     now: datetime,
     queue_ids: Mapping[str, int] | None,
+    facts: DecisionFacts,
 ) -> DecisionRow:
     top: str | None = None
     confidence: float | None = None
@@ -434,7 +468,8 @@ def _decision_row(
     if isinstance(envelope, LinkProposal):
         status, top, confidence = LINKED, envelope.links[0].cre_id, envelope.links[0].confidence
     else:
-        status, reason, review = REVIEW_REQUIRED, review_reason(envelope), envelope.review_id
+        reason, review = review_reason(envelope, facts.unmappable), envelope.review_id
+        status = REVIEW_REQUIRED
         if envelope.suggested_links:
             top = envelope.suggested_links[0].cre_id
             confidence = envelope.suggested_links[0].confidence
@@ -459,6 +494,7 @@ def _decision_row(
         heading_path=list(section.heading_path) or None,
         envelope=dump_envelope(envelope),
         created_at=now,
+        source_linked=facts.linked_as,
     )
 
 
@@ -469,10 +505,19 @@ def load_reviews(session: Session, reviews: Sequence[ReviewItem], source: str) -
     for run_id in sorted({r.pipeline_run_id for r in reviews}):
         batch = [r for r in reviews if r.pipeline_run_id == run_id]
         sections = {r.chunk_id: section_of(r) for r in batch}
-        added += write(
-            session, StoredBatch(run_id, list(batch), sections, [], {}, source)
-        ).decisions
+        facts = {r.chunk_id: read_back(r) for r in batch}
+        stored = StoredBatch(run_id, list(batch), sections, [], {}, source, facts=facts)
+        added += write(session, stored).decisions
     return added
+
+
+def read_back(envelope: Envelope) -> DecisionFacts:
+    """The facts of an envelope read back from a dry run's file, which holds the RFC
+    envelope alone: its audit text is all there is to read them from."""
+    retriever = envelope.retrieval.retriever
+    part = next((p for p in retriever.split("; ") if p.startswith(SOURCE_AUDIT)), None)
+    linked_as = part[len(SOURCE_AUDIT) :] if part else None
+    return DecisionFacts(linked_as, UNMAPPABLE_AUDIT in retriever)
 
 
 def section_of(envelope: ReviewItem) -> Section:

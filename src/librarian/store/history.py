@@ -139,7 +139,7 @@ def decisions_seen(session: Session, source: str) -> int:
 class SourceProgress:
     """Where one source stands with its reviewers: its open items, its decisions, how many
     more before its own calibration and threshold apply (`needed`), how it was linked
-    last (the audit's `source=` part), and the open items to review first."""
+    last (its latest item's `source_linked`), and the open items to review first."""
 
     key: str
     open_items: int
@@ -197,9 +197,9 @@ def source_progress(session: Session) -> list[SourceProgress]:
         .group_by(DecisionRow.source_key)
     ).scalars()
     latest_of = {
-        str(key): envelope or {}
-        for key, envelope in session.execute(
-            select(DecisionRow.source_key, DecisionRow.envelope).where(
+        str(key): (envelope or {}, linked)
+        for key, envelope, linked in session.execute(
+            select(DecisionRow.source_key, DecisionRow.envelope, DecisionRow.source_linked).where(
                 DecisionRow.id.in_(list(latest_ids))
             )
         ).tuples()
@@ -211,7 +211,8 @@ def source_progress(session: Session) -> list[SourceProgress]:
     out = []
     for key, open_items in open_by.items():
         seen = decisions_seen(session, key)
-        latest = float((latest_of[key].get("retrieval") or {}).get("threshold") or 1.0)
+        envelope, linked = latest_of[key]
+        latest = float((envelope.get("retrieval") or {}).get("threshold") or 1.0)
         sample = calibration_sample(
             [r.confidence or 0.0 for r in open_items], max(0, CALIBRATION_SAMPLE - seen), key
         )
@@ -221,7 +222,7 @@ def source_progress(session: Session) -> list[SourceProgress]:
                 len(open_items),
                 seen,
                 max(0, MIN_SOURCE_DECISIONS - seen),
-                linked_as(latest_of[key]),
+                linked,
                 tuple(str(open_items[i].review_id) for i in sample),
                 certified_now(session, key, [r.confidence or 0.0 for r in open_items], latest),
                 int(sizes.get(key, 0)),
@@ -271,14 +272,6 @@ def certified_now(
         f"{policy.confidence:.0%} bound {band.upper_bound:.1%}): the next run or `librarian "
         "relink` links them"
     )
-
-
-def linked_as(envelope: dict[str, object]) -> str | None:
-    """How the source was linked when this envelope was written: its `source=` part."""
-    retrieval = envelope.get("retrieval")
-    retriever = str(retrieval.get("retriever", "")) if isinstance(retrieval, dict) else ""
-    part = next((p for p in retriever.split("; ") if p.startswith("source=")), None)
-    return part[len("source=") :] if part else None
 
 
 def source_of_row(session: Session, row_id: int) -> str | None:

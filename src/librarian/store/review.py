@@ -49,6 +49,7 @@ class OpenItem:
     row_id: int = 0
     label: str = ""  # where the section is, for people: "policy.csv § SEC-01 — Passwords"
     section_status: str = NEEDS_REVIEW  # OpenCRE's name for where it stands (store/status.py)
+    linked_as: str | None = None  # how its source was linked when it was decided
 
 
 @dataclass(frozen=True)
@@ -244,6 +245,7 @@ def _item(row: DecisionRow, action: str | None = None) -> OpenItem:
         section_status=section_status(
             row.status, row.reason_code, row.consumed_at is not None, action
         ),
+        linked_as=row.source_linked,
     )
 
 

@@ -108,6 +108,7 @@ class DatabaseSink:
             failures,
             self.models_digest,
             result.candidates,
+            facts=result.facts,
         )
         claim = raw.claim if isinstance(raw.claim, Session) else None
         with nullcontext(claim) if claim is not None else Session(self.engine) as session:

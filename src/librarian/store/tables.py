@@ -74,6 +74,8 @@ class DecisionRow(Base):
     # What C.5 needs of the item ({"ids", "scores", "evidence"}): a later claim of the
     # same source is linked with it as a file's rows are (`store.history.earlier_items`).
     candidates: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)
+    # How its source was linked when it was decided (`DecisionFacts.linked_as`).
+    source_linked: Mapped[str | None] = mapped_column(String(256), nullable=True)
 
 
 class RejectedRow(Base):
