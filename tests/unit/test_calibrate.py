@@ -113,6 +113,16 @@ def test_threshold_is_the_lowest_cut_precise_enough() -> None:
     assert choose_threshold([0.9, 0.8], [False, False], max_wrong_rate=0.03) == 1.0
 
 
+def test_training_cut_stops_at_its_first_tested_failure_as_a_sources_cut_does() -> None:
+    """The lowest passing cut would be 0.70 (1 wrong in 10); the sequence from the top
+    fails, tested, at 0.80 (1 of 4 wrong, 4 rows >= min_support 3) and stops there."""
+    conf = [0.99, 0.98, 0.97, 0.80, 0.79, 0.78, 0.77, 0.76, 0.75, 0.70]
+    right = [True, True, True, False, True, True, True, True, True, True]
+    assert choose_threshold(conf, right, 0.1, min_support=3) == 0.97
+    # Below the support, a failure is not a test: the sequence goes on.
+    assert choose_threshold(conf, right, 0.1, min_support=11) == 0.70
+
+
 def test_threshold_never_cuts_between_equal_confidences() -> None:
     # Both 0.9 rows link together or not at all: one of them is wrong.
     assert choose_threshold([0.95, 0.9, 0.9], [True, True, False], 0.0) == 0.95

@@ -14,13 +14,17 @@ MIN_THRESHOLD_SUPPORT = 20
 
 
 def choose_threshold(
-    confidence: Sequence[float], correct: Sequence[bool], max_wrong_rate: float
+    confidence: Sequence[float],
+    correct: Sequence[bool],
+    max_wrong_rate: float,
+    min_support: int = MIN_THRESHOLD_SUPPORT,
 ) -> float:
-    """The lowest threshold whose auto-links are wrong at most `max_wrong_rate` of the time.
-
-    Scanned from the top down over the observed confidences; if no cut is that precise,
-    1.0 (nothing auto-links) rather than a threshold the data does not support.
-    """
+    """The lowest cut the fixed sequence reaches before its first failure, as a source's
+    cut is chosen (`policy.cut`): the observed confidences from the top down, a cut
+    passing when its auto-links are wrong at most `max_wrong_rate` of the time. A cut
+    with fewer than `min_support` rows at or above it is not tested (its failure does not
+    end the sequence); the first tested failure does. If no cut passes, 1.0 (nothing
+    auto-links) rather than a threshold the data does not support."""
     conf: NDArray[np.float64] = np.asarray(confidence, dtype=np.float64)
     hit = np.asarray(correct, dtype=bool)
     order = np.argsort(-conf, kind="stable")
@@ -33,6 +37,8 @@ def choose_threshold(
             continue
         if wrong / n <= max_wrong_rate:
             best = float(conf[idx])
+        elif n >= min_support:
+            break  # the first tested failure ends the sequence
     return best
 
 
