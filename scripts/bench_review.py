@@ -26,8 +26,9 @@ from librarian.catalogue.hub import load_hub
 from librarian.factory import build_pipeline
 from librarian.paths import DEFAULT_HUB, packaged_data
 from librarian.pipeline.ingest import parse_line
+from librarian.review.bench import Workbench
 from librarian.review.decisions import DecisionRequest, decide
-from librarian.review.web import Workbench, create_app
+from librarian.review.web import create_app
 from librarian.schemas.envelopes import ReviewItem
 from librarian.schemas.records import Section
 from librarian.settings import LinkerSettings

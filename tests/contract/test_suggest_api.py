@@ -13,7 +13,8 @@ import pytest
 from fastapi.testclient import TestClient
 
 from librarian.review.api import MAX_BODY_BYTES, SUGGEST_PATH
-from librarian.review.web import Workbench, create_app
+from librarian.review.bench import Workbench
+from librarian.review.web import create_app
 from librarian.schemas.envelopes import dump_envelope
 from librarian.store.db import make_engine, upgrade
 from tests.rfc import assert_rfc_valid

@@ -30,8 +30,9 @@ from librarian.factory import build_pipeline
 from librarian.paths import DEFAULT_HUB, packaged_data
 from librarian.pipeline.ingest import parse_line
 from librarian.retrieval.hub_search import open_hub_search
+from librarian.review.bench import Workbench
 from librarian.review.signin import SESSION_COOKIE, session_value
-from librarian.review.web import Workbench, create_app
+from librarian.review.web import create_app
 from librarian.schemas.records import Section
 from librarian.settings import LinkerSettings
 from librarian.store.db import make_engine, upgrade

@@ -20,8 +20,9 @@ from sqlalchemy.orm import Session
 
 from librarian.catalogue.hub import Hub
 from librarian.pipeline.ingest import section_from_text
+from librarian.review.bench import Workbench
 from librarian.review.myopencre import links_to_export, reads_empty, to_myopencre
-from librarian.review.web import Workbench, create_app
+from librarian.review.web import create_app
 from librarian.schemas.envelopes import Locator, Source
 from librarian.store.db import make_engine, upgrade
 from librarian.store.decisions import StoredBatch, write

@@ -14,9 +14,10 @@ from sqlalchemy.orm import Session
 from typer.testing import CliRunner
 
 from librarian.review.agreement import exact, figures, jaccard, krippendorff_alpha
+from librarian.review.bench import Workbench
 from librarian.review.decisions import DecisionRequest, RequestAction, decide
 from librarian.review.qa import adjudicate, answer_check, qa_report
-from librarian.review.web import Workbench, create_app
+from librarian.review.web import create_app
 from librarian.schemas.human import Ui
 from librarian.store.db import make_engine, upgrade
 from librarian.store.human import BULK, ReviewError, standing_decision

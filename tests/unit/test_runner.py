@@ -15,9 +15,10 @@ import pytest
 
 from librarian.artifacts.calibrator import Calibrator
 from librarian.artifacts.source_model import JOINT_FEATURES, SourceModel
+from librarian.pipeline.batches import Prepared
 from librarian.pipeline.dedup import ChunkRegistry
 from librarian.pipeline.envelopes import RunContext
-from librarian.pipeline.pipeline import Pipeline, Prepared
+from librarian.pipeline.pipeline import Pipeline
 from librarian.pipeline.run import InProcess, Pending, Runner, Sink
 from librarian.pipeline.source_level import Linked, SourceLevelSlot
 from librarian.pipeline.sources import JsonlFile

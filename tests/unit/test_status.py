@@ -17,8 +17,9 @@ from typer.testing import CliRunner
 
 from librarian.pipeline.accounting import count_envelopes
 from librarian.pipeline.ingest import section_from_text
+from librarian.review.bench import Workbench
 from librarian.review.decisions import DecisionRequest, decide
-from librarian.review.web import Workbench, create_app
+from librarian.review.web import create_app
 from librarian.schemas.envelopes import UNMAPPABLE, dump_envelope
 from librarian.schemas.records import RunSummary
 from librarian.store.db import make_engine, upgrade

@@ -17,8 +17,11 @@ from sqlalchemy import Engine, select, text
 from sqlalchemy.orm import Session
 
 from librarian.pipeline.ingest import section_from_text
+from librarian.review.bench import Workbench
 from librarian.review.decisions import DecisionRequest, build_decision, change
-from librarian.review.web import CSP, Workbench, create_app, search_hub
+from librarian.review.guard import CSP
+from librarian.review.web import create_app
+from librarian.review.words import search_hub
 from librarian.store.db import make_engine, upgrade
 from librarian.store.decisions import StoredBatch, write
 from librarian.store.history import decisions_seen
@@ -668,7 +671,7 @@ def test_per_source_progress_on_the_queue_page_and_in_queue_status(engine: Engin
 def test_the_decided_list_the_banner_and_the_order_say_what_happened(engine: Engine) -> None:
     """Issue 22, items 4 and 8: the decided list showed no action, who or when; the banner
     said `recorded: rev-…`; #2 could show a higher confidence than #1 without a word."""
-    from librarian.review.web import _order_note
+    from librarian.review.words import order_note
     from librarian.store.review import Suggestion
 
     web = client(engine)
@@ -680,9 +683,9 @@ def test_the_decided_list_the_banner_and_the_order_say_what_happened(engine: Eng
     decided = web.get("/", params={"status": "decided"}).text
     assert 'class="action">approve' in decided and "by rita" in decided
     low, high = Suggestion("200-001", "a", 0.2, None), Suggestion("300-001", "b", 0.4, None)
-    note = _order_note((low, high))
+    note = order_note((low, high))
     assert note is not None and "#2 has the higher one (0.400 against 0.200)" in note
-    assert _order_note((high, low)) is None
+    assert order_note((high, low)) is None
 
 
 def test_bulk_approve_of_the_selected_or_the_filtered_is_one_decision_each(
@@ -757,7 +760,7 @@ def test_why_a_suggestion_shows_shared_words_and_the_distance_to_the_threshold(
 ) -> None:
     """Issue 22, item 5 (in part): the words the section and the CRE share, the threshold
     and how far the confidence is from it."""
-    from librarian.review.web import shared_words
+    from librarian.review.words import shared_words
     from librarian.store.review import Suggestion
 
     hub = small_hub()
@@ -776,7 +779,7 @@ def test_why_shows_the_words_that_raised_a_negation_flag_and_the_linked_section(
     text, not only its id."""
     from librarian.cli.review import exemplar_texts
     from librarian.paths import DEFAULT_LINKS
-    from librarian.review.web import _EXEMPLAR
+    from librarian.review.words import EXEMPLAR
 
     engine = make_engine(f"sqlite:///{tmp_path / 'review.db'}")
     upgrade(engine)
@@ -785,7 +788,7 @@ def test_why_shows_the_words_that_raised_a_negation_flag_and_the_linked_section(
     assert "NEGATION_MISMATCH" in page
     assert "negation flagged: “never” (after, login, rotated)" in page
     rationale = "name 0.61, path 0.58; best linked section 0.72: nist_800_53 AC-2 (prose)"
-    found = _EXEMPLAR.search(rationale)
+    found = EXEMPLAR.search(rationale)
     assert found is not None and found.group(1) == "nist_800_53 AC-2 (prose)"
     first = json.loads(DEFAULT_LINKS.read_text().splitlines()[0])
     label = (

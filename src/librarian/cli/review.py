@@ -47,7 +47,7 @@ if TYPE_CHECKING:
     from sqlalchemy.orm import Session
 
     from librarian.pipeline.pipeline import Pipeline
-    from librarian.review.web import Workbench
+    from librarian.review.bench import Workbench
 
 app = typer.Typer(no_args_is_help=True, help="The reviewers' queue.")
 app.add_typer(qa_app, name="qa")
@@ -183,7 +183,7 @@ def workbench(
     from functools import partial
 
     from librarian.catalogue.teams import load_hubs
-    from librarian.review.web import Workbench
+    from librarian.review.bench import Workbench
 
     catalogue = load_hubs(hubs[0], hubs[1])
     finder = partial(hub_finder, catalogue, where)

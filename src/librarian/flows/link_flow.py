@@ -26,9 +26,10 @@ from sqlalchemy import Engine
 from librarian.factory import pipeline_for
 from librarian.flows.progress import ReportedProgress, phase
 from librarian.pipeline.accounting import add_timings, check_accounting, summary_markdown
+from librarian.pipeline.batches import Prepared
 from librarian.pipeline.dedup import ChunkRegistry
 from librarian.pipeline.envelopes import RunContext
-from librarian.pipeline.pipeline import Pipeline, Prepared
+from librarian.pipeline.pipeline import Pipeline
 from librarian.pipeline.run import Pending, Runner, Sink
 from librarian.pipeline.sinks import FileSink
 from librarian.pipeline.source_level import Linked

@@ -29,20 +29,16 @@ from __future__ import annotations
 
 import hashlib
 import json
-import time
-from collections import defaultdict
-from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from functools import lru_cache
-from typing import Any, Protocol
-
-import numpy as np
+from typing import Any
 
 from librarian.catalogue.hub import Hub
 from librarian.models.seams import Vectors
 from librarian.pipeline import components as ids
+from librarian.pipeline.batches import NOTHING, Admitted, Prepared, PriorLookup, Priors, Timer
 from librarian.pipeline.compact import compared
 from librarian.pipeline.components import Component, describe
 from librarian.pipeline.dedup import ChunkRegistry
@@ -53,7 +49,6 @@ from librarian.pipeline.run import link_sections
 from librarian.pipeline.safety import SafetyGuard, SafetyInput
 from librarian.pipeline.source_level import Linked, SlotRow, SourceLevelSlot, SourceStatus
 from librarian.pipeline.stages import (
-    Embedded,
     EmbedStage,
     ExplicitStage,
     RerankStage,
@@ -93,93 +88,6 @@ from librarian.schemas.records import (
 )
 
 EXPLAIN_RUN_ID = "explain"
-Priors = Mapping[str, PriorDecision]  # by span key
-
-
-class PriorLookup(Protocol):
-    """Where prior decisions are read (the store): sections already decided with the same
-    text (skipped), and the latest decision of each span (for update detection)."""
-
-    def unchanged(self, sections: Sequence[Section]) -> list[Skip]: ...
-
-    def priors(self, sections: Sequence[Section]) -> dict[str, PriorDecision]: ...
-
-
-@dataclass
-class Admitted:
-    """A batch after C.0-C.1 and the prior lookup: what goes on to the models.
-    `priors` None: nothing to read prior decisions from (update detection not evaluated)."""
-
-    raw: RawBatch
-    sections: list[Section]
-    rejections: list[Rejection]
-    skips: list[Skip]
-    priors: dict[str, PriorDecision] | None
-
-    def complete(self, result: BatchResult) -> BatchResult:
-        """`result` of linking these sections, with the rows admission refused or skipped:
-        one outcome for every row of the batch."""
-        result.rejections = self.rejections + result.rejections
-        result.skips = self.skips + result.skips
-        return result
-
-
-class _Timer:
-    def __init__(self) -> None:
-        self.seconds: dict[str, float] = defaultdict(float)
-
-    @contextmanager
-    def stage(self, name: str) -> Iterator[None]:
-        started = time.perf_counter()
-        try:
-            yield
-        finally:
-            self.seconds[name] += time.perf_counter() - started
-
-
-_NOTHING = Embedded([], np.zeros((0, 1), dtype=np.float32), 0)  # no row to the models
-
-
-@dataclass
-class Prepared:
-    """A batch after C.2-C.4: the cited CREs' envelopes (by position), and the rows that
-    go on to the models, embedded and retrieved."""
-
-    sections: list[Section]
-    ctx: RunContext
-    priors: Priors | None
-    explicit: dict[int, Envelope]
-    to_model: list[tuple[int, Section]]  # (position, section)
-    embedded: Embedded
-    retrieved: Retrieved | None  # None: no row goes on to the models
-    timer: _Timer
-
-    def rows(self, linked: Sequence[Linked]) -> list[tuple[Prepared, list[Linked]]]:
-        """Each row as a batch of its own, with what C.5 made of it: a batch that fails
-        to complete is completed row by row, each row with its source's outcome."""
-        model_row = {pos: row for row, (pos, _) in enumerate(self.to_model)}
-        out: list[tuple[Prepared, list[Linked]]] = []
-        for pos, section in enumerate(self.sections):
-            alone = Prepared([section], self.ctx, self.priors, {}, [], _NOTHING, None, _Timer())
-            if pos in self.explicit:
-                alone.explicit = {0: self.explicit[pos]}
-                out.append((alone, []))
-                continue
-            row = model_row[pos]
-            assert self.retrieved is not None, "a model row was retrieved"
-            alone.to_model = [(0, section)]
-            cut = (0,) if row in self.embedded.cut else ()
-            alone.embedded = Embedded(
-                [self.embedded.queries[row]], self.embedded.vectors[row : row + 1], len(cut), cut
-            )
-            best = self.retrieved.best
-            alone.retrieved = Retrieved(
-                [self.retrieved.routing[row]],
-                [self.retrieved.hits[row]],
-                best[row : row + 1] if best is not None else None,
-            )
-            out.append((alone, [linked[row]]))
-        return out
 
 
 @dataclass
@@ -220,6 +128,10 @@ class Pipeline:
         keys = ("embedding_fingerprint", "reranker", "card")
         material = json.dumps({k: self.models.get(k) for k in keys}, sort_keys=True)
         return hashlib.sha256(material.encode()).hexdigest()
+
+    @property
+    def hub_ids(self) -> tuple[str, ...]:
+        return self.index.ids
 
     def __post_init__(self) -> None:
         if self.index.ids != self.hub.ids:
@@ -303,7 +215,7 @@ class Pipeline:
     ) -> Prepared:
         """C.2-C.4: cited CREs decided, the rest embedded and retrieved. What C.5 needs
         of a batch (a run links every batch of a source together, then completes each)."""
-        timer = _Timer()
+        timer = Timer()
         explicit: dict[int, Envelope] = {}
         to_model: list[tuple[int, Section]] = []
         with timer.stage("explicit"):
@@ -315,7 +227,7 @@ class Pipeline:
                     explicit[pos] = self._explicit(section, ref, ctx, priors)
         modelled = [s for _, s in to_model]
         if not modelled:
-            return Prepared(list(sections), ctx, priors, explicit, to_model, _NOTHING, None, timer)
+            return Prepared(list(sections), ctx, priors, explicit, to_model, NOTHING, None, timer)
         with timer.stage("embed"):
             embedded = self.embed.run(modelled)
         with timer.stage("retrieve"):

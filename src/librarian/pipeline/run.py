@@ -28,9 +28,10 @@ from collections import deque
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
+from typing import Any, Generic, Protocol, TypeVar
 
 from librarian.pipeline.accounting import add_timings, record_batch, record_sources
+from librarian.pipeline.batches import Admitted, Prepared, PriorLookup, Priors
 from librarian.pipeline.compact import CompactRows
 from librarian.pipeline.dedup import ChunkRegistry
 from librarian.pipeline.envelopes import RunContext
@@ -39,6 +40,7 @@ from librarian.pipeline.spill import MemorySpill, Spill
 from librarian.schemas.records import (
     BatchResult,
     Closable,
+    EarlierItem,
     Finished,
     History,
     Known,
@@ -51,9 +53,6 @@ from librarian.schemas.records import (
     rejected,
 )
 
-if TYPE_CHECKING:
-    from librarian.pipeline.pipeline import Admitted, Pipeline, Prepared, PriorLookup
-
 T = TypeVar("T")
 T_co = TypeVar("T_co", covariant=True)
 ATTEMPTS = 2  # a batch is tried this often before its rows are tried one by one
@@ -63,6 +62,35 @@ class Pending(Protocol[T_co]):
     """A result the executor is working on (a Prefect future, or one already done)."""
 
     def result(self) -> T_co: ...
+
+
+class Stages(Protocol):
+    """What the runner needs of the stages (`pipeline.Pipeline`): it calls them in order
+    and never knows what they are."""
+
+    @property
+    def hub_ids(self) -> tuple[str, ...]:
+        """The hub's CRE ids, in the order of its vectors' columns."""
+        ...
+
+    def admit(
+        self, raw: RawBatch, registry: ChunkRegistry, lookup: PriorLookup | None
+    ) -> Admitted: ...
+
+    def prepare(
+        self, sections: Sequence[Section], ctx: RunContext, priors: Priors | None = None
+    ) -> Prepared: ...
+
+    def slot_rows(self, prepared: Prepared) -> list[SlotRow]: ...
+
+    def link_rows(
+        self,
+        rows: Sequence[SlotRow],
+        history: History | None = None,
+        earlier: Mapping[str, Sequence[EarlierItem]] | None = None,
+    ) -> list[Linked]: ...
+
+    def complete(self, prepared: Prepared, linked: Sequence[Linked]) -> BatchResult: ...
 
 
 class Executor(Protocol):
@@ -122,7 +150,7 @@ class _Done(Generic[T]):
 class InProcess:
     """The executor that runs each step here, at once."""
 
-    pipeline: Pipeline
+    pipeline: Stages
 
     def prepare(
         self, sections: list[Section], ctx: RunContext, priors: dict[str, PriorDecision] | None
@@ -167,7 +195,7 @@ class _Window:
 class Runner:
     """Runs `pipeline` over batches, window by window (module docstring)."""
 
-    pipeline: Pipeline
+    pipeline: Stages
     executor: Executor
     summary: RunSummary
     sinks: Sequence[Sink] = ()
@@ -210,7 +238,7 @@ class Runner:
                 held.close()
 
     def _window(self) -> _Window:
-        return _Window([], CompactRows(self.pipeline.index.ids))
+        return _Window([], CompactRows(self.pipeline.hub_ids))
 
     def _admit(self, raw: RawBatch) -> Admitted:
         lookup = self.store.lookup(raw) if self.store is not None else nullcontext(None)
@@ -401,7 +429,7 @@ def _survivors(
 
 
 def link_sections(
-    pipeline: Pipeline,
+    pipeline: Stages,
     sections: Sequence[Section],
     ctx: RunContext,
     priors: Mapping[str, PriorDecision] | None = None,
@@ -409,8 +437,6 @@ def link_sections(
 ) -> BatchResult:
     """`sections` (already admitted) as one window of one batch, in this process: what
     `Pipeline.link` (eval, explain, training) returns."""
-    from librarian.pipeline.pipeline import Admitted
-
     collected = _Collect()
     summary = RunSummary(run_id=ctx.run_id, mode="dry-run", input="", out_dir="", started_at="")
     runner = Runner(

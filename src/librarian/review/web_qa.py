@@ -9,21 +9,20 @@ from __future__ import annotations
 import hashlib
 import hmac
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 from fastapi import Request
-from fastapi.responses import HTMLResponse, Response
+from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from sqlalchemy.exc import OperationalError
 from sqlalchemy.orm import Session
 
+from librarian.review.bench import Workbench
+from librarian.review.forms import BUSY, decision_request
 from librarian.review.qa import adjudicate, answer_check, qa_report
 from librarian.review.urls import url
 from librarian.store.human import ReviewError
 from librarian.store.qa import check_for, checks_waiting, pending_check
-from librarian.store.review import OpenItem, QueueFilter, item_detail, queue_page
-
-if TYPE_CHECKING:
-    from librarian.review.web import _Pages
+from librarian.store.review import ItemDetail, OpenItem, QueueFilter, item_detail, queue_page
 
 T = TypeVar("T")
 
@@ -44,8 +43,33 @@ BLIND_PAGE: dict[str, Any] = {
 ANSWERED = "recorded"
 
 
+class ItemPages(Protocol):
+    """What the QA pages use of the workbench's pages (`pages.Pages`)."""
+
+    bench: Workbench
+    hub_ids: set[str]
+
+    def reviewer_of(self, request: Request) -> str | None: ...
+
+    def is_lead(self, request: Request) -> bool: ...
+
+    def leads(self) -> list[str]: ...
+
+    def item_context(self, detail: ItemDetail) -> dict[str, Any]: ...
+
+    def render(
+        self, request: Request, name: str, status: int = 200, **context: Any
+    ) -> HTMLResponse: ...
+
+    def problem(self, request: Request, status: int, heading: str, detail: str) -> HTMLResponse: ...
+
+    def redirect(self, target: str, message: str | None, kind: str = "ok") -> RedirectResponse: ...
+
+    async def signed_form(self, request: Request, who: str) -> tuple[Any, str] | Response: ...
+
+
 class QaPages:
-    def __init__(self, pages: _Pages) -> None:
+    def __init__(self, pages: ItemPages) -> None:
         self.pages = pages
 
     def next_check(self, reviewer: str, decided_here: int) -> str | None:
@@ -103,11 +127,9 @@ class QaPages:
         )
 
     async def answer(self, request: Request, check_id: int) -> Response:
-        from librarian.review.web import _request
-
         def work(session: Session, form: Any, reviewer: str) -> list[OpenItem]:
             check = check_for(session, check_id, reviewer)
-            asked = _request(check.review_id, reviewer, form)
+            asked = decision_request(check.review_id, reviewer, form)
             answer_check(session, check_id, asked, self.pages.hub_ids)
             return queue_page(session, QueueFilter(), 1, 1).items
 
@@ -122,8 +144,6 @@ class QaPages:
     ) -> T | Response:
         """`work` on a signed form and its reviewer, in one transaction; else the page
         saying why nothing was recorded (`who`: the question when no reviewer is named)."""
-        from librarian.review.web import BUSY
-
         signed = await self.pages.signed_form(request, who)
         if isinstance(signed, Response):
             return signed

@@ -7,7 +7,8 @@ from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
-from librarian.pipeline.pipeline import Pipeline, Priors
+from librarian.pipeline.batches import Priors
+from librarian.pipeline.pipeline import Pipeline
 from librarian.policy import RiskPolicy, calibration_sample
 from librarian.schemas.envelopes import Candidate, Envelope, LinkProposal, ReviewItem
 from librarian.schemas.evaluation import (
