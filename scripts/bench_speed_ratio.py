@@ -25,7 +25,7 @@ from librarian.factory import build_pipeline
 from librarian.models.transformer import SentenceTransformerEmbedder
 from librarian.paths import librarian_home
 from librarian.pipeline.ingest import parse_line, query_text
-from librarian.pipeline.run import InProcess, Runner
+from librarian.pipeline.run import RunParts, run_source
 from librarian.pipeline.sinks import FileSink
 from librarian.pipeline.sources import JsonlFile
 from librarian.schemas.records import RunSummary, Section
@@ -54,8 +54,10 @@ def main() -> None:
         summary = RunSummary(run_id="bench", input="", out_dir="", started_at="")
         started = time.perf_counter()
         with FileSink(Path(tmp) / "out") as files:
-            runner = Runner(pipeline, InProcess(pipeline), summary, sinks=[files])
-            runner.run(JsonlFile(timed_file).batches(256), pipeline.context("bench"))
+            batches = JsonlFile(timed_file).batches(256)
+            run_source(
+                pipeline, batches, pipeline.context("bench"), summary, RunParts(sinks=[files])
+            )
         shipped = time.perf_counter() - started
         texts = [query_text(s) for s in sections[64:]]
         shipped_encoder = getattr(pipeline.embed.embedder, "inner", pipeline.embed.embedder)

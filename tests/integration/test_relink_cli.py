@@ -32,7 +32,9 @@ def test_relink_says_what_it_would_do_then_does_it(tmp_path: Path) -> None:
         assert {r.pipeline_run_id for r in session.execute(select(DecisionRow)).scalars()} == {"r1"}
     done = CliRunner().invoke(app, [*base, "--commit"])
     assert done.exit_code == 0, done.output
-    assert "stored: 4 decided again, 0 left to the reviewers" in " ".join(done.output.split())
+    said = " ".join(done.output.split())
+    assert "stored: 4 decided again, 0 left to the reviewers" in said
+    assert "read 4, linked 0, review 4, rejected 0 (every open item accounted for)" in said
     with Session(engine) as session:
         runs = {r.pipeline_run_id for r in session.execute(select(DecisionRow)).scalars()}
     assert len(runs) == 1 and runs.pop().startswith("relink-")

@@ -90,6 +90,14 @@ def test_relink_decides_a_sources_open_items_again_and_leaves_decided_ones(
     assert len(after) == len(TEXTS)  # replaced in place, nothing added
     assert after[0].pipeline_run_id == "r1" and after[0].review_id == decided.review_id
     assert {r.pipeline_run_id for r in after[1:]} == {"relink-1"}
+    # A relink is a run: its own summary accounts for every open item, and says what the
+    # database sink stored.
+    summary = done.summary
+    assert summary is not None and summary.run_id == "relink-1" and summary.mode == "commit"
+    assert summary.read == len(TEXTS) - 1 == summary.linked + summary.review
+    assert summary.stored["redecided"] == len(TEXTS) - 1 and summary.finished_at
+    assert dry.summary is not None and dry.summary.read == len(TEXTS) - 1
+    assert dry.summary.stored == {} and dry.summary.mode == "dry-run"
 
 
 def test_after_each_decision_the_workbench_says_what_the_source_now_certifies(

@@ -55,6 +55,13 @@ def relink(
         ),
         markup=False,
     )
+    if done.summary is not None:
+        s = done.summary
+        out.print(
+            f"run {s.run_id}: read {s.read}, linked {s.linked}, review {s.review}, "
+            f"rejected {s.rejected} (every open item accounted for)",
+            markup=False,
+        )
     if done.stored is not None:
         out.print(
             f"stored: {done.stored.redecided} decided again, {done.stored.lost_to_review} "

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Generic, TypeVar
 
@@ -25,16 +24,17 @@ from sqlalchemy import Engine
 
 from librarian.factory import pipeline_for
 from librarian.flows.progress import ReportedProgress, phase
-from librarian.pipeline.accounting import add_timings, check_accounting, summary_markdown
+from librarian.pipeline.accounting import add_timings, close_out, summary_markdown
 from librarian.pipeline.batches import Prepared
 from librarian.pipeline.dedup import ChunkRegistry
 from librarian.pipeline.envelopes import RunContext
 from librarian.pipeline.pipeline import Pipeline
-from librarian.pipeline.run import Pending, Runner, Sink
+from librarian.pipeline.run import Pending, RunParts, Sink, run_source
 from librarian.pipeline.sinks import FileSink
 from librarian.pipeline.source_level import Linked
 from librarian.pipeline.sources import Source, file_source
 from librarian.pipeline.spill import DiskSpill
+from librarian.pipeline.summary import describe_pipeline, new_summary
 from librarian.schemas.records import BatchResult, PriorDecision, RunSummary, Section
 from librarian.settings import LinkerSettings
 from librarian.store.db import make_engine, redacted, resolve
@@ -113,24 +113,6 @@ class PrefectTasks:
         return Unwrapped(complete_batch.submit(self.settings, Parcel(prepared), Parcel(linked)))
 
 
-def close_out(summary: RunSummary, database: DatabaseSink | None) -> None:
-    """The summary's last fields, checked: every line accounted for."""
-    summary.finished_at = datetime.now(UTC).isoformat()
-    summary.timings_s = {k: round(v, 4) for k, v in summary.timings_s.items()}
-    if database is not None:
-        stored = database.stored
-        summary.stored = {
-            "decisions": stored.decisions,
-            "rejections": stored.rejections,
-            "already_stored": stored.already_there,
-            "failed": len(stored.failed),
-            "dead_lettered": stored.dead_lettered,
-            "redecided": stored.redecided,
-            "left_to_reviewers": stored.lost_to_review,
-        }
-    check_accounting(summary)
-
-
 def link_all(
     source: Source,
     pipeline: Pipeline,
@@ -147,56 +129,23 @@ def link_all(
     store = DatabaseStore(engine, pipeline.models_digest) if engine is not None else None
     spill = DiskSpill()
     try:
-        runner = Runner(
-            pipeline,
+        parts = RunParts(
             PrefectTasks(settings),
-            summary,
-            sinks=sinks,
-            store=store,
-            progress=ReportedProgress(run_id),
-            spill=spill,
-            in_flight=in_flight,
-            registry=ChunkRegistry(spill.mapping("seen"), spill.mapping("spans")),
-            log=get_run_logger().info,
+            sinks,
+            store,
+            ReportedProgress(run_id),
+            spill,
+            in_flight,
+            ChunkRegistry(spill.mapping("seen"), spill.mapping("spans")),
+            get_run_logger().info,
         )
         phase(run_id, "linking")
         skip = stored_in.failed_ids if stored_in is not None else set()
-        runner.run(source.batches(settings.batch_size, skip), pipeline.context(run_id))
+        batches = source.batches(settings.batch_size, skip)
+        run_source(pipeline, batches, pipeline.context(run_id), summary, parts)
         phase(run_id, "writing")
     finally:
         spill.close()
-
-
-def new_summary(
-    source: str,
-    out_dir: Path,
-    settings: LinkerSettings,
-    run_id: str,
-    mode: str,
-    database: str | None,
-) -> RunSummary:
-    return RunSummary(
-        run_id=run_id,
-        mode=mode,
-        input=source,
-        database=redacted(database) if database else None,
-        out_dir=str(out_dir),
-        started_at=datetime.now(UTC).isoformat(),
-        top_k=settings.top_k,
-        top_n=settings.top_n,
-        batch_size=settings.batch_size,
-    )
-
-
-def describe_pipeline(summary: RunSummary, pipeline: Pipeline, priors_read: bool) -> None:
-    summary.threshold = pipeline.threshold
-    summary.models = pipeline.models
-    summary.retriever = pipeline.description(priors_read)
-    summary.hub = {
-        "source": pipeline.hub.source,
-        "content_hash": pipeline.hub.content_hash,
-        "nodes": len(pipeline.hub.nodes),
-    }
 
 
 # A source the command line has read already (a plain input, parsed), by run id: it is no
@@ -243,8 +192,10 @@ def link_queue(
     # a scheduled run: `scheduled_run`).
     engine = make_engine(resolve(database)) if database else None
     source = source_of(run_id, input_path, source_name, engine)
-    mode = "commit" if commit else "dry-run"
-    summary = new_summary(source.name, out_dir, settings, run_id, mode, database)
+    shown = redacted(database) if database else None
+    summary = new_summary(
+        source.name, out_dir, settings, run_id, "commit" if commit else "dry-run", shown
+    )
     started = time.perf_counter()
     phase(run_id, "loading models")
     pipeline = load_pipeline(settings)
@@ -259,7 +210,7 @@ def link_queue(
         with FileSink(out_dir, names) as files:
             summary.outputs = files.paths()
             link_all(source, pipeline, settings, summary, files, engine, stored_in, in_flight)
-            close_out(summary, stored_in)
+            close_out(summary, stored_in.counts() if stored_in is not None else None)
             files.commit(summary)
     finally:
         if engine is not None:
@@ -269,14 +220,9 @@ def link_queue(
         key="librarian-run-summary",
         description=f"librarian run {run_id}: counts, timings, models, where the outputs went",
     )
+    s = summary
     get_run_logger().info(
-        "run %s: read %d, linked %d, review %d, rejected %d, skipped %d -> %s",
-        run_id,
-        summary.read,
-        summary.linked,
-        summary.review,
-        summary.rejected,
-        summary.skipped,
-        out_dir,
+        f"run {run_id}: read {s.read}, linked {s.linked}, review {s.review}, rejected "
+        f"{s.rejected}, skipped {s.skipped} -> {out_dir}"
     )
     return summary

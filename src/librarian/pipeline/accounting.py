@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from datetime import UTC, datetime
 from typing import Any
 
 from librarian.errors import RunError
@@ -66,6 +67,16 @@ def check_accounting(summary: RunSummary) -> None:
             f"{summary.lines_total} lines in the input but {summary.read} read "
             f"+ {summary.blank_lines} blank"
         )
+
+
+def close_out(summary: RunSummary, stored: Mapping[str, int] | None = None) -> None:
+    """The summary's last fields, checked: every line accounted for. `stored`: what a
+    database sink stored (commit mode)."""
+    summary.finished_at = datetime.now(UTC).isoformat()
+    summary.timings_s = {k: round(v, 4) for k, v in summary.timings_s.items()}
+    if stored is not None:
+        summary.stored = dict(stored)
+    check_accounting(summary)
 
 
 def add_timings(summary: RunSummary, timings: Mapping[str, float]) -> None:

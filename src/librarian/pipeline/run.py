@@ -207,11 +207,13 @@ class Runner:
     registry: ChunkRegistry = field(default_factory=ChunkRegistry)
     _numbers: Iterator[int] = field(default_factory=itertools.count)
 
-    def run(self, batches: Iterable[RawBatch], ctx: RunContext) -> None:
-        """Admit each raw batch (C.0-C.1, the prior lookup) and link them all."""
-        self.run_admitted((self._admit(raw) for raw in batches), ctx)
+    def run(self, batches: Iterable[RawBatch | Admitted], ctx: RunContext) -> None:
+        """Admit each raw batch (C.0-C.1, the prior lookup) and link them all; a batch
+        given admitted (sections read already: eval, explain, relink) goes straight on."""
+        admitted = (b if isinstance(b, Admitted) else self._admit(b) for b in batches)
+        self._run_admitted(admitted, ctx)
 
-    def run_admitted(self, batches: Iterable[Admitted], ctx: RunContext) -> None:
+    def _run_admitted(self, batches: Iterable[Admitted], ctx: RunContext) -> None:
         window = self._window()
         flying: deque[tuple[_Held, Admitted, Pending[Prepared], CompactRows]] = deque()
         try:
@@ -428,31 +430,68 @@ def _survivors(
     return out
 
 
+@dataclass(frozen=True)
+class RunParts:
+    """Where a run's work goes: the seams the runner is given (module docstring). The
+    defaults: every step in this process, no sink, no store, nothing told, in memory."""
+
+    executor: Executor | None = None  # None: `InProcess`
+    sinks: Sequence[Sink] = ()
+    store: Store | None = None
+    progress: Progress | None = None
+    spill: Spill | None = None
+    in_flight: int = 1
+    registry: ChunkRegistry | None = None
+    log: Callable[[str], None] | None = None
+
+
+def run_source(
+    stages: Stages,
+    batches: Iterable[RawBatch | Admitted],
+    ctx: RunContext,
+    summary: RunSummary,
+    parts: RunParts | None = None,
+) -> RunSummary:
+    """The one way a run is made, whoever asks (the flow, `link_sections`, `relink`, the
+    benchmarks): `batches` linked by the runner through `parts`, counted in `summary`."""
+    parts = parts or RunParts()
+    runner = Runner(
+        stages,
+        parts.executor or InProcess(stages),
+        summary,
+        sinks=parts.sinks,
+        store=parts.store,
+        progress=parts.progress or _Silent(),
+        spill=parts.spill or MemorySpill(),
+        in_flight=parts.in_flight,
+        log=parts.log,
+        registry=parts.registry or ChunkRegistry(),
+    )
+    runner.run(batches, ctx)
+    return summary
+
+
 def link_sections(
-    pipeline: Stages,
+    stages: Stages,
     sections: Sequence[Section],
     ctx: RunContext,
     priors: Mapping[str, PriorDecision] | None = None,
     history: History | None = None,
 ) -> BatchResult:
     """`sections` (already admitted) as one window of one batch, in this process: what
-    `Pipeline.link` (eval, explain, training) returns."""
-    collected = _Collect()
+    `Pipeline.link` (eval, explain, training, the suggest API) returns."""
+    collected = Collected()
     summary = RunSummary(run_id=ctx.run_id, mode="dry-run", input="", out_dir="", started_at="")
-    runner = Runner(
-        pipeline,
-        InProcess(pipeline),
-        summary,
-        sinks=[collected],
-        store=_Given(history) if history is not None else None,
-    )
-    raw = RawBatch([], 0, 0, 0, eof=True)
+    store = GivenHistory(history) if history is not None else None
     known = dict(priors) if priors is not None else None
-    runner.run_admitted([Admitted(raw, list(sections), [], [], known)], ctx)
+    admitted = Admitted(RawBatch([], 0, 0, 0, eof=True), list(sections), [], [], known)
+    run_source(stages, [admitted], ctx, summary, RunParts(sinks=[collected], store=store))
     return collected.result
 
 
-class _Collect:
+class Collected:
+    """A sink that keeps the last batch's result (a run of one batch: its result)."""
+
     stage = "collect"
 
     def __init__(self) -> None:
@@ -464,7 +503,7 @@ class _Collect:
 
 
 @dataclass(frozen=True)
-class _Given:
+class GivenHistory:
     """A store that knows only the history it was given (no prior decisions to read, no
     earlier items)."""
 

@@ -10,25 +10,29 @@ touched, even one decided while this runs.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
 from sqlalchemy import Engine, select
 from sqlalchemy.orm import Session
 
+from librarian.pipeline.accounting import close_out
+from librarian.pipeline.batches import Admitted
 from librarian.pipeline.pipeline import Pipeline
+from librarian.pipeline.run import Collected, GivenHistory, RunParts, Sink, run_source
+from librarian.pipeline.summary import describe_pipeline, new_summary
 from librarian.schemas.envelopes import LinkProposal, ReviewItem
-from librarian.schemas.records import Section
+from librarian.schemas.records import RawBatch, RunSummary, Section
+from librarian.settings import LinkerSettings
 from librarian.store.decisions import (
     REVIEW_REQUIRED,
-    StoredBatch,
     WriteResult,
     section_of,
-    write,
 )
 from librarian.store.history import OpenSource, open_by_source, source_history
 from librarian.store.policies import applied, record_policy, source_policy
+from librarian.store.sink import DatabaseSink
 from librarian.store.tables import DecisionRow
 
 
@@ -42,6 +46,7 @@ class Relinked:
     status: dict[str, Any] = field(default_factory=dict)  # the source's cut, as the run's
     stored: WriteResult | None = None
     mean_confidence: float = 0.0  # of each item's first suggestion, as decided now
+    summary: RunSummary | None = None  # the run's own accounting (None: nothing open)
 
 
 def open_sections(session: Session, source: str) -> list[Section]:
@@ -73,8 +78,9 @@ def open_sources(session: Session) -> list[str]:
 
 def relink(engine: Engine, pipeline: Pipeline, source: str, run_id: str, commit: bool) -> Relinked:
     """Link `source`'s open items again with its history, under the policy the store
-    holds for it (the team's budget and guarantee, never a default); store them, and that
-    policy for `run_id`, when `commit`."""
+    holds for it (the team's budget and guarantee, never a default): a run like any
+    other (`run_source`), counted in its own summary; with `commit`, stored through the
+    database sink (each open item decided again), and that policy kept for `run_id`."""
     with Session(engine) as session:
         sections = open_sections(session, source)
         history = source_history(session, {source})
@@ -83,21 +89,29 @@ def relink(engine: Engine, pipeline: Pipeline, source: str, run_id: str, commit:
     if not sections:
         return done
     policy = applied(stored, pipeline.source_level.policy)
-    result = pipeline.with_policy(policy).link(sections, run_id, history=history)
+    linker = pipeline.with_policy(policy)
+    collected = Collected()
+    sink = DatabaseSink(engine, run_id, source, pipeline.models_digest, relink_open=True)
+    sinks: list[Sink] = [sink, collected] if commit else [collected]
+    mode = "commit" if commit else "dry-run"
+    where = f"relink: the open items of {source}"
+    shape = LinkerSettings(top_k=linker.retrieve.top_k, top_n=linker.top_n)
+    done.summary = new_summary(where, "", shape, run_id, mode, None)
+    describe_pipeline(done.summary, linker, priors_read=False)
+    raw = RawBatch([(s.line, s.text.encode()) for s in sections], 0, 0, 0, eof=True)
+    admitted = Admitted(raw, sections, [], [], None)
+    parts = RunParts(sinks=sinks, store=GivenHistory(history))
+    run_source(linker, [admitted], linker.context(run_id), done.summary, parts)
+    close_out(done.summary, sink.counts() if commit else None)
+    result = collected.result
     done.linked = sum(isinstance(e, LinkProposal) for e in result.envelopes)
     firsts = [first_confidence(e) for e in result.envelopes]
     done.mean_confidence = sum(firsts) / len(firsts) if firsts else 0.0
     done.status = result.sources.get(source, {})
     if commit:
-        batch = replace(
-            StoredBatch.linked(run_id, result, sections, source),
-            models_digest=pipeline.models_digest,
-            relink_open=True,
-        )
-        with Session(engine) as session:
-            done.stored = write(session, batch)
+        done.stored = sink.stored
+        with Session(engine) as session, session.begin():
             record_policy(session, run_id, policy)
-            session.commit()
     return done
 
 

@@ -80,6 +80,20 @@ class DatabaseSink:
     stored: WriteResult = field(default_factory=WriteResult)
     failed_ids: set[int] = field(default_factory=set)  # queue rows left for a later run
     stage: str = "store_write"
+    relink_open: bool = False  # `relink`: every open item of a batch is decided again
+
+    def counts(self) -> dict[str, int]:
+        """What the run stored, for its summary."""
+        stored = self.stored
+        return {
+            "decisions": stored.decisions,
+            "rejections": stored.rejections,
+            "already_stored": stored.already_there,
+            "failed": len(stored.failed),
+            "dead_lettered": stored.dead_lettered,
+            "redecided": stored.redecided,
+            "left_to_reviewers": stored.lost_to_review,
+        }
 
     def write(self, batch: Finished) -> BatchResult:
         """Store the batch (and consume its queue rows); returns what was stored: rows that
@@ -108,7 +122,8 @@ class DatabaseSink:
             failures,
             self.models_digest,
             result.candidates,
-            facts=result.facts,
+            self.relink_open,
+            result.facts,
         )
         claim = raw.claim if isinstance(raw.claim, Session) else None
         with nullcontext(claim) if claim is not None else Session(self.engine) as session:
