@@ -356,3 +356,55 @@ def test_an_empty_word_document_is_refused_like_an_empty_pdf(tmp_path: Path) -> 
     docx.Document().save(str(path))
     with pytest.raises(PlainInputError, match="has no text"):
         plain_lines(path)
+
+
+def test_a_new_plain_shape_is_one_module_and_one_registry_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 40: a shape registered, and nothing else changed, is read by a run's source,
+    named in every list of shapes (the errors' too), and its rows validate as sections."""
+    from collections.abc import Iterator
+
+    from librarian.pipeline import shapes
+    from librarian.pipeline.ingest import parse_line
+    from librarian.pipeline.shapes.rows import PlainRow, PlainShape
+    from librarian.pipeline.sources import PlainFile, file_source, known_shape
+    from librarian.schemas.records import Section
+
+    def read(path: Path) -> Iterator[PlainRow]:  # the "module": one rule a line, "ID: text"
+        for number, line in enumerate(path.read_text().splitlines(), start=1):
+            rule, _, text = line.partition(": ")
+            yield PlainRow(number, rule, text)
+
+    plain_text = PlainShape("a rules file (.rules)", (".rules",), read)
+    rules = tmp_path / "policy.rules"
+    rules.write_text("R-1: Passwords are hashed with a memory-hard function.\nR-2: Log logins.\n")
+    assert not known_shape(rules)
+    monkeypatch.setattr(shapes, "PLAIN_SHAPES", (*shapes.PLAIN_SHAPES, plain_text))
+    assert known_shape(rules) and "a rules file (.rules)" in shapes.in_words()
+    source = file_source(rules, "Our Rules")
+    assert isinstance(source, PlainFile)
+    (batch,) = list(source.batches(10, set()))
+    parsed = [parse_line(n, raw) for n, raw in batch.lines]
+    assert all(isinstance(p, Section) for p in parsed)
+    assert [p.text for p in parsed if isinstance(p, Section)][1] == "Log logins."
+
+
+def test_every_list_of_shapes_in_help_and_docs_names_the_registry() -> None:
+    """The help is made from the registry; the docs' lists name every registered suffix."""
+    from typer.testing import CliRunner
+
+    from librarian.cli import app
+    from librarian.pipeline.shapes import suffixes
+
+    helped = CliRunner().invoke(app, ["run", "--help"], terminal_width=400).output
+    shown = " ".join(helped.replace("\u2502", " ").split())  # out of rich's boxes
+    assert all(shape.name in shown for shape in PLAIN_SHAPES)
+    root = Path(__file__).resolve().parents[2]
+    run_line = next(
+        line for line in (root / "README.md").read_text().splitlines()
+        if line.startswith("librarian run INPUT")
+    )  # fmt: skip
+    guide = (root / "docs" / "guide.md").read_text()
+    for suffix in {s for s in suffixes() if s not in (".ndjson", ".markdown", ".docm")}:
+        assert suffix in run_line and f"`{suffix}`" in guide, suffix

@@ -20,6 +20,7 @@ from typing import Annotated, Any, Literal, TypeVar, get_args, get_origin, get_t
 
 import typer
 
+from librarian.pipeline.shapes import in_words
 from librarian.settings import LinkerSettings, bounds_of, default_of, help_of, option_fields
 from librarian.training.links import DEV_FRAMEWORKS
 
@@ -139,10 +140,7 @@ FromDbOpt = Annotated[bool, opt("--from-db", _HELP["from_db"])]
 # `librarian run`'s own.
 InputArg = Annotated[
     Path | None,
-    typer.Argument(
-        help="queue JSONL, or a CSV / JSONL table, Markdown, Word (.docx) or PDF (omit with "
-        "--from-db)"
-    ),
+    typer.Argument(help=f"{in_words()} (omit with --from-db)"),
 ]
 OutOpt = Annotated[Path | None, opt("--out", "default out/<run-id>/")]
 DryRunOpt = Annotated[bool, opt("--dry-run/--commit", "write files only / write the database")]

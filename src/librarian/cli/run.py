@@ -43,6 +43,7 @@ from librarian.cli.options import (
     with_linker_options,
 )
 from librarian.errors import LibrarianError, RunError, UsageError
+from librarian.pipeline.shapes import in_words
 from librarian.schemas.records import RunSummary
 from librarian.settings import LinkerSettings, default_of
 
@@ -76,12 +77,14 @@ def check_input(input: Path | None, from_db: bool) -> None:
     if input is None and not from_db:
         raise UsageError("INPUT is missing (or use --from-db)")
     if input is not None:
-        from librarian.pipeline.sources import SHAPES, binary_shape, known_shape
+        from librarian.pipeline.sources import binary_shape, known_shape
 
         readable_input(input, binary=binary_shape(input))
 
         if not known_shape(input):
-            raise UsageError(f"{input}: the librarian reads {SHAPES}; rename the file if it is one")
+            raise UsageError(
+                f"{input}: the librarian reads {in_words()}; rename the file if it is one"
+            )
 
 
 @with_linker_options
@@ -104,7 +107,7 @@ def run(
     linker: LinkerOptions,
 ) -> None:
     """Run the linking flow over INPUT and write envelopes (dry-run: files, nothing changed).
-    INPUT: knowledge-queue JSONL, a table (CSV, JSONL), a Markdown, Word or PDF document.
+    INPUT: a file of any shape listed below (one document, or the queue's rows).
     --commit stores every decision in the database (--db, LIBRARIAN_DB, else the home's);
     --from-db drains its knowledge_queue table; a dry run given --db reads its decisions."""
     quiet_prefect(quiet, verbose)
@@ -281,8 +284,7 @@ def input_source(input: Path | None, document: str | None) -> FileSource | None:
     if not isinstance(found, PlainFile):
         if document is not None:
             raise UsageError(
-                "--source names the document of a plain input (CSV, Markdown, "
-                "or JSONL with id and text)"
+                "--source names the document of a plain input: " + in_words(queue=False)
             )
         return found
     if document is not None and not 0 < len(document.strip()) <= MAX_SOURCE_CHARS:

@@ -181,7 +181,7 @@ def link_queue(
     commit: bool | None = None,
 ) -> RunSummary:
     """`input_path` None: drain the database's knowledge_queue (commit mode). A plain input
-    (CSV, Markdown, simple JSONL) is read as rows of the document `source_name` (default:
+    (any shape of `pipeline.shapes`) is read as rows of the document `source_name` (default:
     the file's name). `commit` (default: whenever `database` is given): store decisions
     in `database` (a `store.db.reference`: Prefect keeps parameters, never pass a password);
     a dry run given `database` only reads prior decisions from it. `in_flight` batches are

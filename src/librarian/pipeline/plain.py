@@ -22,13 +22,11 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
-from librarian.pipeline.shapes import PLAIN_SHAPES, plain_shape
+from librarian.pipeline.shapes import plain_shape
 from librarian.pipeline.shapes.rows import PlainInputError, PlainRow, Unreadable
 from librarian.schemas.records import plain_locator_id
 
 __all__ = ["PlainInputError", "PlainRows", "PlainSource", "is_plain", "plain_lines"]
-
-PLAIN_SUFFIXES = tuple(suffix for shape in PLAIN_SHAPES for suffix in shape.suffixes)
 
 
 @dataclass(frozen=True)

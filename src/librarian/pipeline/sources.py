@@ -1,5 +1,5 @@
 """Sources: where raw batches come from. A knowledge-queue JSONL file is streamed from a
-byte offset; a plain input (CSV, Markdown, a simple JSONL table) is read whole as
+byte offset; a plain input (any shape of `pipeline.shapes`) is read whole as
 KnowledgeItem lines of one document. The queue table's source is `store/source.py`.
 
 A source yields `RawBatch`es of at most `size` non-blank lines, in input order, and
@@ -14,27 +14,24 @@ from functools import cached_property
 from pathlib import Path
 from typing import Protocol
 
-from librarian.pipeline.plain import PLAIN_SUFFIXES, PlainRows, is_plain, plain_lines
-from librarian.pipeline.shapes import PLAIN_SHAPES
+from librarian.pipeline import shapes
+from librarian.pipeline.plain import PlainRows, is_plain, plain_lines
 from librarian.schemas.records import RawBatch
 
 _BOM = b"\xef\xbb\xbf"
 QUEUE_SUFFIXES = (".jsonl", ".ndjson")
-SHAPES = "the knowledge queue's JSONL (.jsonl: queue rows or KnowledgeItems), " + ", ".join(
-    shape.name for shape in PLAIN_SHAPES
-)
 
 
 def binary_shape(path: Path) -> bool:
     """A Word or PDF file: read by its own library, never sniffed as text (NUL bytes in a
     .docx's or .pdf's first 4 KB are no UTF-16)."""
-    return any(shape.binary and shape.takes(path) for shape in PLAIN_SHAPES)
+    return any(shape.binary and shape.takes(path) for shape in shapes.PLAIN_SHAPES)
 
 
 def known_shape(path: Path) -> bool:
     """A file the librarian can read: guessing JSONL for any other name rejected every
     line of a text or Word file, and the run still exited 0."""
-    return path.suffix.lower() in (*QUEUE_SUFFIXES, *PLAIN_SUFFIXES)
+    return path.suffix.lower() in (*QUEUE_SUFFIXES, *shapes.suffixes())
 
 
 class Source(Protocol):

@@ -42,7 +42,7 @@ from librarian.store.decisions import LINKED
 from librarian.store.tables import DecisionRow, HumanDecisionRow
 
 SEPARATOR = "|"
-PLAIN_URN = "urn:librarian:"  # the source of a plain input (CSV, Markdown, JSONL table)
+PLAIN_URN = "urn:librarian:"  # the source of a plain input (`pipeline.shapes`)
 DESCRIPTION_CHARS = 500
 LinkStatus = Literal["USER_CONFIRMED", "AUTO_MAPPED"]
 # What OpenCRE's reader takes for an empty cell (its `is_empty`, in our words).
