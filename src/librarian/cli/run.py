@@ -262,7 +262,9 @@ def use_dask(stack: ExitStack, address: str | None, workers: int, db: str | None
         )
     where = address or f"a local cluster of {workers} worker processes"
     err.print(f"linking batches on Dask: {where}", markup=False)
-    return 4 if address else 2 * workers
+    from librarian.flows.dask import in_flight
+
+    return in_flight(address, workers)
 
 
 def _restore(name: str, value: str | None) -> None:
@@ -328,15 +330,12 @@ def run_flow(
 ) -> RunSummary:
     """`dask`: (scheduler address or None for a local cluster, local worker count);
     `found`: INPUT as `input_source` read it (the flow reads it from there, not again)."""
+    from librarian.flows.dask import dask_task_runner
     from librarian.flows.link_flow import give_source, link_queue
     from librarian.flows.progress import on_progress
 
     flow_to_run = (
-        link_queue
-        if dask is None
-        else link_queue.with_options(
-            task_runner=_dask_runner(*dask)  # type: ignore[arg-type]
-        )
+        link_queue if dask is None else link_queue.with_options(task_runner=dask_task_runner(*dask))
     )
     from librarian.store.db import reference
 
@@ -356,20 +355,6 @@ def run_flow(
             from prefect.logging.handlers import APILogHandler
 
             APILogHandler().flush()  # before a server this command started is stopped
-
-
-def _dask_runner(address: str | None, workers: int) -> object:
-    from prefect_dask.task_runners import DaskTaskRunner
-
-    if address:
-        return DaskTaskRunner(address=address)
-    local = {
-        "n_workers": workers,
-        "threads_per_worker": 1,
-        "processes": True,
-        "dashboard_address": None,
-    }
-    return DaskTaskRunner(cluster_kwargs=local)
 
 
 class _Bar:
