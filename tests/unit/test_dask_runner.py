@@ -20,7 +20,8 @@ def test_a_local_cluster_keeps_few_messages_and_a_remote_one_is_left_as_it_is() 
         assert local.cluster_kwargs["n_workers"] == 3
         assert dask.config.get(LOG_SETTING) == MESSAGE_LOG
         # The holder the leak was found in: the stream's log of its recent messages.
-        assert BatchedSend(interval="5ms").recent_message_log.maxlen == MESSAGE_LOG
+        stream = BatchedSend(interval="5ms")  # type: ignore[no-untyped-call]
+        assert stream.recent_message_log.maxlen == MESSAGE_LOG
     finally:
         dask.config.set({LOG_SETTING: before})
     assert (in_flight(None, 3), in_flight("tcp://x:1", 3)) == (6, 4)

@@ -5,11 +5,11 @@ had; the outcome does not depend on the batch size or where batches wait."""
 from __future__ import annotations
 
 import json
-from collections.abc import Collection, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import pytest
 
@@ -351,3 +351,67 @@ def test_the_chunk_registry_on_disk_admits_as_the_one_in_memory(tmp_path: Path) 
         outcomes.append((sorted(notes), collect.envelopes(), kept))
     assert outcomes[0] == outcomes[1]
     assert len(outcomes[0][0]) == 3 and set(outcomes[0][2]) == {"c1", "c3"}
+
+
+StepT = TypeVar("StepT")
+
+
+class Watched(InProcess):
+    """In this process, saying when the runner is inside one of the executor's steps, and
+    failing C.5's model work once (as a lost Dask worker would): it is retried as every
+    other step is."""
+
+    def __init__(self, pipeline: Pipeline) -> None:
+        super().__init__(pipeline)
+        object.__setattr__(self, "asked", [])
+        object.__setattr__(self, "inside", False)
+
+    def _step(self, work: Callable[[], StepT]) -> StepT:
+        object.__setattr__(self, "inside", True)
+        try:
+            return work()  # InProcess runs a step at once
+        finally:
+            object.__setattr__(self, "inside", False)
+
+    def prepare(
+        self, sections: list[Section], ctx: RunContext, priors: dict[str, PriorDecision] | None
+    ) -> Pending[Prepared]:
+        return self._step(lambda: super(Watched, self).prepare(sections, ctx, priors))
+
+    def reviewed(self, source: str, history: History) -> Pending[list[Any]]:
+        self.asked.append(source)  # type: ignore[attr-defined]
+        if len(self.asked) == 1:  # type: ignore[attr-defined]
+            return _Failed(RuntimeError("worker lost"))
+        return self._step(lambda: super(Watched, self).reviewed(source, history))
+
+
+NO_PRIORS = Priors("none", PriorDecision("p", "nothing decided before", None), "no span")
+
+
+def test_a_sources_reviewed_items_are_embedded_on_the_executor(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 39, item 4: C.5's model work (the reviewed items' embed and retrieve) goes
+    through the executor, as prepare and complete do: the runner's own process embeds
+    nothing, and the decisions are what they were."""
+    from librarian.schemas.records import Reviewed, SourceHistory
+
+    pipeline = joint_pipeline()
+    decided = Reviewed("k-1", TEXTS[0], None, (small_hub().ids[0],))
+    histories = {"github:o/r": SourceHistory(frozenset(), (decided,))}
+    before, _ = run(queue_file(tmp_path), pipeline, 100, store=Store(NO_PRIORS, histories))
+    watched = Watched(pipeline)
+    embedded: list[tuple[int, bool]] = []  # (texts, inside an executor step)
+    real_run = pipeline.embed.run
+
+    def counted(sections: Any) -> Any:
+        embedded.append((len(sections), watched.inside))  # type: ignore[attr-defined]
+        return real_run(sections)
+
+    monkeypatch.setattr(pipeline.embed, "run", counted)
+    after, _ = run(
+        queue_file(tmp_path), pipeline, 100, executor=watched, store=Store(NO_PRIORS, histories)
+    )
+    assert watched.asked == ["github:o/r", "github:o/r"]  # type: ignore[attr-defined]
+    assert (1, True) in embedded and all(inside for _, inside in embedded)
+    assert after.envelopes() == before.envelopes()

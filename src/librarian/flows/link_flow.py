@@ -25,7 +25,7 @@ from sqlalchemy import Engine
 from librarian.factory import pipeline_for
 from librarian.flows.progress import ReportedProgress, phase
 from librarian.pipeline.accounting import add_timings, close_out, summary_markdown
-from librarian.pipeline.batches import Prepared
+from librarian.pipeline.batches import Prepared, ReviewedRow
 from librarian.pipeline.dedup import ChunkRegistry
 from librarian.pipeline.envelopes import RunContext
 from librarian.pipeline.pipeline import Pipeline
@@ -35,7 +35,7 @@ from librarian.pipeline.source_level import Linked
 from librarian.pipeline.sources import Source, file_source
 from librarian.pipeline.spill import DiskSpill
 from librarian.pipeline.summary import describe_pipeline, new_summary
-from librarian.schemas.records import BatchResult, PriorDecision, RunSummary, Section
+from librarian.schemas.records import BatchResult, History, PriorDecision, RunSummary, Section
 from librarian.settings import LinkerSettings
 from librarian.store.db import make_engine, redacted, resolve
 from librarian.store.policies import store_policy
@@ -86,6 +86,14 @@ def complete_batch(
     return Parcel(pipeline_for(settings).complete(prepared.value, linked.value))
 
 
+@task(name="embed-reviewed", cache_policy=NONE)
+def embed_reviewed(
+    settings: LinkerSettings, source: str, history: Parcel[History]
+) -> Parcel[list[ReviewedRow]]:
+    """C.5's model work for one source: its reviewed items embedded and retrieved."""
+    return Parcel(pipeline_for(settings).reviewed_rows([source], history.value))
+
+
 @dataclass(frozen=True)
 class Unwrapped(Generic[T]):
     """A task's future, its result out of its parcel."""
@@ -111,6 +119,9 @@ class PrefectTasks:
 
     def complete(self, prepared: Prepared, linked: list[Linked]) -> Pending[BatchResult]:
         return Unwrapped(complete_batch.submit(self.settings, Parcel(prepared), Parcel(linked)))
+
+    def reviewed(self, source: str, history: History) -> Pending[list[ReviewedRow]]:
+        return Unwrapped(embed_reviewed.submit(self.settings, source, Parcel(history)))
 
 
 def link_all(

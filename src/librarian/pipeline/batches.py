@@ -14,7 +14,7 @@ from typing import Protocol
 import numpy as np
 
 from librarian.pipeline.envelopes import RunContext
-from librarian.pipeline.source_level import Linked
+from librarian.pipeline.source_level import Linked, SlotRow
 from librarian.pipeline.stages import Embedded, Retrieved
 from librarian.schemas.envelopes import Envelope
 from librarian.schemas.records import (
@@ -27,6 +27,8 @@ from librarian.schemas.records import (
 )
 
 Priors = Mapping[str, PriorDecision]  # by span key
+# A source's decided item as C.5 reads it: retrieved as it is now, and the CREs chosen.
+ReviewedRow = tuple[SlotRow, tuple[str, ...]]
 
 
 class PriorLookup(Protocol):

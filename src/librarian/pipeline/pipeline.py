@@ -38,7 +38,15 @@ from typing import Any
 from librarian.catalogue.hub import Hub
 from librarian.models.seams import Vectors
 from librarian.pipeline import components as ids
-from librarian.pipeline.batches import NOTHING, Admitted, Prepared, PriorLookup, Priors, Timer
+from librarian.pipeline.batches import (
+    NOTHING,
+    Admitted,
+    Prepared,
+    PriorLookup,
+    Priors,
+    ReviewedRow,
+    Timer,
+)
 from librarian.pipeline.compact import compared
 from librarian.pipeline.components import Component, describe
 from librarian.pipeline.dedup import ChunkRegistry
@@ -237,20 +245,22 @@ class Pipeline:
     def link_rows(
         self,
         rows: Sequence[SlotRow],
+        reviewed: Sequence[ReviewedRow] = (),
         history: History | None = None,
         earlier: Mapping[str, Sequence[EarlierItem]] | None = None,
     ) -> list[Linked]:
         """C.5: `rows` (each source's whole, as the runner keeps them: `CompactRows`)
-        linked with what the store knows of their sources: their history, and the items
-        earlier windows stored (linked with them as a file's rows are, their own
-        outcomes not returned)."""
+        linked with what the store knows of their sources: their reviewed items as they
+        are retrieved now (`reviewed_rows`), their history, and the items earlier windows
+        stored (linked with them as a file's rows are, their own outcomes not returned).
+        No model runs here: it is the runner's work between its passes."""
         context = [
             compared(source, e.key, e.text, _hits(e), list(e.evidence) if e.evidence else None)
             for source, items in (earlier or {}).items()
             for e in items
         ]
         every = [*context, *rows]
-        linked = self.source_level.run(every, self._reviewed(every, history), history)
+        linked = self.source_level.run(every, list(reviewed), history)
         return linked[len(context) :]
 
     def complete(self, prepared: Prepared, linked: Sequence[Linked]) -> BatchResult:
@@ -314,17 +324,15 @@ class Pipeline:
             return None
         return [float(retrieved.best[row, self.column[h.cre_id]]) for h in retrieved.hits[row]]
 
-    def _reviewed(
-        self, rows: Sequence[SlotRow], history: History | None
-    ) -> list[tuple[SlotRow, tuple[str, ...]]]:
-        """The decided items of the sources of `rows`, retrieved as they are now (their
-        key and text as digests, as `CompactRows` gives the pending rows')."""
-        if history is None or self.source_level.model is None:
+    def reviewed_rows(self, sources: Sequence[str], history: History) -> list[ReviewedRow]:
+        """C.5's model work: the decided items of `sources`, embedded and retrieved as they
+        are now (their key and text as digests, as `CompactRows` gives the pending rows'),
+        each with the CREs its reviewers chose. The runner runs it on its executor."""
+        if self.source_level.model is None:
             return []
-        present = {row.source for row in rows}
         decided: list[tuple[str, Reviewed]] = [
             (source, r)
-            for source in sorted(present)
+            for source in sorted(set(sources))
             if source in history
             for r in history[source].reviewed
         ]

@@ -31,7 +31,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Generic, Protocol, TypeVar
 
 from librarian.pipeline.accounting import add_timings, record_batch, record_sources
-from librarian.pipeline.batches import Admitted, Prepared, PriorLookup, Priors
+from librarian.pipeline.batches import Admitted, Prepared, PriorLookup, Priors, ReviewedRow
 from librarian.pipeline.compact import CompactRows
 from librarian.pipeline.dedup import ChunkRegistry
 from librarian.pipeline.envelopes import RunContext
@@ -83,9 +83,12 @@ class Stages(Protocol):
 
     def slot_rows(self, prepared: Prepared) -> list[SlotRow]: ...
 
+    def reviewed_rows(self, sources: Sequence[str], history: History) -> list[ReviewedRow]: ...
+
     def link_rows(
         self,
         rows: Sequence[SlotRow],
+        reviewed: Sequence[ReviewedRow] = (),
         history: History | None = None,
         earlier: Mapping[str, Sequence[EarlierItem]] | None = None,
     ) -> list[Linked]: ...
@@ -101,6 +104,10 @@ class Executor(Protocol):
     ) -> Pending[Prepared]: ...
 
     def complete(self, prepared: Prepared, linked: list[Linked]) -> Pending[BatchResult]: ...
+
+    def reviewed(self, source: str, history: History) -> Pending[list[ReviewedRow]]:
+        """C.5's model work for one source: its reviewed items embedded and retrieved."""
+        ...
 
 
 class Sink(Protocol):
@@ -159,6 +166,9 @@ class InProcess:
 
     def complete(self, prepared: Prepared, linked: list[Linked]) -> Pending[BatchResult]:
         return _Done(lambda: self.pipeline.complete(prepared, linked))
+
+    def reviewed(self, source: str, history: History) -> Pending[list[ReviewedRow]]:
+        return _Done(lambda: self.pipeline.reviewed_rows([source], history))
 
 
 class _Silent:
@@ -303,11 +313,19 @@ class Runner:
         window.held.clear()
 
     def _link_source(self, source: str, rows: list[SlotRow]) -> list[Linked]:
+        """C.5 for one source: its reviewed items' model work on the executor (a Dask
+        worker, say), then the joint linking here."""
         if self.store is None:
             return self.pipeline.link_rows(rows)
         known = self.store.known(source, {row.key for row in rows})
-        history = {source: known.history} if known.history is not None else {}
-        return self.pipeline.link_rows(rows, history, {source: known.earlier})
+        if known.history is None:
+            return self.pipeline.link_rows(rows, (), {}, {source: known.earlier})
+        history = {source: known.history}
+        reviewed = _retried(
+            self.executor.reviewed(source, history),
+            lambda: self.executor.reviewed(source, history),
+        )
+        return self.pipeline.link_rows(rows, reviewed, history, {source: known.earlier})
 
     # -- pass 2 ------------------------------------------------------------------------
 
