@@ -86,12 +86,9 @@ class Stages(Protocol):
     def reviewed_rows(self, sources: Sequence[str], history: History) -> list[ReviewedRow]: ...
 
     def link_rows(
-        self,
-        rows: Sequence[SlotRow],
-        reviewed: Sequence[ReviewedRow] = (),
-        history: History | None = None,
-        earlier: Mapping[str, Sequence[EarlierItem]] | None = None,
-    ) -> list[Linked]: ...
+        self, rows: Sequence[SlotRow], reviewed: Sequence[ReviewedRow], history: History | None,
+        earlier: Mapping[str, Sequence[EarlierItem]] | None,
+    ) -> list[Linked]: ...  # fmt: skip
 
     def complete(self, prepared: Prepared, linked: Sequence[Linked]) -> BatchResult: ...
 
@@ -316,7 +313,7 @@ class Runner:
         """C.5 for one source: its reviewed items' model work on the executor (a Dask
         worker, say), then the joint linking here."""
         if self.store is None:
-            return self.pipeline.link_rows(rows)
+            return self.pipeline.link_rows(rows, (), None, None)
         known = self.store.known(source, {row.key for row in rows})
         if known.history is None:
             return self.pipeline.link_rows(rows, (), {}, {source: known.earlier})
