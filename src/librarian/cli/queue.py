@@ -179,7 +179,7 @@ def _sources_status(url: str) -> None:
         out.print(
             visible(
                 f"source {p.key}: {p.open_items} open, {p.decisions} decided one by one, {needs}"
-                + (f"; linked: {p.linked}" if p.linked else "")
+                + (f"; {p.cut}" if p.cut else f"; linked: {p.linked}" if p.linked else "")
                 + (f"; {p.certified}" if p.certified else "")
                 + f"; {p.expect()}"
                 + (

@@ -65,7 +65,7 @@ from librarian.pipeline.stages import (
     Scaler,
     ToScore,
 )
-from librarian.policy import RiskPolicy
+from librarian.policy import Certified, RiskPolicy
 from librarian.policy.unmappable import unmappable
 from librarian.policy.verdict import decide
 from librarian.retrieval.flat import ScoredHub
@@ -125,9 +125,13 @@ class Pipeline:
     # Below this best hub cosine a section going to review is unmappable (0: no gate).
     unmappable_cut: float = 0.0
 
-    def with_policy(self, policy: RiskPolicy) -> Pipeline:
-        """The same stages, each source's cut chosen under `policy` (a stored one)."""
-        return replace(self, source_level=self.source_level.with_policy(policy))
+    def with_policy(
+        self, policy: RiskPolicy, cuts: Mapping[str, Certified] | None = None
+    ) -> Pipeline:
+        """The same stages, each source's cut chosen under `policy` (a stored one); the
+        sources of `cuts` decided at the cut a run chose for them (the store's)."""
+        slot = self.source_level.with_policy(policy).with_cuts(cuts or {})
+        return replace(self, source_level=slot)
 
     @property
     def models_digest(self) -> str:

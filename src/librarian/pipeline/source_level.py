@@ -194,6 +194,7 @@ class SourceLevelSlot:
         `policy`: the risk each source's cut is chosen under."""
         self.model, self.threshold, self.fixed = model, threshold, fixed
         self.policy = policy or RiskPolicy()
+        self.cuts: Mapping[str, Certified] = {}  # sources whose cut is given, not chosen
         parents = {n.parent_id for n in hub.nodes if n.parent_id is not None}
         self.is_leaf = {n.cre_id: n.cre_id not in parents for n in hub.nodes}
 
@@ -201,6 +202,14 @@ class SourceLevelSlot:
         """The same slot deciding its sources' cuts under `policy`."""
         slot = copy.copy(self)
         slot.policy = policy
+        return slot
+
+    def with_cuts(self, cuts: Mapping[str, Certified]) -> SourceLevelSlot:
+        """The same slot, the sources of `cuts` decided at the cut a run chose for them
+        (the store's), not at one chosen again from the rows given here: a text the
+        suggest API links as a source's is decided at the cut `run` and `relink` said."""
+        slot = copy.copy(self)
+        slot.cuts = {**self.cuts, **cuts}
         return slot
 
     @property
@@ -293,7 +302,7 @@ class SourceLevelSlot:
         pending = [confidence for hits, _, confidence, _ in ordered if hits]
         reviewed = fit.confidences if fit is not None else []
         correct = fit.correct if fit is not None else []
-        cut = choose_cut(pending, reviewed, correct, base, self.policy)
+        cut = self.cuts.get(name) or choose_cut(pending, reviewed, correct, base, self.policy)
         adapted = fit is not None and fit.adaptation is not None
         return SourceStatus(name, items, priors, decisions, cut.cut, adapted, cut, self.policy)
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -31,6 +31,19 @@ class Certified:
             "auto_links": self.auto_links,
             "basis": self.basis,
         }
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> Certified:
+        """A cut as `as_json` wrote it (the store's `source_cuts`)."""
+        return cls(
+            float(data["cut"]),
+            float(data["estimated_wrong"]),
+            float(data["upper_bound"]),
+            int(data["reviewed_above_cut"]),
+            int(data["reviewed_wrong_above_cut"]),
+            int(data["auto_links"]),
+            str(data["basis"]),
+        )
 
     def describe(self, policy: RiskPolicy, decisions: int) -> str:
         """In words, for the run summary, the audit and the workbench (the cut rounded as

@@ -9,7 +9,7 @@ from the fastapi-offline package, served from this server: no CDN).
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from fastapi import APIRouter, HTTPException
@@ -18,13 +18,13 @@ from fastapi.responses import HTMLResponse
 from pydantic import BaseModel, ConfigDict, Field
 
 from librarian.catalogue.hub import Hub
+from librarian.policy import Certified, RiskPolicy
 from librarian.schemas.envelopes import Envelope, LinkProposal, dump_envelope
+from librarian.schemas.records import History
 from librarian.store.policies import applied
 
 if TYPE_CHECKING:
     from librarian.pipeline.pipeline import Pipeline
-    from librarian.policy import RiskPolicy
-    from librarian.schemas.records import History
 
 SUGGEST_PATH = "/api/v1/suggest"
 MAX_BODY_BYTES = 64 * 1024
@@ -78,9 +78,18 @@ class SuggestResponse(BaseModel):
     chunk_id: str
 
 
-# What a source's reviewers decided, and the policy its runs keep, by source key (None:
-# the store knows no such source).
-SourceContext = Callable[[str], "tuple[History, RiskPolicy] | None"]
+@dataclass(frozen=True)
+class KnownSource:
+    """What the store knows of a source a text is suggested for: what its reviewers
+    decided, the policy its runs keep, and the cut the last of them chose (None: none
+    since migration 0012)."""
+
+    history: History
+    policy: RiskPolicy
+    cut: Certified | None
+
+
+SourceContext = Callable[[str], KnownSource | None]  # by source key (None: no such source)
 
 
 def suggest_router(
@@ -117,10 +126,10 @@ def suggest_router(
             known = source_context(asked.source) if source_context is not None else None
             if known is None:
                 raise HTTPException(404, f"no source {asked.source!r} in this store")
-            history, stored = known
-            built = built.with_policy(applied(stored, built.source_level.policy))
+            cuts = {asked.source: known.cut} if known.cut is not None else {}
+            built = built.with_policy(applied(known.policy, built.source_level.policy), cuts)
             envelope = await run_in_threadpool(
-                built.suggest, asked.text, asked.title, asked.source, history
+                built.suggest, asked.text, asked.title, asked.source, known.history
             )
         return {**dump_envelope(envelope), "cres": named_cres(envelope, built.hub)}
 

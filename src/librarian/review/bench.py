@@ -15,11 +15,11 @@ from librarian.catalogue.hub import Hub
 from librarian.pipeline.pipeline import Pipeline
 from librarian.policy import RiskPolicy
 from librarian.retrieval.hub_search import HubSearch
-from librarian.schemas.records import History
+from librarian.review.api import KnownSource
 from librarian.store.history import (
     source_history,
 )
-from librarian.store.policies import source_policy
+from librarian.store.policies import source_cut, source_policy
 from librarian.store.tables import DecisionRow
 
 LOOPBACK_NAMES = ("127.0.0.1", "localhost", "[::1]", "::1")
@@ -80,9 +80,9 @@ class Workbench:
     def suggest_pipeline(self) -> Pipeline | None:
         return self.suggester() if self.suggester is not None else None
 
-    def source_context(self, source: str) -> tuple[History, RiskPolicy] | None:
-        """A source's history and the policy its runs keep, from this store (None: it has
-        no item of that source)."""
+    def source_context(self, source: str) -> KnownSource | None:
+        """A source's history, the policy its runs keep and the cut the last of them chose
+        (None: not since 0012), from this store (None: it has no item of that source)."""
         with Session(self.engine) as session:
             if not session.execute(
                 select(DecisionRow.id).where(DecisionRow.source_key == source).limit(1)
@@ -90,7 +90,8 @@ class Workbench:
                 return None
             history = source_history(session, {source})
             policy = source_policy(session, source) or RiskPolicy()
-        return history, policy
+            cut = source_cut(session, source)
+        return KnownSource(history, policy, cut.certified if cut is not None else None)
 
     def allowed_hosts(self) -> list[str]:
         """The Host headers served: loopback names, and the bound address. Bound to every

@@ -63,6 +63,7 @@ from librarian.store.human import (
     reviewer_stats,
     undo_last,
 )
+from librarian.store.policies import source_cut
 from librarian.store.review import (
     ItemDetail,
     QueueFilter,
@@ -517,8 +518,10 @@ def source_panel(
     key = source_key_of(source["type"], source.get("repo"), where, envelope.get("artifact_id"))
     linked = detail.item.linked_as
     seen = decisions_seen(session, key)
+    stored = source_cut(session, key)
     return {
         "key": key,
+        "cut": stored.now(seen) if stored is not None else None,
         "linked": linked,
         "decisions": seen,
         "needed": max(0, MIN_SOURCE_DECISIONS - seen),

@@ -16,7 +16,7 @@ from librarian.schemas.records import EarlierItem, Known, Reviewed, SourceHistor
 from librarian.settings import MIN_SOURCE_DECISIONS
 from librarian.store.decisions import LINKED, REVIEW_REQUIRED
 from librarian.store.human import by_bulk
-from librarian.store.policies import source_policy
+from librarian.store.policies import source_cut, source_policy
 from librarian.store.tables import DecisionRow, HumanDecisionRow
 from librarian.text import key_digest
 
@@ -151,6 +151,7 @@ class SourceProgress:
     review_first: tuple[str, ...]
     certified: str = ""  # the band its reviewed items certify now (`certified_now`)
     items: int = 0  # all its sections in the store: open, decided, linked
+    cut: str = ""  # the cut it has now, in words (`SourceCut.now`: the last run's or relink's)
 
     @property
     def small(self) -> bool:
@@ -197,9 +198,9 @@ def source_progress(session: Session) -> list[SourceProgress]:
         .group_by(DecisionRow.source_key)
     ).scalars()
     latest_of = {
-        str(key): (envelope or {}, linked)
-        for key, envelope, linked in session.execute(
-            select(DecisionRow.source_key, DecisionRow.envelope, DecisionRow.source_linked).where(
+        str(key): linked
+        for key, linked in session.execute(
+            select(DecisionRow.source_key, DecisionRow.source_linked).where(
                 DecisionRow.id.in_(list(latest_ids))
             )
         ).tuples()
@@ -211,8 +212,9 @@ def source_progress(session: Session) -> list[SourceProgress]:
     out = []
     for key, open_items in open_by.items():
         seen = decisions_seen(session, key)
-        envelope, linked = latest_of[key]
-        latest = float((envelope.get("retrieval") or {}).get("threshold") or 1.0)
+        linked = latest_of[key]
+        stored = source_cut(session, key)
+        latest = latest_cut(session, key) or 1.0
         sample = calibration_sample(
             [r.confidence or 0.0 for r in open_items], max(0, CALIBRATION_SAMPLE - seen), key
         )
@@ -226,6 +228,7 @@ def source_progress(session: Session) -> list[SourceProgress]:
                 tuple(str(open_items[i].review_id) for i in sample),
                 certified_now(session, key, [r.confidence or 0.0 for r in open_items], latest),
                 int(sizes.get(key, 0)),
+                stored.now(seen) if stored is not None else "",
             )
         )
     return sorted(out, key=lambda p: (-p.open_items, p.key))
@@ -299,7 +302,11 @@ def band_after(session: Session, row_id: int) -> str:
 
 
 def latest_cut(session: Session, source: str) -> float | None:
-    """The cut the source's latest stored item was decided with."""
+    """The cut the source has now: the last run's or relink's (`source_cuts`), else (a
+    store from before 0012) the one its latest stored item was decided with."""
+    stored = source_cut(session, source)
+    if stored is not None:
+        return stored.threshold
     latest = session.execute(
         select(DecisionRow.envelope)
         .where(DecisionRow.source_key == source)

@@ -1,18 +1,22 @@
 """The risk policy each committed run decided under (`run_policies`, migration 0010), and
 the one a source's items are decided again with: that of the run that last decided one
 of them. Nothing that re-decides a source falls back to defaults while the store holds
-its policy."""
+its policy. And the cut each source has now (`source_cuts`, migration 0012): the one the
+run or relink that last linked it chose, which every reader that runs no model shows."""
 
 from __future__ import annotations
 
-from dataclasses import replace
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
+from typing import Any
 
 from sqlalchemy import Engine, select
 from sqlalchemy.orm import Session
 
 from librarian.policy import RiskPolicy
-from librarian.store.tables import DecisionRow, RunPolicyRow
+from librarian.policy.cut import Certified
+from librarian.store.tables import DecisionRow, RunPolicyRow, SourceCutRow
 
 
 def record_policy(session: Session, run_id: str, policy: RiskPolicy) -> None:
@@ -52,3 +56,55 @@ def applied(stored: RiskPolicy | None, current: RiskPolicy) -> RiskPolicy:
 
 def now() -> datetime:
     return datetime.now(UTC)
+
+
+@dataclass(frozen=True)
+class SourceCut:
+    """A source's cut as the run `run_id` chose it, resting on `decisions` of its items."""
+
+    source: str
+    run_id: str
+    threshold: float
+    says: str
+    decisions: int
+    certified: Certified | None  # None: set by hand (`--threshold`)
+    decided_at: datetime
+
+    def now(self, decisions: int) -> str:
+        """The cut in words for a reader that runs no model, with the decisions taken
+        since it was chosen (`decisions`: the source's now)."""
+        said = f"cut {self.threshold:.3f} (run {self.run_id}): {self.says}"
+        since = decisions - self.decisions
+        if since <= 0:
+            return said
+        return (
+            f"{said}; {since} decided since, which the next run or `librarian relink "
+            f"--source {self.source} --commit` decides its open items again with"
+        )
+
+
+def record_cuts(session: Session, run_id: str, sources: Mapping[str, Mapping[str, Any]]) -> None:
+    """Each source's cut as `run_id` chose it (its `SourceStatus.as_json`). The caller
+    commits."""
+    for source, status in sources.items():
+        row = session.get(SourceCutRow, source) or SourceCutRow(source_key=source)
+        row.run_id, row.status, row.decided_at = run_id, dict(status), now()
+        session.add(row)
+
+
+def source_cut(session: Session, source: str) -> SourceCut | None:
+    """The cut `source` has now (None: no run has linked it since 0012)."""
+    row = session.get(SourceCutRow, source)
+    if row is None:
+        return None
+    status = row.status
+    cut = status.get("cut")
+    return SourceCut(
+        source,
+        row.run_id,
+        float(status["threshold"]),
+        str(status.get("says", "")),
+        int(status.get("decisions", 0)),
+        Certified.from_json(cut) if isinstance(cut, dict) else None,
+        row.decided_at,
+    )

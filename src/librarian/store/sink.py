@@ -31,6 +31,7 @@ from librarian.schemas.records import (
 )
 from librarian.store.decisions import StoredBatch, WriteResult, commit, priors, unchanged
 from librarian.store.history import source_context
+from librarian.store.policies import record_cuts
 
 
 @dataclass(frozen=True)
@@ -128,6 +129,9 @@ class DatabaseSink:
         claim = raw.claim if isinstance(raw.claim, Session) else None
         with nullcontext(claim) if claim is not None else Session(self.engine) as session:
             written = commit(session, stored)
+        if result.sources:  # the cut each source has now: what readers without models show
+            with Session(self.engine) as session, session.begin():
+                record_cuts(session, self.run_id, result.sources)
         self.stored.add(written)
         result.rejections = rejections
         self._account_failures(sections, result, written, from_queue)

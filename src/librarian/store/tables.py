@@ -75,7 +75,7 @@ class DecisionRow(Base):
     # same source is linked with it as a file's rows are (`store.history.earlier_items`).
     candidates: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)
     # How its source was linked when it was decided (`DecisionFacts.linked_as`).
-    source_linked: Mapped[str | None] = mapped_column(String(256), nullable=True)
+    source_linked: Mapped[str | None] = mapped_column(Text, nullable=True)  # a sentence
 
 
 class RejectedRow(Base):
@@ -209,6 +209,20 @@ class RunPolicyRow(Base):
     run_id: Mapped[str] = mapped_column(String(128), primary_key=True)
     policy: Mapped[dict[str, Any]] = mapped_column(JSON)
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+
+
+class SourceCutRow(Base):
+    """The cut a source has now: the one the run (or `relink`) that last linked it chose,
+    where it stood then (`pipeline.source_level.SourceStatus.as_json`). What reads a
+    source's cut without running the models (`queue status`, the workbench, the suggest
+    API) reads it here, so that every command says the same."""
+
+    __tablename__ = "source_cuts"
+
+    source_key: Mapped[str] = mapped_column(String(1024), primary_key=True)
+    run_id: Mapped[str] = mapped_column(String(128))
+    status: Mapped[dict[str, Any]] = mapped_column(JSON)
+    decided_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
 
 
 class KnowledgeQueueRow(Base):

@@ -22,13 +22,13 @@ COLUMN = "source_linked"
 
 
 def upgrade() -> None:
-    op.add_column("decision_queue", sa.Column(COLUMN, sa.String(256), nullable=True))
+    op.add_column("decision_queue", sa.Column(COLUMN, sa.Text, nullable=True))
     queue = sa.table(
         "decision_queue", sa.column("id"), sa.column("envelope", sa.JSON), sa.column(COLUMN)
     )
     bind = op.get_bind()
     said = [
-        {"row": row_id, "said": found[:256]}
+        {"row": row_id, "said": found}
         for row_id, envelope in bind.execute(sa.select(queue.c.id, queue.c.envelope))
         if (found := _said(envelope)) is not None
     ]
