@@ -218,3 +218,72 @@ def test_an_item_keeps_its_address_when_it_is_decided_again(engine: Engine) -> N
     assert late.status_code == 400 and f"it is {new_id} now" in late.text
     with Session(engine) as session, pytest.raises(Exception, match=f"it is {new_id} now"):
         decide(session, Asked(old_id, "approve", "rita"), small_hub().ids)
+
+
+def test_every_command_says_the_cut_the_last_run_or_relink_chose(tmp_path: Path) -> None:
+    """Issue 41, item 1: `run` and `queue status` said 0.743, `relink` a minute later
+    0.950, and `queue status` stayed as it was while decisions were taken. Now the run
+    and relink choose a source's cut and store it; `queue status`, the workbench's item
+    page, the suggest API and the re-scorer's base read it, and say the decisions since."""
+    from fastapi.testclient import TestClient
+    from typer.testing import CliRunner
+
+    from librarian.cli import app
+    from librarian.pipeline.batches import Admitted
+    from librarian.pipeline.run import RunParts, run_source
+    from librarian.review.bench import Workbench
+    from librarian.review.web import create_app
+    from librarian.schemas.records import RawBatch, RunSummary
+    from librarian.store.history import latest_cut
+    from librarian.store.sink import DatabaseSink
+
+    url = f"sqlite:///{tmp_path / 'cut.db'}"
+    engine = make_engine(url)
+    upgrade(engine)
+    pipeline = stub_pipeline(threshold=None, top_k=6, top_n=5)  # each source's own cut
+    batch = sections()
+    raw = RawBatch([(s.line, s.text.encode()) for s in batch], 0, 0, 0, eof=True)
+    summary = RunSummary(run_id="run-1", input="t", out_dir="", started_at="")
+    sink = DatabaseSink(engine, "run-1", "t", pipeline.models_digest)
+    admitted = Admitted(raw, batch, [], [], None)
+    run_source(pipeline, [admitted], pipeline.context("run-1"), summary, RunParts(sinks=[sink]))
+    key = str(rows(engine)[0].source_key)
+    bench = Workbench(engine, small_hub(), "rita", csrf="c", suggester=lambda: pipeline)
+    web = TestClient(create_app(bench), base_url="http://127.0.0.1:8765")
+
+    def said(run_id: str) -> dict[str, str]:
+        """What each reader says of the source's cut."""
+        status = CliRunner().invoke(app, ["queue", "status", "--db", url], terminal_width=300)
+        open_id = next(r.review_id for r in rows(engine) if r.consumed_at is None)
+        page = web.get(f"/item/{open_id}").text
+        api = web.post(
+            "/api/v1/suggest",
+            json={"text": TEXTS[0], "source": key},
+            headers={"content-length": str(len(TEXTS[0]) + 40)},
+        ).json()
+        with Session(engine) as session:
+            stored = latest_cut(session, key)
+        line = next(x for x in status.stdout.splitlines() if x.startswith(f"source {key}"))
+        return {
+            "queue status": line.split("; cut ")[1].split(" (run ")[0]
+            + " "
+            + run_id * (f"(run {run_id})" in line),
+            "item page": page.split("its cut now: cut ")[1].split(" (run ")[0]
+            + " "
+            + run_id * (f"(run {run_id})" in page),
+            "suggest API": f"{api['retrieval']['threshold']:.3f} {run_id}",
+            "store": f"{stored:.3f} {run_id}",
+        }
+
+    cut = summary.sources[key]["threshold"]
+    assert set(said("run-1").values()) == {f"{cut:.3f} run-1"}
+    for item in rows(engine)[:3]:  # three decisions: nothing re-decided yet, and said so
+        with Session(engine) as session, session.begin():
+            decide(session, DecisionRequest(str(item.review_id), "reject", "rita"), small_hub().ids)
+    assert set(said("run-1").values()) == {f"{cut:.3f} run-1"}
+    status = CliRunner().invoke(app, ["queue", "status", "--db", url], terminal_width=300)
+    assert "3 decided since, which the next run or `librarian relink" in status.stdout
+    done = relink(engine, pipeline, key, "relink-1", commit=True)
+    now = done.status["threshold"]
+    assert set(said("relink-1").values()) == {f"{now:.3f} relink-1"}
+    assert "decided since" not in CliRunner().invoke(app, ["queue", "status", "--db", url]).stdout

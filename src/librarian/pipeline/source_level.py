@@ -267,7 +267,7 @@ class SourceLevelSlot:
         for r, item in enumerate(items):
             groups.setdefault(item, []).append(r)
         if self.model is None or len(groups) < MIN_SHAPE_ITEMS:
-            status = self._status(name, len(groups), None, len(decided), None)
+            status = self._status(name, len(groups), None, len(known.reviewed), None)
             return [Linked(r.hits, r.evidence, None, None, status) for r in pending]
         claims = {g: merged_claim([all_rows[r] for r in rows]) for g, rows in groups.items()}
         priors = self._priors(list(claims.values()), decided)
