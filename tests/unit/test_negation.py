@@ -43,6 +43,27 @@ from librarian.pipeline.negation import negation_differs
             "Use nonces and initialization vectors only once",
             True,
         ),
+        # Issue 41, item 9: a prohibition of a manner the hub name does not name
+        ("Passwords must never be stored in plaintext", "Store passwords securely", False),
+        ("Keys shall not be hard-coded in source", "Store cryptographic keys securely", False),
+        # ...nor a "never" beside a name that says no without a "not"
+        (
+            "Access control decisions never rely on the Origin or Referer header alone",
+            "Avoid using of Origin header for authentication of access control",
+            False,
+        ),
+        (
+            "An initialization vector or nonce is never reused with the same encryption key",
+            "Use nonces and initialization vectors only once",
+            False,
+        ),
+        # ...a prohibition of the thing itself, or a plain statement, still flags
+        (
+            "Sessions must never be terminated after logout",
+            "Terminate session after logout",
+            True,
+        ),
+        ("Passwords are never stored hashed", "Store passwords hashed", True),
         (
             "Notification emails are sent on login",
             "Inform users of logins",

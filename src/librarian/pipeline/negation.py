@@ -7,11 +7,16 @@ the other side also uses, and the other side negates nothing. An ordinary prohib
 about something else ("secrets must never be committed" beside "Do not store secrets in
 code"), a negation in a relative clause ("reviewers who were not involved") and a
 trailing "or not" are no mismatch (docs/quality.md has the false flags before and after).
+Nor is a prohibition of a manner the other side never names: "passwords must never be
+stored in plaintext" forbids the plaintext, not the storing, beside "store passwords
+securely"; a prohibition whose every word the other side uses ("sessions must never be
+terminated after logout" beside "terminate sessions after logout") still flags.
 """
 
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from functools import lru_cache
 
 # A negation cue and the words it governs: those after it ("not hashed"), or, for the
@@ -21,6 +26,15 @@ _POSTPOSED = frozenset({"optional", "unnecessary", "exempt"})
 # A negation in a relative or purpose clause is about someone or something else:
 # "reviewers who were not involved", "… so attackers cannot forge log entries".
 _RELATIVE = frozenset({"who", "whom", "whose", "which", "so"})
+# A modal just before a cue makes a prohibition ("must never", "shall not").
+_MODALS = frozenset({"must", "shall", "should"})
+# Words that forbid or restrict without a "not" ("Avoid using the Origin header", "Use
+# nonces only once"): a text holding one says no to something, so a "never" beside it is
+# no mismatch. They only ever spare a flag, never raise one.
+_LOOSENING = frozenset({"without"})  # with _POSTPOSED and "need not": a permission
+_RESTRICTING = frozenset(
+    {"avoid", "prevent", "disable", "deny", "forbid", "prohibit", "disallow", "only", "reject"}
+)
 SCOPE_WORDS = 6
 _TOKEN = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
 _FUNCTION_WORDS = frozenset(
@@ -119,49 +133,76 @@ def _same(one: str, other: str) -> bool:
     return shared >= max(4, min(len(a), len(b)) - 2)
 
 
-def _scoped(words: list[str]) -> list[tuple[str, set[str]]]:
-    """Each negation that counts, with the content words it governs."""
+@dataclass(frozen=True)
+class _Negation:
+    """One negation that counts: its cue, the content words it governs, whether it is a
+    prohibition (a modal just before it: "must never") and whether it loosens rather than
+    forbids ("without restriction", "optional", "need not")."""
+
+    cue: str
+    scope: frozenset[str]
+    forbids: bool
+    loosens: bool
+
+
+def _scoped(words: list[str]) -> list[_Negation]:
+    """Each negation that counts (not in a relative clause, no "… or not")."""
     scoped = []
     for i, word in enumerate(words):
+        before = set(words[max(0, i - 2) : i])
         if word in _POSTPOSED:
-            scoped.append((word, _content(words[max(0, i - SCOPE_WORDS) : i])))
+            scope = _content(words[max(0, i - SCOPE_WORDS) : i])
+            scoped.append(_Negation(word, frozenset(scope), False, True))
         elif _CUE.match(word) and not _RELATIVE & set(words[max(0, i - 3) : i]):
             if word == "not" and i > 0 and words[i - 1] == "or":
                 continue  # "… or not", "whether or not": an alternative, not a negation
-            scoped.append((word, _content(words[i + 1 : i + 1 + SCOPE_WORDS])))
+            scope = _content(words[i + 1 : i + 1 + SCOPE_WORDS])
+            loosens = word in _LOOSENING or "need" in before or word == "needn't"
+            scoped.append(_Negation(word, frozenset(scope), bool(_MODALS & before), loosens))
     return scoped
-
-
-def _scopes(words: list[str]) -> list[set[str]]:
-    return [scope for _, scope in _scoped(words)]
 
 
 def negating_words(text: str, other: str) -> list[str]:
     """The negations in `text` that govern words `other` also uses: what raised a flag."""
     shared = _content(_tokens(other))
     found = []
-    for word, scope in _scoped(_tokens(text)):
-        governed = sorted(w for w in scope if any(_same(w, o) for o in shared))
+    for negation in _scoped(_tokens(text)):
+        governed = sorted(w for w in negation.scope if any(_same(w, o) for o in shared))
         if governed:
-            found.append(f"“{word}” ({', '.join(governed)})")
+            found.append(f"“{negation.cue}” ({', '.join(governed)})")
     return found
 
 
 def negations(text: str) -> int:
     """How many negations in `text` count (not in a relative clause)."""
-    return len(_scopes(_tokens(text)))
+    return len(_scoped(_tokens(text)))
 
 
-def _negates_about(scopes: list[set[str]], other: set[str]) -> bool:
-    return any(_same(w, o) for scope in scopes for w in scope for o in other)
+def _negates_about(scopes: list[_Negation], other: set[str]) -> bool:
+    return any(_same(w, o) for n in scopes for w in n.scope for o in other)
+
+
+def _bearing(scopes: list[_Negation], other: set[str]) -> list[_Negation]:
+    """The negations that bear on `other`: all but a prohibition of a manner `other` does
+    not name (a word it governs that `other` never uses: "never ... in plaintext")."""
+    return [
+        n for n in scopes if not n.forbids or all(any(_same(w, o) for o in other) for w in n.scope)
+    ]
+
+
+def _agrees(negating: list[_Negation], quiet: list[str]) -> bool:
+    """A text that forbids (never, not) beside one that restricts without a "not" ("avoid",
+    "only once") says the same no: no mismatch. A loosening ("without restriction") beside
+    a restriction is one."""
+    return bool(_RESTRICTING & set(quiet)) and not any(n.loosens for n in negating)
 
 
 @lru_cache(maxsize=4096)
-def _read(text: str) -> tuple[list[str], list[set[str]], set[str]]:
-    """A text's words, negation scopes and content words. Cached: a hub name is checked
+def _read(text: str) -> tuple[list[str], list[_Negation], set[str]]:
+    """A text's words, negations and content words. Cached: a hub name is checked
     against many sections (522 names, one a row)."""
     words = _tokens(text)
-    return words, _scopes(words), _content(words)
+    return words, _scoped(words), _content(words)
 
 
 def negation_differs(one: str, other: str) -> bool:
@@ -171,15 +212,22 @@ def negation_differs(one: str, other: str) -> bool:
     words_other, scopes_other, content_other = _read(other)
     if not scopes_one and not scopes_other:
         return False  # neither negates anything (what follows could only say so again)
-    first = _negates_about(scopes_one, content_other)
-    second = _negates_about(scopes_other, content_one)
+    bearing_one = _bearing(scopes_one, content_other)
+    bearing_other = _bearing(scopes_other, content_one)
+    first = _negates_about(bearing_one, content_other)
+    second = _negates_about(bearing_other, content_one)
     if first != second:
-        return not (scopes_other if first else scopes_one)
+        negating, quiet = (bearing_one, words_other) if first else (bearing_other, words_one)
+        return not (scopes_other if first else scopes_one) and not _agrees(negating, quiet)
     if first or not _mostly_shared(words_one, words_other):
         return False
     # Neither negation names a shared word, but the two say much the same ("reused
-    # without restriction" beside "use only once"): the polarity of the whole decides.
-    return bool(scopes_one) != bool(scopes_other)
+    # without restriction" beside "use only once"): the polarity of the whole decides,
+    # a prohibition of a manner the other does not name counting for none.
+    if bool(bearing_one) == bool(bearing_other):
+        return False
+    negating, quiet = (bearing_one, words_other) if bearing_one else (bearing_other, words_one)
+    return not _agrees(negating, quiet)
 
 
 def _mostly_shared(one: list[str], other: list[str]) -> bool:
