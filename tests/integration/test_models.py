@@ -230,6 +230,10 @@ def test_hub_search_finds_cres_by_meaning_and_hub_show_names_them() -> None:
     assert json.loads(found.output)[0]["cre_id"] == "623-550"
     rotation = json.loads(runner.invoke(app, ["hub", "search", "key rotation", "--json"]).output)
     assert any("key" in hit["name"].lower() for hit in rotation[:3]), rotation[:3]
+    # Issue 41, item 9: the numbers shown are on a stated scale, each in [0, 1].
+    assert all(0 <= hit["meaning"] <= 1 and 0 <= hit["words"] <= 1 for hit in rotation)
+    plain = runner.invoke(app, ["hub", "search", "key rotation", "--limit", "2"]).output
+    assert "meaning: the cosine of TEXT to the CRE's name and path, 0-1" in " ".join(plain.split())
     shown = runner.invoke(app, ["hub", "show", "616-305", "--json"])
     assert shown.exit_code == 0
     card = json.loads(shown.output)

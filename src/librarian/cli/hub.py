@@ -36,15 +36,30 @@ def hub_search(
     hits = hub_finder(load_hubs(first, rest), home_of(home)).search(query, limit)
     if as_json:
         rows = [
-            {"cre_id": h.cre_id, "name": h.name, "path": h.path, "score": round(h.score, 4)}
+            {
+                "cre_id": h.cre_id,
+                "name": h.name,
+                "path": h.path,
+                "score": round(h.score, 4),
+                "meaning": round(h.meaning, 4),
+                "words": round(h.words, 4),
+            }
             for h in hits
         ]
         sys.stdout.write(json.dumps(rows, indent=1) + "\n")
         return
-    for h in hits:
-        out.print(f"{h.cre_id}  {h.score:5.2f}  {h.name}  ({h.path})", markup=False)
     if not hits:
         out.print("no CRE matches", markup=False)
+        return
+    # The order's score is no probability: its parts are, each on [0, 1].
+    out.print(
+        "CRE      meaning  words  name (path); meaning: the cosine of TEXT to the CRE's "
+        "name and path, 0-1; words: the share of TEXT's words it holds, 0-1",
+        markup=False,
+    )
+    for h in hits:
+        line = f"{h.cre_id}  {h.meaning:7.2f}  {h.words:5.0%}  {h.name}  ({h.path})"
+        out.print(line, markup=False)
 
 
 @app.command("show")
