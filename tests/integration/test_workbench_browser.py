@@ -169,6 +169,7 @@ def test_a_reviewer_clears_items_with_keyboard_and_mouse(
         expect(page.locator(".message")).to_contain_text("changed: recorded reject")
         expect(page.locator("#history li")).to_have_count(2)
         expect(page.locator("#history")).to_contain_text("changed later")
+        expect(page.locator("#history")).to_contain_text("too broad for any one CRE")
         page.goto(base + "/")
         expect(page.locator("header")).to_contain_text("3 decided today")
         boxes = page.locator("#queue input[name=review_ids]")  # bulk: two rows, one click

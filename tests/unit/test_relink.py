@@ -235,6 +235,7 @@ def test_every_command_says_the_cut_the_last_run_or_relink_chose(tmp_path: Path)
     from librarian.review.web import create_app
     from librarian.schemas.records import RawBatch, RunSummary
     from librarian.store.history import latest_cut
+    from librarian.store.policies import record_cuts
     from librarian.store.sink import DatabaseSink
 
     url = f"sqlite:///{tmp_path / 'cut.db'}"
@@ -286,4 +287,9 @@ def test_every_command_says_the_cut_the_last_run_or_relink_chose(tmp_path: Path)
     done = relink(engine, pipeline, key, "relink-1", commit=True)
     now = done.status["threshold"]
     assert set(said("relink-1").values()) == {f"{now:.3f} relink-1"}
+    # A decided item's page says the cut its source has now, not the one it was decided at.
+    with Session(engine) as session, session.begin():
+        record_cuts(session, "run-2", {key: {**done.status, "threshold": 0.777}})
+    decided_page = web.get(f"/item/{rows(engine)[0].review_id}").text
+    assert "auto-link at 0.777" in decided_page and "(run run-2)" in decided_page
     assert "decided since" not in CliRunner().invoke(app, ["queue", "status", "--db", url]).stdout

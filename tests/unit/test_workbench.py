@@ -837,7 +837,7 @@ def test_a_decision_is_changed_by_its_reviewer_or_a_lead_and_the_old_one_is_kept
     assert 'id="changing"' not in sam.get(f"/item/{first}").text
     refused = post(sam, f"/item/{first}", change="yes", pick="400-000")
     assert refused.status_code == 400 and "only they or a lead" in refused.text
-    changed = post(rita, f"/item/{first}", change="yes", pick="400-000")
+    changed = post(rita, f"/item/{first}", change="yes", pick="400-000", note="the leaf fits")
     assert changed.status_code == 303 and changed.headers["location"].startswith(f"/item/{first}")
     (standing,) = decisions(engine)
     assert standing["action"] == "correct" and standing["decided_by"] == "rita"
@@ -852,6 +852,7 @@ def test_a_decision_is_changed_by_its_reviewer_or_a_lead_and_the_old_one_is_kept
     assert kept == [("reject", True, None), ("correct", True, 1), ("approve", False, 2)]
     history = rita.get(f"/item/{first}").text
     assert history.count("changed later") == 2 and history.count("— stands") == 1
+    assert "correct 400-000: “the leaf fits”" in history  # issue 41: each change's note
     # The same decision again is no change; the item stays decided throughout.
     same = post(lead, f"/item/{first}", change="yes", action="approve")
     assert same.status_code == 400 and "nothing changed" in same.text

@@ -193,10 +193,13 @@ class Pages:
             and reviewer is not None
             and (reviewer == standing.decided_by or self.is_lead(request))
         )
+        context = self.item_context(detail)
+        if source is not None and source["threshold"] is not None:
+            context["threshold"] = source["threshold"]  # the cut its source has now
         return self.render(
             request,
             "item.html",
-            **self.item_context(detail),
+            **context,
             may_change=may_change,
             editable=detail.item.status == "open" or may_change,
             following=following,
@@ -522,6 +525,7 @@ def source_panel(
     return {
         "key": key,
         "cut": stored.now(seen) if stored is not None else None,
+        "threshold": stored.threshold if stored is not None else None,
         "linked": linked,
         "decisions": seen,
         "needed": max(0, MIN_SOURCE_DECISIONS - seen),
