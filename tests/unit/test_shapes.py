@@ -408,3 +408,41 @@ def test_every_list_of_shapes_in_help_and_docs_names_the_registry() -> None:
     guide = (root / "docs" / "guide.md").read_text()
     for suffix in {s for s in suffixes() if s not in (".ndjson", ".markdown", ".docm")}:
         assert suffix in run_line and f"`{suffix}`" in guide, suffix
+
+
+@pytest.mark.parametrize(
+    ("intro", "kept"),
+    [
+        ("This policy applies to all employees and contractors of Acme.", False),
+        ("All systems must be patched within 30 days of a release.", True),
+    ],
+)
+def test_a_documents_preamble_is_no_item_unless_it_reads_as_a_requirement(
+    tmp_path: Path, intro: str, kept: bool
+) -> None:
+    """Issue 41, item 5: the intro paragraph became a 41st item to reject by hand. It is
+    skipped as NOT_A_REQUIREMENT, accounted for; a preamble that says "must" is linked."""
+    from librarian.pipeline.accounting import check_accounting
+    from librarian.pipeline.run import Collected, RunParts, run_source
+    from librarian.pipeline.sources import PlainFile
+    from librarian.schemas.records import RunSummary
+    from tests.stubs import stub_pipeline
+
+    policy = tmp_path / "policy.md"
+    policy.write_text(
+        f"{intro}\n\n# Authentication\n\nPasswords are hashed with a memory-hard function.\n\n"
+        "# Sessions\n\nSession tokens are rotated at sign-in.\n"
+    )
+    pipeline = stub_pipeline(threshold=0.99)
+    summary = RunSummary(run_id="p", input=str(policy), out_dir="", started_at="")
+    collected = Collected()
+    batches = PlainFile(policy, "Acme Policy").batches(100)
+    run_source(pipeline, batches, pipeline.context("p"), summary, RunParts(sinks=[collected]))
+    check_accounting(summary)  # every line in one outcome
+    assert summary.read == 3
+    assert summary.linked + summary.review == (3 if kept else 2)
+    skips = summary.by_reason.get("skipped", {})
+    assert skips == ({} if kept else {"NOT_A_REQUIREMENT": 1})
+    if not kept:
+        (skip,) = collected.result.skips
+        assert skip.line == 1 and "preamble" in skip.message

@@ -92,6 +92,7 @@ from librarian.schemas.records import (
     Reviewed,
     Section,
     Skip,
+    SkipCode,
     rejected,
 )
 
@@ -185,14 +186,7 @@ class Pipeline:
     def admit(self, raw: RawBatch, registry: ChunkRegistry, lookup: PriorLookup | None) -> Admitted:
         """C.0 ingest, C.1 dedup, and the prior lookup (in the flow's process: it reads
         the store); what it returns can be linked anywhere (a Dask worker)."""
-        parsed = [
-            registry.admit(
-                rejected(line, RejectCode.MALFORMED_ROW, raw.unreadable[line])
-                if line in raw.unreadable
-                else parse_line(line, data)
-            )
-            for line, data in raw.lines
-        ]
+        parsed = [registry.admit(_read_line(raw, line, data)) for line, data in raw.lines]
         sections = [p for p in parsed if isinstance(p, Section)]
         rejections = [p for p in parsed if isinstance(p, Rejection)]
         skips = [p for p in parsed if isinstance(p, Skip)]
@@ -472,6 +466,17 @@ class Pipeline:
         adaptation and its cut apply, as the next run's would."""
         section = as_of_source(section_from_text(text, title), source)
         return self.link([section], EXPLAIN_RUN_ID, history=history).envelopes[0]
+
+
+def _read_line(raw: RawBatch, line: int, data: bytes) -> Section | Rejection | Skip:
+    """C.0 for one line: what its source could not read is rejected, what it read as no
+    requirement (a document's preamble) skipped, the rest parsed."""
+    if line in raw.unreadable:
+        return rejected(line, RejectCode.MALFORMED_ROW, raw.unreadable[line])
+    if line in raw.not_requirements:
+        why = raw.not_requirements[line]
+        return Skip(line=line, reason=SkipCode.NOT_A_REQUIREMENT, message=f"line {line}: {why}")
+    return parse_line(line, data)
 
 
 def as_of_source(section: Section, source: str) -> Section:

@@ -16,14 +16,14 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
 from librarian.pipeline.shapes import plain_shape
-from librarian.pipeline.shapes.rows import PlainInputError, PlainRow, Unreadable
+from librarian.pipeline.shapes.rows import PlainInputError, PlainRow, Unreadable, is_preamble
 from librarian.schemas.records import plain_locator_id
 
 __all__ = ["PlainInputError", "PlainRows", "PlainSource", "is_plain", "plain_lines"]
@@ -67,6 +67,14 @@ class PlainRows:
 
     lines: list[tuple[int, bytes]]
     unreadable: dict[int, str]
+    not_requirements: dict[int, str] = field(default_factory=dict)  # its preamble
+
+
+NOT_A_REQUIREMENT = (
+    "the document's preamble: no requirement id and no requirement's words (must, shall, "
+    "should, required, ...); kept out of the items (give it an id, or a heading of a rule, "
+    "to link it)"
+)
 
 
 def plain_lines(path: Path, source_name: str | None = None) -> PlainRows:
@@ -77,14 +85,17 @@ def plain_lines(path: Path, source_name: str | None = None) -> PlainRows:
     source = PlainSource.of(path, source_name)
     lines: list[tuple[int, bytes]] = []
     unreadable: dict[int, str] = {}
+    preamble: dict[int, str] = {}
     for row in shape.read(path):
         if isinstance(row, Unreadable):
             lines.append((row.line, row.raw.encode("utf-8", "surrogateescape")))
             if row.why is not None:
                 unreadable[row.line] = row.why
-        else:
-            lines.append((row.line, json.dumps(knowledge_item(row, source)).encode()))
-    return PlainRows(lines, unreadable)
+            continue
+        lines.append((row.line, json.dumps(knowledge_item(row, source)).encode()))
+        if is_preamble(row):
+            preamble[row.line] = NOT_A_REQUIREMENT
+    return PlainRows(lines, unreadable, preamble)
 
 
 def knowledge_item(row: PlainRow, source: PlainSource) -> dict[str, Any]:

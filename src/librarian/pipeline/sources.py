@@ -86,6 +86,7 @@ class PlainFile:
             chunk = lines[start : start + size]
             end = start + len(chunk)
             unreadable = {n: rows.unreadable[n] for n, _ in chunk if n in rows.unreadable}
+            preamble = {n: rows.not_requirements[n] for n, _ in chunk if n in rows.not_requirements}
             yield RawBatch(
                 chunk,
                 0,
@@ -94,6 +95,7 @@ class PlainFile:
                 eof=end >= len(lines),
                 unreadable=unreadable,
                 knowledge_items=True,
+                not_requirements=preamble,
             )
 
 

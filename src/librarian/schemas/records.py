@@ -115,6 +115,9 @@ class SkipCode(StrEnum):
     STATUS_NOT_ACCEPTED = "STATUS_NOT_ACCEPTED"
     DUPLICATE_CHUNK = "DUPLICATE_CHUNK"
     UNCHANGED = "UNCHANGED"
+    # A document's preamble or definitions: before its first rule, no requirement id and
+    # no requirement's words (`pipeline.shapes.rows.requirement_shaped`).
+    NOT_A_REQUIREMENT = "NOT_A_REQUIREMENT"
 
 
 class _RowNote(BaseModel):
@@ -222,6 +225,9 @@ class RawBatch:
     # Lines the source itself could not read as a row (a CSV row with more cells than its
     # header, a queue-table row holding a BLOB): line -> why; rejected, never parsed.
     unreadable: dict[int, str] = field(default_factory=dict)
+    # Lines a document shape read as no requirement (its preamble): line -> why; skipped
+    # (NOT_A_REQUIREMENT), accounted for, never linked.
+    not_requirements: dict[int, str] = field(default_factory=dict)
     # The source's open transaction holding the claim (the queue table's), which the
     # database sink stores the batch in and closes; None for files.
     claim: Closable | None = None

@@ -87,3 +87,24 @@ REQUIREMENT_ID = re.compile(
     r"(?P<text>[A-Z\d\"'(\u201c\u2018].*)$",
     re.S,
 )
+
+
+# What a requirement says, in any of the forms policies and standards use.
+_REQUIREMENT_WORDS = re.compile(
+    r"\b(must|shall|should|required?|requires|ensures?|verify|never|prohibited|may not|"
+    r"is not permitted|are not permitted|mandatory)\b",
+    re.IGNORECASE,
+)
+PREAMBLE_ID = "preamble"  # the id a document shape gives what comes before its first rule
+
+
+def requirement_shaped(text: str) -> bool:
+    """Whether a text reads as a requirement: it says must, shall, should, required, … A
+    document's preamble ("This policy applies to …") does not."""
+    return bool(_REQUIREMENT_WORDS.search(text))
+
+
+def is_preamble(row: PlainRow) -> bool:
+    """A document's preamble or definitions: no requirement id of its own (the shape named
+    it `preamble`) and no requirement's words."""
+    return (row.id or "").startswith(PREAMBLE_ID) and not requirement_shaped(row.text or "")
