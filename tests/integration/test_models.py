@@ -119,7 +119,8 @@ def test_explain_with_trained_models_says_so(dev_models: Path) -> None:
     top = envelope["retrieval"]["candidates"][0]
     assert top["score_hybrid"] >= top["score_vector"]
     why = envelope["suggested_links"][0]["rationale"]
-    assert why.startswith("name ") and "path " in why and "best linked section" in why
+    assert why.startswith("similarity to this text, 0-1: its name ")
+    assert "its place in the hub " in why and "closest section already linked to it" in why
 
 
 def test_explain_explicit_citation() -> None:

@@ -94,8 +94,11 @@ def test_evidence_lifts_the_described_hub_and_is_named_in_the_rationale() -> Non
     # Without trained models there is no evidence, and no hybrid score is claimed.
     assert all(c.score_hybrid is None for c in plain.envelopes[0].retrieval.candidates)
     links = envelope.links if isinstance(envelope, LinkProposal) else envelope.suggested_links
-    assert links and "best linked section 1.00: alpha 1 (prose)" in (links[0].rationale or "")
-    assert "name " in (links[0].rationale or "") and "path " in (links[0].rationale or "")
+    assert links and "closest section already linked to it 1.00: alpha 1 (prose)" in (
+        links[0].rationale or ""
+    )
+    said = links[0].rationale or ""
+    assert "its name " in said and "its place in the hub " in said
     assert stage_ids(envelope.retrieval.retriever)["retrieve"] == f"{ids.RETRIEVE}:in-memory"
     assert envelope.retrieval.retriever.count("best of 3 linked sections") == 1
 

@@ -787,7 +787,10 @@ def test_why_shows_the_words_that_raised_a_negation_flag_and_the_linked_section(
     page = client(engine).get(f"/item/{review_ids(engine)[0]}").text
     assert "NEGATION_MISMATCH" in page
     assert "negation flagged: “never” (after, login, rotated)" in page
-    rationale = "name 0.61, path 0.58; best linked section 0.72: nist_800_53 AC-2 (prose)"
+    rationale = (
+        "similarity to this text, 0-1: its name 0.61, its place in the hub 0.58; closest "
+        "section already linked to it 0.72: nist_800_53 AC-2 (prose)"
+    )
     found = EXEMPLAR.search(rationale)
     assert found is not None and found.group(1) == "nist_800_53 AC-2 (prose)"
     first = json.loads(DEFAULT_LINKS.read_text().splitlines()[0])

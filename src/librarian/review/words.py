@@ -11,6 +11,7 @@ from collections.abc import Callable
 from librarian.catalogue.hub import Hub
 from librarian.pipeline.negation import negating_words
 from librarian.retrieval.hub_search import HubSearch
+from librarian.retrieval.why import EXEMPLAR_SAID
 from librarian.store.review import (
     OpenItem,
     Suggestion,
@@ -57,7 +58,7 @@ _COMMON = frozenset(
 )
 
 
-EXEMPLAR = re.compile(r"best linked section [0-9.]+: (\S+ .+ \((?:prose|title)\))$")
+EXEMPLAR = re.compile(rf"{EXEMPLAR_SAID} [0-9.]+: (\S+ .+ \((?:prose|title)\))$")
 
 
 def flag_words(item: OpenItem) -> list[str]:
