@@ -43,11 +43,11 @@ train: setup
 dev-eval: setup
 	$(BIN)/librarian train --out models-dev --holdout-dev
 	$(BIN)/librarian eval data/golden/dev.json --models models-dev \
-		--json docs/dev-eval.json --plot docs/reliability-dev.png --rows docs/dev-eval-rows.jsonl
+		--report docs/dev-eval.json --plot docs/reliability-dev.png --rows docs/dev-eval-rows.jsonl
 	-$(BIN)/librarian eval data/golden/dev.json --models models-dev --reviewed 50 \
-		--review-order file --json docs/dev-eval-warm.json --rows docs/dev-eval-warm-rows.jsonl
+		--review-order file --report docs/dev-eval-warm.json --rows docs/dev-eval-warm-rows.jsonl
 	-$(BIN)/librarian eval data/golden/dev.json --models models-dev --reviewed 50 \
-		--review-order product --json docs/dev-eval-product.json
+		--review-order product --report docs/dev-eval-product.json
 	$(BIN)/python scripts/paired_eval.py docs/baseline/dev-eval-rows-8a42df9.jsonl \
 		docs/dev-eval-rows.jsonl --golden data/golden/dev.json
 	$(BIN)/python scripts/paired_eval.py docs/baseline/dev-eval-warm-rows-8a42df9.jsonl \

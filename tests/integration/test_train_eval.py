@@ -47,7 +47,7 @@ def test_dev_eval_reports_and_fits_nothing(dev_models: Path, tmp_path: Path) -> 
             str(DEV),
             "--models",
             str(dev_models),
-            "--json",
+            "--report",
             str(report_path),
             "--plot",
             str(plot),
@@ -115,7 +115,7 @@ def test_damaged_models_are_refused_before_any_model_loads(
 
 def _eval(dev_models: Path, out: Path, *extra: str) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     report_path, rows = out.with_suffix(".json"), out.with_suffix(".jsonl")
-    args = ["eval", str(DEV), "--models", str(dev_models), "--json", str(report_path)]
+    args = ["eval", str(DEV), "--models", str(dev_models), "--report", str(report_path)]
     result = runner.invoke(app, [*args, "--rows", str(rows), *extra])
     report = json.loads(report_path.read_text())
     # The gate holds warm too: on these frameworks a warm eval can fail it (docs/quality.md:
@@ -185,7 +185,8 @@ def test_product_order_chooses_from_the_text_alone_and_scores_the_rest(
     subset.write_text(json.dumps([r.model_dump(mode="json", exclude_none=True) for r in rows]))
     report_path, scored_path = tmp_path / "product.json", tmp_path / "product.jsonl"
     args = ["eval", str(subset), "--models", str(dev_models), "--reviewed", "20"]
-    args += ["--review-order", "product", "--json", str(report_path), "--rows", str(scored_path)]
+    args += ["--review-order", "product", "--report", str(report_path)]
+    args += ["--rows", str(scored_path)]
     result = runner.invoke(app, args)
     assert result.exit_code in (0, 1), result.output  # 1: the ECE gate, said so
     warm = json.loads(report_path.read_text())

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
+from typing import Any
 
 import pytest
 from typer.testing import CliRunner
@@ -202,3 +203,32 @@ def test_the_run_summary_holds_what_a_person_reads(capsys: pytest.CaptureFixture
     shown = capsys.readouterr().out
     assert "x" * 100 not in shown and "retriever:" not in shown
     assert "models: all-MiniLM-L6-v2 onnx-int8; calibrated by /home/models" in shown
+
+
+def test_json_means_one_thing_in_every_command() -> None:
+    """Issue 40: `--json` was a flag in five commands and a path in one (eval's report,
+    now `--report PATH`). Every command that takes it prints JSON on stdout."""
+    import typer.main
+
+    def commands(group: Any, path: str) -> list[tuple[str, Any]]:
+        if not hasattr(group, "list_commands"):  # typer's own click: no isinstance here
+            return [(path, group)]
+        ctx = group.make_context(path, [], resilient_parsing=True)
+        found = []
+        for name in group.list_commands(ctx):  # a command group loads its module when asked
+            sub = group.get_command(ctx, name)
+            found += commands(sub, f"{path} {name}") if sub is not None else []
+        return found
+
+    taking = [
+        (path, param)
+        for path, command in commands(typer.main.get_command(app), "librarian")
+        for param in command.params
+        if "--json" in getattr(param, "opts", [])
+    ]
+    assert len(taking) >= 7, [p for p, _ in taking]
+    assert all(getattr(param, "is_flag", False) for _, param in taking), [
+        path for path, param in taking if not getattr(param, "is_flag", False)
+    ]
+    helps = {getattr(param, "help", "") for _, param in taking}
+    assert helps == {"what the command would print, as JSON on stdout (for scripts)"}

@@ -9,19 +9,18 @@ from typing import Annotated, Any
 import typer
 
 from librarian.cli.common import home_of, hub_finder, out, unicode_text
-from librarian.cli.options import HomeOpt, HubsOpt
+from librarian.cli.options import HomeOpt, HubsOpt, JsonOpt
 from librarian.errors import UsageError
 from librarian.paths import DEFAULT_HUB
 
 app = typer.Typer(no_args_is_help=True, help="The hub catalogue: find a CRE, show one.")
-AsJson = Annotated[bool, typer.Option("--json", help="JSON on stdout (for scripts)")]
 
 
 @app.command("search")
 def hub_search(
     text: Annotated[str, typer.Argument(help="what the CRE is about, in words or an id")],
     limit: Annotated[int, typer.Option(min=1, max=200, help="how many hits")] = 10,
-    as_json: AsJson = False,
+    as_json: JsonOpt = False,
     hub: HubsOpt = None,
     home: HomeOpt = None,
 ) -> None:
@@ -65,7 +64,7 @@ def hub_search(
 @app.command("show")
 def hub_show(
     cre_id: Annotated[str, typer.Argument(help="a CRE id, e.g. 616-305")],
-    as_json: AsJson = False,
+    as_json: JsonOpt = False,
     hub: HubsOpt = None,
 ) -> None:
     """One CRE: its name, where it sits, its children and related CREs, by name."""

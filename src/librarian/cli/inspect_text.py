@@ -10,7 +10,7 @@ import typer
 
 from librarian.cli import render
 from librarian.cli.common import err, linker_settings, out, unicode_text
-from librarian.cli.options import LinkerOptions, with_linker_options
+from librarian.cli.options import JsonOpt, LinkerOptions, with_linker_options
 from librarian.errors import UsageError
 
 TextArg = Annotated[str, typer.Argument(help="the section text, or - for one text a line on stdin")]
@@ -45,7 +45,7 @@ def _texts(text: str) -> list[str]:
 def explain(
     text: TextArg,
     title: TitleOpt = None,
-    as_json: Annotated[bool, typer.Option("--json", help="print the envelope as JSON")] = False,
+    as_json: JsonOpt = False,
     prior_text: PriorTextOpt = None,
     *,
     linker: LinkerOptions,
@@ -74,7 +74,7 @@ def explain(
 def route(
     text: Annotated[str, typer.Argument(help="the section text")],
     title: TitleOpt = None,
-    as_json: Annotated[bool, typer.Option("--json", help="print the decision as JSON")] = False,
+    as_json: JsonOpt = False,
     *,
     linker: LinkerOptions,
 ) -> None:

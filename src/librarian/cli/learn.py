@@ -32,10 +32,12 @@ from librarian.cli.options import (
     HomeOpt,
     HubOpt,
     Int8OutOpt,
+    JsonOpt,
     LinkerOptions,
     LinksOpt,
     ModelsOutOpt,
     ReplaceLinksOpt,
+    ReportOpt,
     ReviewedFirstOpt,
     ReviewedOpt,
     ReviewOrder,
@@ -471,7 +473,8 @@ def warm_protocol(
 @with_linker_options
 def eval_golden(
     dataset: Annotated[Path, typer.Argument(help="golden set (JSON list of rows)")],
-    json_out: Annotated[Path | None, typer.Option("--json", help="write the report here")] = None,
+    report_out: ReportOpt = None,
+    as_json: JsonOpt = False,
     plot: Annotated[
         Path | None, typer.Option(help="draw the reliability diagram into this PNG")
     ] = None,
@@ -504,13 +507,16 @@ def eval_golden(
     settings = linker_settings(linker)
     built = build_pipeline(settings)
     report, outcomes = scored_report(built, golden_rows, k, order, seed, draws, settings.top_k)
-    if json_out is not None:
-        write_json(json_out, report.model_dump(mode="json"))
+    if report_out is not None:
+        write_json(report_out, report.model_dump(mode="json"))
     if rows_out is not None:
         from librarian.training.evaluate import row_records
 
         write_jsonl(rows_out, row_records(outcomes))
-    render.eval_report(report, built.description(priors_read=True))
+    if as_json:
+        sys.stdout.write(report.model_dump_json(indent=1) + "\n")
+    else:
+        render.eval_report(report, built.description(priors_read=True))
     if plot is not None:
         from librarian.training.plot import reliability_diagram
 

@@ -169,7 +169,11 @@ QuietOpt = Annotated[bool, opt("--quiet", "no progress, no summary table: errors
 VerboseOpt = Annotated[
     bool, opt("--verbose", "Prefect's INFO lines too (a line a batch, the flow's start and end)")
 ]
-JsonOpt = Annotated[bool, opt("--json", "the run summary as JSON on stdout (for scripts)")]
+# `--json` means one thing in every command: what it would print, as JSON on stdout.
+JsonOpt = Annotated[
+    bool, opt("--json", "what the command would print, as JSON on stdout (for scripts)")
+]
+ReportOpt = Annotated[Path | None, opt("--report", "also write the report here (JSON)")]
 PlanOpt = Annotated[
     bool,
     opt("--plan", "show the stages the run would take, its source and sinks; read no row"),

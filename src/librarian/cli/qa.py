@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 import typer
 
 from librarian.cli.common import database, home_of, out
-from librarian.cli.options import DbOpt, HomeOpt, HubsOpt
+from librarian.cli.options import DbOpt, HomeOpt, HubsOpt, JsonOpt
 from librarian.errors import UsageError
 from librarian.paths import DEFAULT_HUB
 
@@ -127,7 +127,7 @@ def qa_rule(
 
 @app.command("report")
 def qa_report_command(
-    as_json: Annotated[bool, typer.Option("--json", help="JSON on stdout")] = False,
+    as_json: JsonOpt = False,
     db: DbOpt = None,
     home: HomeOpt = None,
 ) -> None:
