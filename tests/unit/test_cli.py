@@ -232,3 +232,17 @@ def test_json_means_one_thing_in_every_command() -> None:
     ]
     helps = {getattr(param, "help", "") for _, param in taking}
     assert helps == {"what the command would print, as JSON on stdout (for scripts)"}
+
+
+def test_source_names_the_standard_in_every_command() -> None:
+    """Issue 40: `--source` had three meanings (a document, a source key, a model's
+    directory); a model to quantise is `--model-dir` now."""
+    helps = {
+        command: " ".join(
+            runner.invoke(app, [*command.split(), "--help"], terminal_width=400).output.split()
+        )
+        for command in ("run", "relink", "quantize")
+    }
+    assert "--source" in helps["run"] and "the standard" in helps["run"]
+    assert "--source" in helps["relink"] and "the standard" in helps["relink"]
+    assert "--source" not in helps["quantize"] and "--model-dir" in helps["quantize"]

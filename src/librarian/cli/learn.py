@@ -35,6 +35,7 @@ from librarian.cli.options import (
     JsonOpt,
     LinkerOptions,
     LinksOpt,
+    ModelDirOpt,
     ModelsOutOpt,
     ReplaceLinksOpt,
     ReportOpt,
@@ -45,7 +46,6 @@ from librarian.cli.options import (
     SectionTextsOpt,
     SeedOpt,
     SkipInvalidOpt,
-    SourceOpt,
     with_linker_options,
 )
 from librarian.errors import InputError, RunError, UsageError
@@ -229,7 +229,7 @@ def build_int8(target: Path, hub_path: Path, source: Path | None) -> dict[str, A
 
 def quantize(
     out_dir: Int8OutOpt = None,
-    source: SourceOpt = None,
+    source: ModelDirOpt = None,
     hub: HubOpt = None,
     home: HomeOpt = None,
 ) -> None:
@@ -238,7 +238,7 @@ def quantize(
     Faster on CPU; refused unless its vectors of the hub's texts agree with the source
     model's."""
     if source is not None and not (source / "config.json").is_file():
-        raise UsageError(f"--source {source} is not a model directory (no config.json)")
+        raise UsageError(f"--model-dir {source} is not a model directory (no config.json)")
     target = out_dir or home_of(home).embedder_int8
     writable_output(target)
     render.quantized(build_int8(target, hub or DEFAULT_HUB, source), target)

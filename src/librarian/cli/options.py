@@ -162,8 +162,12 @@ DocumentOpt = Annotated[
     str | None,
     opt(
         "--source",
-        "a plain input's document name, e.g. 'Our Standard 2.0' (default: the file's name)",
+        "the standard: a plain input's document name, e.g. 'Our Standard 2.0' (default: "
+        "the file's name)",
     ),
+]
+SourceKeyOpt = Annotated[
+    str, opt("--source", "the standard: its source key (`librarian queue status` lists them)")
 ]
 QuietOpt = Annotated[bool, opt("--quiet", "no progress, no summary table: errors only")]
 VerboseOpt = Annotated[
@@ -184,7 +188,9 @@ ExcludeOpt = Annotated[list[str] | None, opt("--exclude-framework", _HELP["exclu
 HoldoutDevOpt = Annotated[bool, opt("--holdout-dev", _HELP["holdout_dev"])]
 ModelsOutOpt = Annotated[Path | None, opt("--out", _HELP["models_out"])]
 Int8OutOpt = Annotated[Path | None, opt("--out", _HELP["int8_out"])]
-SourceOpt = Annotated[Path | None, opt("--source", _HELP["source"])]
+# `--source` names a standard everywhere (a run's document, a source key); a model's
+# directory to quantise is `--model-dir`.
+ModelDirOpt = Annotated[Path | None, opt("--model-dir", _HELP["source"])]
 SeedOpt = Annotated[int, opt("--seed", _HELP["seed"])]
 ForceOpt = Annotated[bool, opt("--force", _HELP["force"])]
 ReplaceLinksOpt = Annotated[bool, opt("--replace-links", _HELP["replace_links"])]

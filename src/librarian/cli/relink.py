@@ -4,21 +4,16 @@ certify (an item a person decided is never touched)."""
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from typing import Annotated
-
-import typer
 
 from librarian.cli.common import database, home_of, linker_settings, out, redacted
-from librarian.cli.options import CommitOpt, LinkerOptions, with_linker_options
+from librarian.cli.options import CommitOpt, LinkerOptions, SourceKeyOpt, with_linker_options
 from librarian.errors import UsageError
 from librarian.text import visible
 
 
 @with_linker_options
 def relink(
-    source: Annotated[
-        str, typer.Option("--source", help="the source key (`queue status` lists them)")
-    ],
+    source: SourceKeyOpt,
     commit: CommitOpt = False,
     *,
     linker: LinkerOptions,
