@@ -4,6 +4,8 @@ database, Prefect's environment."""
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -15,6 +17,8 @@ from librarian.paths import DEFAULT_HUB, Home, librarian_home
 from librarian.settings import LinkerSettings
 
 if TYPE_CHECKING:
+    from sqlalchemy import Engine
+
     from librarian.catalogue.hub import Hub
     from librarian.retrieval.hub_search import HubSearch
 
@@ -74,7 +78,6 @@ def database(explicit: str | None, home: Home, create: bool, reads_only: bool = 
         check_current,
         check_database,
         database_url,
-        make_engine,
         read_only,
         upgrade,
     )
@@ -85,12 +88,22 @@ def database(explicit: str | None, home: Home, create: bool, reads_only: bool = 
         url = read_only(url)
         check_current(url)
         return url
+    with engine_of(url) as engine:
+        upgrade(engine)
+    return url
+
+
+@contextmanager
+def engine_of(url: str) -> Iterator[Engine]:
+    """The one way a command opens its database: an engine on `url` (checked and migrated
+    by `database`), disposed when the command is done with it."""
+    from librarian.store.db import make_engine
+
     engine = make_engine(url)
     try:
-        upgrade(engine)
+        yield engine
     finally:
         engine.dispose()
-    return url
 
 
 def redacted(url: str) -> str:

@@ -14,6 +14,7 @@ import typer
 
 from librarian.cli import render
 from librarian.cli.common import (
+    engine_of,
     err,
     home_of,
     linker_settings,
@@ -175,17 +176,14 @@ def show_changes(source: str, where: Home, request: TrainRequest) -> None:
     from librarian.factory import build_pipeline
     from librarian.review.relink import changes_for_open_items
     from librarian.settings import LinkerSettings
-    from librarian.store.db import database_url, make_engine
+    from librarian.store.db import database_url
 
     url = database_url(None, where.database_url) if source == REVIEWS else source
-    engine = make_engine(url)
-    try:
+    with engine_of(url) as engine:
         settings = LinkerSettings(
             models_dir=request.out_dir, cache_dir=request.cache_dir, hub_path=request.hub_path
         )
         changes, left = changes_for_open_items(engine, build_pipeline(settings))
-    finally:
-        engine.dispose()
     if not changes:
         out.print(f"open items in {redacted(url)}: none, nothing to re-score", markup=False)
         return
@@ -293,15 +291,12 @@ REVIEWS = "reviews"
 
 
 def _database_links(url: str) -> list[TrainingLink]:
-    from librarian.store.db import check_database, make_engine
+    from librarian.store.db import check_database
     from librarian.training.reviewers import reviewer_links
 
     check_database(url, create=False)
-    engine = make_engine(url)
-    try:
+    with engine_of(url) as engine:
         found = reviewer_links(engine)
-    finally:
-        engine.dispose()
     err.print(f"{redacted(url)}: {found.says()}", markup=False)
     return found.links
 
@@ -332,19 +327,15 @@ def _decision_file_links(
     from librarian.catalogue.hub import load_hub
     from librarian.review.decisions import learnable
     from librarian.review.sheets import read_decisions
-    from librarian.store.db import check_database, make_engine
+    from librarian.store.db import check_database
     from librarian.training.reviewers import REVIEWERS_FRAMEWORK
 
     readable_input(path, "--links")
     read = read_decisions(path, "train")
     check_database(url, create=False)
-    engine = make_engine(url)
-    try:
-        with Session(engine) as session:
-            known = hub_ids if hub_ids is not None else load_hub(DEFAULT_HUB).ids
-            found = learnable(session, read.incoming, known)
-    finally:
-        engine.dispose()
+    with engine_of(url) as engine, Session(engine) as session:
+        known = hub_ids if hub_ids is not None else load_hub(DEFAULT_HUB).ids
+        found = learnable(session, read.incoming, known)
     refused = read.errors + found.refused
     for line in refused[:20]:
         err.print(visible(f"refused: --links {path} {line}"), markup=False)

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 import typer
 
-from librarian.cli.common import database, home_of, out
+from librarian.cli.common import database, engine_of, home_of, out
 from librarian.cli.options import DbOpt, HomeOpt, HubsOpt, JsonOpt
 from librarian.errors import UsageError
 from librarian.paths import DEFAULT_HUB
@@ -35,14 +35,9 @@ T = TypeVar("T")
 def _session(db: str | None, home: Any, reads_only: bool = False) -> Iterator[Session]:
     from sqlalchemy.orm import Session
 
-    from librarian.store.db import make_engine
-
-    engine = make_engine(database(db, home_of(home), create=False, reads_only=reads_only))
-    try:
-        with Session(engine) as session, session.begin():
-            yield session
-    finally:
-        engine.dispose()
+    url = database(db, home_of(home), create=False, reads_only=reads_only)
+    with engine_of(url) as engine, Session(engine) as session, session.begin():
+        yield session
 
 
 def _in_session(db: str | None, home: Any, work: Callable[[Session], T]) -> T:

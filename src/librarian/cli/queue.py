@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 import typer
 
-from librarian.cli.common import database, err, home_of, out, readable_input, redacted
+from librarian.cli.common import database, engine_of, err, home_of, out, readable_input, redacted
 from librarian.cli.options import DbOpt, HomeOpt
 from librarian.errors import RunError, UsageError
 from librarian.schemas.records import RejectCode, Rejection, rejected
@@ -43,18 +43,14 @@ def queue_load(
     KnowledgeItem lines are converted to queue rows. A line that is neither, or whose
     values the table cannot hold, is rejected with its reason (kept in the rejections
     table) and the others are loaded: exit 3 says some lines were rejected."""
-    from librarian.store.db import make_engine
     from librarian.store.loading import load
 
     readable_input(file, "queue file")
     url = database(db, home_of(home), create=True)
     rows, refused, raw = _read_queue_file(file)
     run_id = f"queue-load-{datetime.now(UTC):%Y%m%dT%H%M%SZ}"
-    engine = make_engine(url)
-    try:
+    with engine_of(url) as engine:
         loaded = load(engine, rows, refused, raw, str(file), run_id)
-    finally:
-        engine.dispose()
     read = len(raw)
     out.print(
         f"read {read} lines: queued {loaded.queued} rows in {redacted(url)}, "
@@ -113,15 +109,11 @@ def _report_rejections(rejections: list[Rejection], run_id: str) -> None:
 def queue_status(db: DbOpt = None, home: HomeOpt = None) -> None:
     """Every row of the table (waiting, consumed, those no run takes), and the dead
     letters: rows that errored on every attempt, with why."""
-    from librarian.store.db import make_engine
     from librarian.store.queue import MAX_ATTEMPTS, dead_letters, queue_counts
 
     url = database(db, home_of(home), create=False, reads_only=True)
-    engine = make_engine(url)
-    try:
+    with engine_of(url) as engine:
         counts, dead = queue_counts(engine), dead_letters(engine)
-    finally:
-        engine.dispose()
     out.print(f"{redacted(url)}", markup=False)
     out.print(
         f"  knowledge_queue (rows a run links): {counts.total} rows: {counts.waiting} rows "
@@ -147,21 +139,16 @@ def _sources_status(url: str) -> None:
     """Per source: its reviewers' progress towards its own calibration."""
     from sqlalchemy.orm import Session
 
-    from librarian.store.db import make_engine
     from librarian.store.history import source_progress
     from librarian.store.review import items_by_id
 
-    engine = make_engine(url)
-    try:
-        with Session(engine) as session:
-            sources = source_progress(session)
-            # The sample by what it is, not by review id (ids are for machines).
-            names = {
-                p.key: [i.label for i in items_by_id(session, list(p.review_first[:5]))]
-                for p in sources
-            }
-    finally:
-        engine.dispose()
+    with engine_of(url) as engine, Session(engine) as session:
+        sources = source_progress(session)
+        # The sample by what it is, not by review id (ids are for machines).
+        names = {
+            p.key: [i.label for i in items_by_id(session, list(p.review_first[:5]))]
+            for p in sources
+        }
     _status_line(url)
     open_items = sum(p.open_items for p in sources)
     decided = sum(p.decisions for p in sources)
@@ -204,14 +191,8 @@ def _read(url: str, work: Callable[[Session], T]) -> T:
     """`work` over a session of the database at `url` (its engine disposed after)."""
     from sqlalchemy.orm import Session
 
-    from librarian.store.db import make_engine
-
-    engine = make_engine(url)
-    try:
-        with Session(engine) as session:
-            return work(session)
-    finally:
-        engine.dispose()
+    with engine_of(url) as engine, Session(engine) as session:
+        return work(session)
 
 
 def _status_line(url: str) -> None:
@@ -267,17 +248,13 @@ def queue_retry(
 ) -> None:
     """Give dead letters another MAX_ATTEMPTS tries: the next run that drains the queue
     takes them again (fix what made them fail first: `queue status` says why)."""
-    from librarian.store.db import make_engine
     from librarian.store.queue import retry
 
     if (queue_id is None) == (not every):
         raise UsageError("give a dead letter's queue row id, or --all")
     url = database(db, home_of(home), create=False)
-    engine = make_engine(url)
-    try:
+    with engine_of(url) as engine:
         count = retry(engine, None if every else [queue_id] if queue_id is not None else [])
-    finally:
-        engine.dispose()
     if queue_id is not None and count == 0:
         raise UsageError(f"queue row {queue_id} is not a dead letter (`queue status` lists them)")
     out.print(f"{count} dead letters back in the queue of {redacted(url)}", markup=False)

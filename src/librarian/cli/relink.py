@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from librarian.cli.common import database, home_of, linker_settings, out, redacted
+from librarian.cli.common import database, engine_of, home_of, linker_settings, out, redacted
 from librarian.cli.options import CommitOpt, LinkerOptions, SourceKeyOpt, with_linker_options
 from librarian.errors import UsageError
 from librarian.text import visible
@@ -25,11 +25,9 @@ def relink(
     from librarian.factory import build_pipeline
     from librarian.review.relink import open_sources
     from librarian.review.relink import relink as relink_source
-    from librarian.store.db import make_engine
 
     url = database(linker.db, home_of(linker.home), create=False, reads_only=not commit)
-    engine = make_engine(url)
-    try:
+    with engine_of(url) as engine:
         with Session(engine) as session:
             known = open_sources(session)
         if source not in known:
@@ -40,8 +38,6 @@ def relink(
         built = build_pipeline(linker_settings(linker, vector_db=None))
         run_id = "relink-" + datetime.now(UTC).strftime("%Y%m%dT%H%M%S")
         done = relink_source(engine, built, source, run_id, commit)
-    finally:
-        engine.dispose()
     verb = "linked" if commit else "would link"
     out.print(
         visible(

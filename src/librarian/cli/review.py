@@ -15,6 +15,7 @@ import typer
 
 from librarian.cli.common import (
     database,
+    engine_of,
     err,
     home_of,
     hub_finder,
@@ -104,25 +105,21 @@ def review_serve(
     import uvicorn
 
     from librarian.review.web import create_app
-    from librarian.store.db import make_engine
 
     token, from_env = access_token(token)
     reviewer = served_identity(host, token, reviewer)
     if db is not None and reviews is not None:
         raise UsageError("--db or --reviews, not both")
     url = _reviews_database(reviews) if reviews else database(db, home_of(home), create=False)
-    engine = make_engine(url)
-    bench = workbench(engine, catalogue_paths(hub), home_of(home), token, host)
-    bench.reviewer = reviewer
-    if not reviewer:
-        _say_who_signs_in(engine)
-    bench.leads = frozenset(name.strip() for name in lead or () if name.strip())
-    bench.qa_every = qa_every
-    _announce(f"http://{host}:{port}", token, from_env, url)
-    try:
+    with engine_of(url) as engine:
+        bench = workbench(engine, catalogue_paths(hub), home_of(home), token, host)
+        bench.reviewer = reviewer
+        if not reviewer:
+            _say_who_signs_in(engine)
+        bench.leads = frozenset(name.strip() for name in lead or () if name.strip())
+        bench.qa_every = qa_every
+        _announce(f"http://{host}:{port}", token, from_env, url)
         uvicorn.run(create_app(bench), host=host, port=port, log_level="warning")
-    finally:
-        engine.dispose()
 
 
 def _refuse(sheet: Path, errors: list[str]) -> NoReturn:
@@ -285,7 +282,7 @@ def _reviews_database(reviews: Path) -> str:
 
     from librarian.jsonl import JsonLineError, json_objects
     from librarian.schemas.envelopes import ReviewItem
-    from librarian.store.db import make_engine, upgrade
+    from librarian.store.db import upgrade
     from librarian.store.decisions import load_reviews
 
     readable_input(reviews, "--reviews")
@@ -302,13 +299,10 @@ def _reviews_database(reviews: Path) -> str:
     except (JsonLineError, UnicodeDecodeError) as exc:
         raise UsageError(f"{reviews}: not a reviews.jsonl ({exc})") from exc
     url = f"sqlite:///{reviews.with_name(reviews.name + '.decisions.db').absolute()}"
-    engine = make_engine(url)
-    try:
+    with engine_of(url) as engine:
         upgrade(engine)
         with Session(engine) as session, session.begin():
             added = load_reviews(session, items, str(reviews))
-    finally:
-        engine.dispose()
     err.print(f"{len(items)} review items in {reviews} ({added} new)", markup=False)
     return url
 
@@ -344,8 +338,6 @@ def review_export(
     in the format OpenCRE imports."""
     from sqlalchemy.orm import Session
 
-    from librarian.store.db import make_engine
-
     if out_file is not None:
         writable_file(out_file)
     picked = _picked(fmt, _export_status(fmt, status), since, reason)
@@ -353,15 +345,12 @@ def review_export(
         raise UsageError("--hyperlink-base and --sidecar are for --format myopencre")
     if sidecar_file is not None:
         writable_file(sidecar_file, "--sidecar")
-    engine = make_engine(database(db, home_of(home), create=False, reads_only=True))
-    try:
-        with Session(engine) as session:
-            if fmt == "myopencre":
-                text, said = _myopencre(session, picked, hub, hyperlink_base, sidecar_file)
-            else:
-                text, said = _exported(session, fmt, picked, catalogue_paths(hub))
-    finally:
-        engine.dispose()
+    url = database(db, home_of(home), create=False, reads_only=True)
+    with engine_of(url) as engine, Session(engine) as session:
+        if fmt == "myopencre":
+            text, said = _myopencre(session, picked, hub, hyperlink_base, sidecar_file)
+        else:
+            text, said = _exported(session, fmt, picked, catalogue_paths(hub))
     if out_file is None:
         sys.stdout.write(text)
         return
@@ -465,15 +454,13 @@ def review_import(
     from librarian.catalogue.teams import load_hubs
     from librarian.review.decisions import import_decisions
     from librarian.review.sheets import read_decisions
-    from librarian.store.db import make_engine
 
     readable_input(sheet, "sheet")
     importer = reviewer or os.environ.get(REVIEWER_ENV)
     read = read_decisions(sheet, importer)
     first, *rest = hub or [DEFAULT_HUB]
     hub_ids = set(load_hubs(first, rest).ids)
-    engine = make_engine(database(db, home_of(home), create=False))
-    try:
+    with engine_of(database(db, home_of(home), create=False)) as engine:
         result = (
             import_decisions(
                 engine,
@@ -486,8 +473,6 @@ def review_import(
             if not read.errors
             else None
         )
-    finally:
-        engine.dispose()
     errors = read.errors + (result.errors if result else [])
     if errors or result is None:
         _refuse(sheet, errors)

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 from librarian.cli import render
 from librarian.cli.common import (
     database,
+    engine_of,
     err,
     home_of,
     linker_settings,
@@ -303,16 +304,12 @@ MAX_SOURCE_CHARS = 200
 
 
 def _pending(db: str | None) -> int | None:
-    from librarian.store.db import make_engine
     from librarian.store.queue import pending
 
     if db is None:
         return None
-    engine = make_engine(db)
-    try:
+    with engine_of(db) as engine:
         return pending(engine)
-    finally:
-        engine.dispose()
 
 
 def run_flow(
