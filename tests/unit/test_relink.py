@@ -105,7 +105,7 @@ def test_after_each_decision_the_workbench_says_what_the_source_now_certifies(
 ) -> None:
     """Issue 27, item 4: "after each decision, show the band the source's reviewed items
     now certify", from the stored confidences (no model run)."""
-    from librarian.store.history import source_progress
+    from librarian.store.progress import source_progress
     from tests.unit.test_workbench import client, post, review_ids, seed
 
     engine = make_engine(f"sqlite:///{tmp_path / 'band.db'}")
@@ -234,8 +234,8 @@ def test_every_command_says_the_cut_the_last_run_or_relink_chose(tmp_path: Path)
     from librarian.review.bench import Workbench
     from librarian.review.web import create_app
     from librarian.schemas.records import RawBatch, RunSummary
-    from librarian.store.history import latest_cut
     from librarian.store.policies import record_cuts
+    from librarian.store.progress import latest_cut
     from librarian.store.sink import DatabaseSink
 
     url = f"sqlite:///{tmp_path / 'cut.db'}"

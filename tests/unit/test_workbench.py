@@ -24,8 +24,8 @@ from librarian.review.web import create_app
 from librarian.review.words import search_hub
 from librarian.store.db import make_engine, upgrade
 from librarian.store.decisions import StoredBatch, write
-from librarian.store.history import decisions_seen
 from librarian.store.human import ReviewError, standing_decision, standing_decisions, supersede
+from librarian.store.progress import decisions_seen
 from librarian.store.tables import DecisionRow, HumanDecisionRow
 from librarian.training.reviewers import reviewer_links
 from tests.rfc import assert_rfc_valid_decisions
@@ -370,7 +370,8 @@ def test_a_sources_decisions_are_its_history_and_the_item_page_says_where_it_sta
     engine: Engine,
 ) -> None:
     from librarian.settings import MIN_SOURCE_DECISIONS
-    from librarian.store.history import decisions_seen, source_history
+    from librarian.store.history import source_history
+    from librarian.store.progress import decisions_seen
 
     web = client(engine)
     first, second, third = review_ids(engine)[:3]
@@ -631,7 +632,7 @@ def test_per_source_progress_on_the_queue_page_and_in_queue_status(engine: Engin
     from typer.testing import CliRunner
 
     from librarian.cli import app
-    from librarian.store.history import source_progress
+    from librarian.store.progress import source_progress
 
     with Session(engine) as session:
         (source,) = source_progress(session)

@@ -139,7 +139,7 @@ def _sources_status(url: str) -> None:
     """Per source: its reviewers' progress towards its own calibration."""
     from sqlalchemy.orm import Session
 
-    from librarian.store.history import source_progress
+    from librarian.store.progress import source_progress
     from librarian.store.review import items_by_id
 
     with engine_of(url) as engine, Session(engine) as session:

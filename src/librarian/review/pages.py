@@ -47,12 +47,6 @@ from librarian.review.words import EXEMPLAR, flag_words, order_note, shared_word
 from librarian.schemas.human import HumanDecision, Ui
 from librarian.schemas.records import source_key_of
 from librarian.settings import MIN_SOURCE_DECISIONS
-from librarian.store.history import (
-    band_after,
-    decisions_seen,
-    source_of_row,
-    source_progress,
-)
 from librarian.store.human import (
     BULK,
     AlreadyDecided,
@@ -64,6 +58,12 @@ from librarian.store.human import (
     undo_last,
 )
 from librarian.store.policies import source_cut
+from librarian.store.progress import (
+    band_after,
+    decisions_seen,
+    source_of_row,
+    source_progress,
+)
 from librarian.store.review import (
     ItemDetail,
     QueueFilter,

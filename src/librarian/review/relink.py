@@ -30,8 +30,9 @@ from librarian.store.decisions import (
     WriteResult,
     section_of,
 )
-from librarian.store.history import OpenSource, open_by_source, source_history
+from librarian.store.history import source_history
 from librarian.store.policies import applied, record_policy, source_policy
+from librarian.store.progress import OpenSource, open_by_source
 from librarian.store.sink import DatabaseSink
 from librarian.store.tables import DecisionRow
 

@@ -1,0 +1,243 @@
+"""Where each source stands with its reviewers, for the people reading it (`queue
+status`, the workbench, `train`'s preview): its decisions, its calibration sample, the cut
+it has now and what its reviewed items would certify. What a run reads of a source is
+`store/history.py`; nothing here is read by a run."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy import func, select
+from sqlalchemy.orm import Session
+
+from librarian.policy import CALIBRATION_SAMPLE, RiskPolicy, calibration_sample, choose_cut
+from librarian.settings import MIN_SOURCE_DECISIONS
+from librarian.store.decisions import REVIEW_REQUIRED
+from librarian.store.human import by_bulk
+from librarian.store.policies import source_cut, source_policy
+from librarian.store.tables import DecisionRow, HumanDecisionRow
+
+
+def decisions_seen(session: Session, source: str) -> int:
+    """How many of the source's items people have decided one by one: the decisions its
+    calibration reads (`_reviewed`), so every "N decided, M more" says what calibrates.
+    Undone and superseded decisions are left out, and bulk approvals (nobody weighed
+    those items)."""
+    rows = session.execute(
+        select(HumanDecisionRow.decision_row_id, HumanDecisionRow.record)
+        .join(DecisionRow, DecisionRow.id == HumanDecisionRow.decision_row_id)
+        .where(DecisionRow.source_key == source, HumanDecisionRow.standing())
+    ).all()
+    return len({row_id for row_id, record in rows if not by_bulk(record)})
+
+
+@dataclass(frozen=True)
+class SourceProgress:
+    """Where one source stands with its reviewers: its open items, its decisions, how many
+    more before its own calibration and threshold apply (`needed`), how it was linked
+    last (its latest item's `source_linked`), and the open items to review first."""
+
+    key: str
+    open_items: int
+    decisions: int
+    needed: int
+    linked: str | None
+    # Its calibration sample still to decide (review ids): the items whose decisions
+    # certify the most auto-links (`policy.calibration_sample`).
+    review_first: tuple[str, ...]
+    certified: str = ""  # the band its reviewed items certify now (`certified_now`)
+    items: int = 0  # all its sections in the store: open, decided, linked
+    cut: str = ""  # the cut it has now, in words (`SourceCut.now`: the last run's or relink's)
+
+    @property
+    def small(self) -> bool:
+        """Its calibration sample is the whole of it: no triage to offer."""
+        return max(self.items, self.open_items + self.decisions) <= CALIBRATION_SAMPLE
+
+    def expect(self) -> str:
+        """What a source of this size can expect, in plain words."""
+        items = max(self.items, self.open_items + self.decisions)
+        if self.small:
+            return (
+                f"a {items}-item source: review all of it; what you decide certifies its next "
+                "versions (their new and changed rules are linked under the cut these "
+                "decisions earn, a changed rule decided again)"
+            )
+        return (
+            f"a {items}-item source: the {CALIBRATION_SAMPLE} items of its calibration "
+            "sample decide how much of the rest can be linked automatically"
+        )
+
+
+def source_progress(session: Session) -> list[SourceProgress]:
+    """Every source in the store, most open items first, with the open items its
+    reviewers should decide first: its calibration sample, CALIBRATION_SAMPLE in all
+    with the decisions it has (`policy.calibration_sample`, over the stored confidences
+    and chapters: no model is run)."""
+    # Small columns only: the queue page shows this on every load, and envelopes are big.
+    rows = session.execute(
+        select(
+            DecisionRow.id,
+            DecisionRow.source_key,
+            DecisionRow.review_id,
+            DecisionRow.confidence,
+            DecisionRow.heading_path,
+        ).where(
+            DecisionRow.source_key.is_not(None),
+            DecisionRow.status == REVIEW_REQUIRED,
+            DecisionRow.consumed_at.is_(None),
+        )
+    ).all()
+    latest_ids = session.execute(
+        select(func.max(DecisionRow.id))
+        .where(DecisionRow.source_key.is_not(None))
+        .group_by(DecisionRow.source_key)
+    ).scalars()
+    latest_of = {
+        str(key): linked
+        for key, linked in session.execute(
+            select(DecisionRow.source_key, DecisionRow.source_linked).where(
+                DecisionRow.id.in_(list(latest_ids))
+            )
+        ).tuples()
+    }
+    open_by: dict[str, list[Any]] = {key: [] for key in latest_of}
+    for row in rows:
+        open_by[str(row.source_key)].append(row)
+    sizes = source_sizes(session)
+    out = []
+    for key, open_items in open_by.items():
+        seen = decisions_seen(session, key)
+        linked = latest_of[key]
+        stored = source_cut(session, key)
+        latest = latest_cut(session, key) or 1.0
+        sample = calibration_sample(
+            [r.confidence or 0.0 for r in open_items], max(0, CALIBRATION_SAMPLE - seen), key
+        )
+        out.append(
+            SourceProgress(
+                key,
+                len(open_items),
+                seen,
+                max(0, MIN_SOURCE_DECISIONS - seen),
+                linked,
+                tuple(str(open_items[i].review_id) for i in sample),
+                certified_now(session, key, [r.confidence or 0.0 for r in open_items], latest),
+                int(sizes.get(key, 0)),
+                stored.now(seen) if stored is not None else "",
+            )
+        )
+    return sorted(out, key=lambda p: (-p.open_items, p.key))
+
+
+def source_sizes(session: Session) -> dict[str, int]:
+    """How many sections each source has in the store: open, decided or linked."""
+    counted = session.execute(
+        select(DecisionRow.source_key, func.count(DecisionRow.id))
+        .where(DecisionRow.source_key.is_not(None))
+        .group_by(DecisionRow.source_key)
+    ).all()
+    return {str(key): int(n) for key, n in counted}
+
+
+def certified_now(
+    session: Session,
+    source: str,
+    pending: list[float],
+    cut: float,
+    policy: RiskPolicy | None = None,
+) -> str:
+    """The band the source's reviewed items certify now, in words, from the confidences
+    the store holds (each item's first suggestion as its run decided it, no model run):
+    where a decision just moved the source's cut, what the next run or `relink` would
+    link. `cut`: the one its last run used."""
+    policy = policy or source_policy(session, source) or RiskPolicy()
+    rows = session.execute(
+        select(DecisionRow.confidence, DecisionRow.top_cre_id, HumanDecisionRow)
+        .join(HumanDecisionRow, HumanDecisionRow.decision_row_id == DecisionRow.id)
+        .where(DecisionRow.source_key == source, HumanDecisionRow.standing())
+    ).all()
+    reviewed = [
+        (confidence or 0.0, human.action != "reject" and top in (human.final_cre_ids or "").split())
+        for confidence, top, human in rows
+        if not by_bulk(human.record)
+    ]
+    band = choose_cut(pending, [c for c, _ in reviewed], [ok for _, ok in reviewed], cut, policy)
+    if band.basis != "reviewed" or not band.auto_links:
+        return ""
+    return (
+        f"its {band.reviewed} reviewed items above {band.cut:.3f} now certify {band.auto_links} "
+        f"open items at >= {band.cut:.3f} (estimated wrong {band.estimated_wrong:.1%}, "
+        f"{policy.confidence:.0%} bound {band.upper_bound:.1%}): the next run or `librarian "
+        "relink` links them"
+    )
+
+
+def source_of_row(session: Session, row_id: int) -> str | None:
+    """The source key of decision row `row_id`."""
+    return session.execute(
+        select(DecisionRow.source_key).where(DecisionRow.id == row_id)
+    ).scalar_one_or_none()
+
+
+def band_after(session: Session, row_id: int) -> str:
+    """`certified_now` for the source of decision row `row_id`: what the workbench says
+    after each decision."""
+    source = source_of_row(session, row_id)
+    if source is None:
+        return ""
+    pending = session.execute(
+        select(DecisionRow.confidence).where(
+            DecisionRow.source_key == source,
+            DecisionRow.status == REVIEW_REQUIRED,
+            DecisionRow.consumed_at.is_(None),
+        )
+    ).scalars()
+    cut = latest_cut(session, source)
+    return certified_now(session, source, [c or 0.0 for c in pending], cut or 1.0)
+
+
+def latest_cut(session: Session, source: str) -> float | None:
+    """The cut the source has now: the last run's or relink's (`source_cuts`), else (a
+    store from before 0012) the one its latest stored item was decided with."""
+    stored = source_cut(session, source)
+    if stored is not None:
+        return stored.threshold
+    latest = session.execute(
+        select(DecisionRow.envelope)
+        .where(DecisionRow.source_key == source)
+        .order_by(DecisionRow.id.desc())
+        .limit(1)
+    ).scalar_one_or_none()
+    cut = ((latest or {}).get("retrieval") or {}).get("threshold")
+    return float(cut) if cut is not None else None
+
+
+@dataclass(frozen=True)
+class OpenSource:
+    """A source's items open for review, as the store holds them."""
+
+    source: str
+    open_items: int
+    mean_confidence: float  # of each open item's first suggestion
+    cut: float | None  # the cut its latest item was decided with
+
+
+def open_by_source(session: Session) -> list[OpenSource]:
+    """Every source with items open for review, most open items first."""
+    rows = session.execute(
+        select(DecisionRow.source_key, DecisionRow.confidence).where(
+            DecisionRow.status == REVIEW_REQUIRED,
+            DecisionRow.consumed_at.is_(None),
+            DecisionRow.source_key.is_not(None),
+        )
+    ).all()
+    confidences: dict[str, list[float]] = {}
+    for source, confidence in rows:
+        confidences.setdefault(str(source), []).append(float(confidence or 0.0))
+    out = []
+    for source, values in sorted(confidences.items(), key=lambda kv: (-len(kv[1]), kv[0])):
+        mean = sum(values) / len(values)
+        out.append(OpenSource(source, len(values), mean, latest_cut(session, source)))
+    return out
