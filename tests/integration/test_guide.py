@@ -4,6 +4,7 @@ script that stops at its first failing command."""
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
@@ -41,3 +42,8 @@ def test_every_command_in_the_guide_works_as_written(tmp_path: Path) -> None:
         assert done.returncode == 0, f"block {number}:\n{block}\n{done.stderr[-3000:]}"
     assert (tmp_path / "out" / "first" / "summary.json").is_file()
     assert (tmp_path / "decisions.jsonl").is_file() and (tmp_path / "sheet.csv").is_file()
+    # Issue 41, item 2: the small source's next version, as the guide says it goes: its 12
+    # decided, unchanged rules skipped; the changed one and the two new ones to review.
+    version_2 = json.loads((tmp_path / "v2.json").read_text())
+    assert version_2["read"] == 15 and version_2["by_reason"]["skipped"] == {"UNCHANGED": 12}
+    assert version_2["linked"] + version_2["review"] == 3
