@@ -61,6 +61,30 @@ def seeded_store(path: Path, cache: Path) -> Engine:
     return engine
 
 
+def moved_item(engine: Engine) -> tuple[str, str]:
+    """An open item given a new review id, its old one kept as an alias (as `relink` does
+    when newer models decide it again), and a cut stored for its source by that relink."""
+    from datetime import UTC, datetime
+
+    from sqlalchemy import select
+
+    from librarian.store.policies import record_cuts
+    from librarian.store.tables import DecisionRow, ReviewAliasRow
+
+    with Session(engine) as session, session.begin():
+        row = session.execute(
+            select(DecisionRow).where(DecisionRow.consumed_at.is_(None)).limit(1)
+        ).scalar_one()
+        old, new = str(row.review_id), "rev-" + "e" * 20
+        session.add(
+            ReviewAliasRow(review_id=old, decision_row_id=row.id, created_at=datetime.now(UTC))
+        )
+        row.review_id = new
+        status = {"threshold": 0.812, "says": "certified by 10 reviewed items", "decisions": 10}
+        record_cuts(session, "relink-b", {str(row.source_key): status})
+    return old, new
+
+
 def csrf(page: Any) -> str:
     """The CSRF token the page carries (every form posts it)."""
     return str(page.locator("body").get_attribute("data-csrf"))
@@ -206,6 +230,13 @@ def test_a_reviewer_clears_items_with_keyboard_and_mouse(
         page.goto(base + "/docs")
         expect(page.locator(".swagger-ui")).to_contain_text("/api/v1/suggest")
         page.screenshot(path=str(shots / "workbench-api-docs.png"), full_page=False)
+        # Issue 41, items 3 and 1: an open item newer models decided again keeps its old
+        # address (a tab, a bookmark); its page says the cut its source has now.
+        old, new = moved_item(engine)
+        page.goto(f"{base}/item/{old}")
+        page.wait_for_url(f"**/item/{new}**")
+        expect(page.locator(".message")).to_contain_text("newer models decided this item again")
+        expect(page.locator("#cut")).to_contain_text("cut 0.812 (run relink-b)")
         browser.close()
     assert errors == []
     with Session(engine) as session:
