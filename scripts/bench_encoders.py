@@ -79,18 +79,24 @@ class Graph:
         return feeds
 
     def batched(self, size: int) -> Encode:
-        def encode(texts: Sequence[str]) -> np.ndarray:
-            ids = [e.ids for e in self.tokenizer.encode_batch(list(texts))]
-            order = sorted(range(len(ids)), key=lambda i: len(ids[i]))
-            out = np.zeros((len(texts), 384), dtype=np.float32)
-            for start in range(0, len(order), size):
-                rows = order[start : start + size]
-                feeds = self.feeds([ids[i] for i in rows])
-                hidden = self.session.run(None, feeds)[0]
-                out[rows] = pooled(hidden, feeds["attention_mask"])
-            return out
+        def run(ids: list[list[int]]) -> np.ndarray:
+            feeds = self.feeds(ids)
+            return pooled(self.session.run(None, feeds)[0], feeds["attention_mask"])
 
-        return encode
+        return lambda texts: sorted_batches(self, texts, size, run)
+
+
+def sorted_batches(
+    graph: Graph, texts: Sequence[str], size: int, run: Callable[[list[list[int]]], np.ndarray]
+) -> np.ndarray:
+    """`texts` encoded by `run` in batches of `size`, by token length (least padding)."""
+    ids = [e.ids for e in graph.tokenizer.encode_batch(list(texts))]
+    order = sorted(range(len(ids)), key=lambda i: len(ids[i]))
+    out = np.zeros((len(texts), 384), dtype=np.float32)
+    for start in range(0, len(order), size):
+        rows = order[start : start + size]
+        out[rows] = run([ids[i] for i in rows])
+    return out
 
 
 def pooled(hidden: np.ndarray, mask: np.ndarray) -> np.ndarray:
@@ -148,13 +154,7 @@ def openvino_encoders(fp32: Path, graph: Graph, size: int) -> dict[str, Encode] 
         return np.vstack([run([graph.tokenizer.encode(t).ids]) for t in texts])
 
     def batched(texts: Sequence[str]) -> np.ndarray:
-        ids = [e.ids for e in graph.tokenizer.encode_batch(list(texts))]
-        order = sorted(range(len(ids)), key=lambda i: len(ids[i]))
-        out = np.zeros((len(texts), 384), dtype=np.float32)
-        for start in range(0, len(order), size):
-            rows = order[start : start + size]
-            out[rows] = run([ids[i] for i in rows])
-        return out
+        return sorted_batches(graph, texts, size, run)
 
     return {
         f"OpenVINO {precision}, one a call": one,

@@ -204,30 +204,12 @@ def test_counts_take_the_right_number() -> None:
 def test_migration_0011_fills_source_linked_from_the_audit_of_rows_stored_before(
     tmp_path: Path,
 ) -> None:
-    from alembic import command
-    from alembic.config import Config
-    from sqlalchemy import text
+    from tests.unit.test_workbench import old_row, store_at_revision
 
-    from librarian.store.db import MIGRATIONS
-
-    engine = make_engine(f"sqlite:///{tmp_path / 'old.db'}")
-    config = Config()
-    config.set_main_option("script_location", str(MIGRATIONS))
     audit = "dense retrieval; source=linked as a whole (12 rows); unmappable: best hub cosine 0.2"
     envelopes = [json.dumps({"retrieval": {"retriever": audit}}), json.dumps({})]
-    with engine.begin() as conn:
-        config.attributes["connection"] = conn
-        command.upgrade(config, "0010")
-        for i, envelope in enumerate(envelopes, start=1):
-            conn.execute(
-                text(
-                    "INSERT INTO decision_queue (id, chunk_id, content_hash, artifact_id, "
-                    "span_key, pipeline_run_id, status, is_update, text, envelope, created_at) "
-                    "VALUES (:i, :c, 'h', 'a', 's', 'r0', 'review_required', 0, 't', :e, "
-                    "'2026-11-01')"
-                ),
-                {"i": i, "c": f"c{i}", "e": envelope},
-            )
+    rows = [old_row(n, e, pipeline_run_id="r0") for n, e in enumerate(envelopes, start=1)]
+    engine = store_at_revision(tmp_path / "old.db", "0010", rows)
     upgrade(engine)
     with Session(engine) as session:
         linked = session.execute(

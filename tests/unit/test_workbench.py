@@ -402,35 +402,57 @@ def test_a_sources_decisions_are_its_history_and_the_item_page_says_where_it_sta
     )
 
 
-def test_rows_stored_before_source_keys_get_theirs_from_their_envelope(tmp_path: Path) -> None:
-    """Migration 0005 on a store at 0004."""
+def store_at_revision(path: Path, revision: str, rows: list[dict[str, Any]]) -> Engine:
+    """A store migrated to `revision` only, holding `rows` of decision_queue (each a dict
+    of its columns, as that revision has them): what a migration after it finds."""
     from alembic import command
     from alembic.config import Config
 
     from librarian.store.db import MIGRATIONS
 
-    engine = make_engine(f"sqlite:///{tmp_path / 'old.db'}")
+    engine = make_engine(f"sqlite:///{path}")
     config = Config()
     config.set_main_option("script_location", str(MIGRATIONS))
+    with engine.begin() as conn:
+        config.attributes["connection"] = conn
+        command.upgrade(config, revision)
+        for row in rows:
+            columns = ", ".join(row)
+            values = ", ".join(f":{c}" for c in row)
+            conn.execute(text(f"INSERT INTO decision_queue ({columns}) VALUES ({values})"), row)
+    return engine
+
+
+def old_row(row_id: int, envelope: str, **columns: Any) -> dict[str, Any]:
+    """A decision_queue row as any revision since 0001 holds it."""
+    return {
+        "id": row_id,
+        "chunk_id": f"c{row_id}",
+        "content_hash": "h",
+        "artifact_id": "a",
+        "span_key": "s",
+        "status": "review_required",
+        "is_update": 0,
+        "text": "t",
+        "envelope": envelope,
+        "created_at": "2026-11-01",
+        **columns,
+    }
+
+
+def test_rows_stored_before_source_keys_get_theirs_from_their_envelope(tmp_path: Path) -> None:
+    """Migration 0005 on a store at 0004."""
     envelope = {
         "knowledge": {
             "source": {"type": "github", "repo": "OWASP/ASVS"},
             "locator": {"kind": "repo_path", "id": "x"},
         }
     }
-    with engine.begin() as conn:
-        config.attributes["connection"] = conn
-        command.upgrade(config, "0004")
-        for row_id, body in ((1, json.dumps(envelope)), (2, "{}")):
-            conn.execute(
-                text(
-                    "INSERT INTO decision_queue (id, chunk_id, content_hash, artifact_id, "
-                    "span_key, pipeline_run_id, status, is_update, review_id, text, envelope, "
-                    "created_at) VALUES (:id, :rev, 'h', 'a', 's', 'r0', 'linked', 0, :rev, 't', "
-                    ":env, '2026-11-01')"
-                ),
-                {"id": row_id, "rev": f"rev-{row_id}", "env": body},
-            )
+    rows = [
+        old_row(n, body, pipeline_run_id="r0", status="linked", review_id=f"rev-{n}")
+        for n, body in ((1, json.dumps(envelope)), (2, "{}"))
+    ]
+    engine = store_at_revision(tmp_path / "old.db", "0004", rows)
     upgrade(engine)
     with Session(engine) as session:
         keys = session.execute(select(DecisionRow.source_key).order_by(DecisionRow.id))
