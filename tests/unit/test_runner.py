@@ -415,3 +415,14 @@ def test_a_sources_reviewed_items_are_embedded_on_the_executor(
     assert watched.asked == ["github:o/r", "github:o/r"]  # type: ignore[attr-defined]
     assert (1, True) in embedded and all(inside for _, inside in embedded)
     assert after.envelopes() == before.envelopes()
+
+
+def test_a_source_with_no_decided_item_sends_no_model_work(tmp_path: Path) -> None:
+    """What it links is all a source's history holds: nothing to embed, no task sent."""
+    from librarian.schemas.records import SourceHistory
+
+    pipeline = joint_pipeline()
+    histories = {"github:o/r": SourceHistory(frozenset({small_hub().ids[0]}), ())}
+    watched = Watched(pipeline)
+    run(queue_file(tmp_path), pipeline, 100, executor=watched, store=Store(NO_PRIORS, histories))
+    assert watched.asked == []  # type: ignore[attr-defined]

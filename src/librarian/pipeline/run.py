@@ -318,10 +318,12 @@ class Runner:
         if known.history is None:
             return self.pipeline.link_rows(rows, (), {}, {source: known.earlier})
         history = {source: known.history}
-        reviewed = _retried(
-            self.executor.reviewed(source, history),
-            lambda: self.executor.reviewed(source, history),
-        )
+        reviewed: list[ReviewedRow] = []
+        if known.history.reviewed:  # no decided item: no model work, no task to send
+            reviewed = _retried(
+                self.executor.reviewed(source, history),
+                lambda: self.executor.reviewed(source, history),
+            )
         return self.pipeline.link_rows(rows, reviewed, history, {source: known.earlier})
 
     # -- pass 2 ------------------------------------------------------------------------

@@ -111,7 +111,7 @@ def source_progress(session: Session) -> list[SourceProgress]:
         seen = decisions_seen(session, key)
         linked = latest_of[key]
         stored = source_cut(session, key)
-        latest = latest_cut(session, key) or 1.0
+        latest = stored.threshold if stored is not None else latest_cut(session, key) or 1.0
         sample = calibration_sample(
             [r.confidence or 0.0 for r in open_items], max(0, CALIBRATION_SAMPLE - seen), key
         )

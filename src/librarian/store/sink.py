@@ -13,6 +13,7 @@ import copy
 from collections.abc import Collection, Iterator, Sequence
 from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
+from typing import Any
 
 from sqlalchemy import Engine
 from sqlalchemy.orm import Session
@@ -82,6 +83,7 @@ class DatabaseSink:
     failed_ids: set[int] = field(default_factory=set)  # queue rows left for a later run
     stage: str = "store_write"
     relink_open: bool = False  # `relink`: every open item of a batch is decided again
+    _cuts: dict[str, Any] = field(default_factory=dict)  # the statuses recorded, by source
 
     def counts(self) -> dict[str, int]:
         """What the run stored, for its summary."""
@@ -129,9 +131,13 @@ class DatabaseSink:
         claim = raw.claim if isinstance(raw.claim, Session) else None
         with nullcontext(claim) if claim is not None else Session(self.engine) as session:
             written = commit(session, stored)
-        if result.sources:  # the cut each source has now: what readers without models show
+        # The cut each source has now, what readers without models show: written when a
+        # source's status is new to this run (a file's batches share one window's).
+        changed = {k: v for k, v in result.sources.items() if self._cuts.get(k) != v}
+        if changed:
             with Session(self.engine) as session, session.begin():
-                record_cuts(session, self.run_id, result.sources)
+                record_cuts(session, self.run_id, changed)
+            self._cuts.update(changed)
         self.stored.add(written)
         result.rejections = rejections
         self._account_failures(sections, result, written, from_queue)
