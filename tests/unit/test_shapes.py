@@ -446,3 +446,25 @@ def test_a_documents_preamble_is_no_item_unless_it_reads_as_a_requirement(
     if not kept:
         (skip,) = collected.result.skips
         assert skip.line == 1 and "preamble" in skip.message
+
+
+@pytest.mark.parametrize(
+    ("document", "skipped"),
+    [
+        # The introduction under the title, its chapters after it: no item.
+        ("# Acme Policy\n\nThis policy applies to all staff.\n\n## Passwords\n\nHashed.\n", 1),
+        # A title with no chapters under it: its text is the rule.
+        ("# Passwords\n\nPasswords are hashed with a slow function.\n", 0),
+        # A first chapter, not a title over the rest: its text is a rule.
+        ("## Passwords\n\nPasswords are hashed.\n\n## Sessions\n\nTokens rotate.\n", 0),
+    ],
+)
+def test_a_markdown_documents_introduction_under_its_title_is_no_item(
+    tmp_path: Path, document: str, skipped: int
+) -> None:
+    """Issue 41, item 5: a Markdown policy's intro sits under its title, not before it."""
+    policy = tmp_path / "policy.md"
+    policy.write_text(document)
+    rows = plain_lines(policy, "Acme Policy")
+    assert len(rows.not_requirements) == skipped
+    assert all(line == 1 for line in rows.not_requirements)  # only the introduction

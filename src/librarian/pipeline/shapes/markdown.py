@@ -31,13 +31,17 @@ def markdown_blocks(text: str) -> Iterator[PlainRow]:
     slug = "preamble"
     count = 0
 
-    def flush() -> Iterator[PlainRow]:
+    def flush(next_level: int = 0) -> Iterator[PlainRow]:
+        """The blocks of the section just read; `next_level`: the heading that follows.
+        The text under the document's first heading, when its sections follow (a title
+        and then its chapters), is the document's introduction."""
         nonlocal count
         headings = tuple(h for _, h in path)
+        intro = slugs.seen_once(slug) and len(path) == 1 and next_level > path[0][0]
         for i, block in enumerate(_blocks(body), start=1):
             count += 1
             title = headings[-1] if headings else None
-            yield PlainRow(count, f"{slug}-{i}", block, title, None, headings)
+            yield PlainRow(count, f"{slug}-{i}", block, title, None, headings, intro=intro)
 
     tokens = _parser().parse(text)
     for index, token in enumerate(tokens):
@@ -46,9 +50,9 @@ def markdown_blocks(text: str) -> Iterator[PlainRow]:
         if token.type == "hr" or (token.type == "front_matter" and _is_metadata(token.content)):
             continue
         if token.type == "heading_open":
-            yield from flush()
-            body = []
             level = int(token.tag[1:])
+            yield from flush(level)
+            body = []
             path = [*(p for p in path if p[0] < level), (level, tokens[index + 1].content)]
             slug = slugs.of([h for _, h in path])
             continue
@@ -80,6 +84,10 @@ class Slugs:
 
     def __init__(self) -> None:
         self.seen: dict[str, int] = {}
+
+    def seen_once(self, slug: str) -> bool:
+        """Whether `slug` is the only heading read so far (the document's first)."""
+        return list(self.seen) == [slug]
 
     def of(self, headings: list[str]) -> str:
         slug = "/".join(slug_of(h) for h in headings) or "preamble"

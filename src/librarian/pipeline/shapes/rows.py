@@ -30,6 +30,7 @@ class PlainRow:
     url: str | None = None
     section_path: tuple[str, ...] = ()
     where: str | None = None
+    intro: bool = False  # the document's introduction (its shape knows: under its title)
 
 
 @dataclass(frozen=True)
@@ -105,6 +106,8 @@ def requirement_shaped(text: str) -> bool:
 
 
 def is_preamble(row: PlainRow) -> bool:
-    """A document's preamble or definitions: no requirement id of its own (the shape named
-    it `preamble`) and no requirement's words."""
-    return (row.id or "").startswith(PREAMBLE_ID) and not requirement_shaped(row.text or "")
+    """A document's preamble or definitions: before its first rule (the shape named it
+    `preamble`, or read it as the introduction under the title) and no requirement's
+    words."""
+    before_rules = row.intro or (row.id or "").startswith(PREAMBLE_ID)
+    return before_rules and not requirement_shaped(row.text or "")
