@@ -24,7 +24,7 @@ from librarian.catalogue.hub import Hub
 from librarian.catalogue.teams import load_hubs
 from librarian.errors import UsageError
 from librarian.models.cache import CachingEmbedder, SqliteVectorCache
-from librarian.models.load import load_embedder
+from librarian.models.load import EMBEDDER_MARKS, load_embedder
 from librarian.models.seams import Embedder, PairScorer
 from librarian.models.transformer import CrossEncoderScorer
 from librarian.pipeline.pipeline import Pipeline
@@ -89,7 +89,7 @@ def check_options(settings: LinkerSettings) -> Checked:
     if settings.search == "beam" and settings.vector_backend != "memory":
         raise UsageError("--search beam runs in memory: not with --vector-backend pgvector")
     for what, path, marks in (
-        ("--embedding-model", settings.embedding_model, ("config.json", "model.onnx")),
+        ("--embedding-model", settings.embedding_model, EMBEDDER_MARKS),
         ("--reranker", settings.reranker_model, ("config.json",)),
     ):
         if path is not None and not any((path / mark).is_file() for mark in marks):

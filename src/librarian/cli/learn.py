@@ -26,13 +26,14 @@ from librarian.cli.common import (
 from librarian.cli.options import (
     CacheOpt,
     DrawsOpt,
+    EmbedderOutOpt,
     EmbeddingOpt,
+    EncoderOpt,
     ExcludeOpt,
     ForceOpt,
     HoldoutDevOpt,
     HomeOpt,
     HubOpt,
-    Int8OutOpt,
     JsonOpt,
     LinkerOptions,
     LinksOpt,
@@ -50,6 +51,7 @@ from librarian.cli.options import (
     with_linker_options,
 )
 from librarian.errors import InputError, RunError, UsageError
+from librarian.models.encoders import ENCODER_DIRECTORIES, Encoder
 from librarian.paths import DEFAULT_HUB, DEFAULT_LINKS, DEFAULT_SECTION_TEXTS, Home
 from librarian.schemas.evaluation import GoldenRow
 from librarian.settings import DEFAULT_SEED
@@ -124,11 +126,12 @@ def train(
     replace_links: ReplaceLinksOpt = False,
     skip_invalid: SkipInvalidOpt = False,
     home: HomeOpt = None,
+    encoder: EncoderOpt = "int8",
 ) -> None:
     """Build everything a run needs into the model directory (skipped when up to date).
 
-    The int8 embedder (unless --embedding-model names another), then the calibrator, the
-    auto-link threshold and the branch classifier, fitted on the links."""
+    The embedder (int8 unless --encoder or --embedding-model names another), then the
+    calibrator, the auto-link threshold and the branch classifier, fitted on the links."""
     where = home_of(home)
     target = out_dir or where.models
     if target.exists() and not target.is_dir():
@@ -139,7 +142,7 @@ def train(
         raise UsageError("--replace-links needs --links: there is nothing else to learn from")
     loaded = load_links(sources, where, _hub_ids(hub_path), skip_invalid)
     excluded = [*(exclude_framework or ()), *(DEV_FRAMEWORKS if holdout_dev else ())]
-    embedder_dir = embedding_model or ensure_int8(target / "embedder-int8", hub_path)
+    embedder_dir = embedder_to_train(target, hub_path, embedding_model, encoder)
     from librarian.training.train import TrainRequest, train_directory
 
     request = TrainRequest(
@@ -200,46 +203,60 @@ def _hub_ids(hub_path: Path) -> frozenset[str]:
     return frozenset(load_hub(hub_path).ids)
 
 
-def ensure_int8(target: Path, hub_path: Path) -> Path:
-    """The shipped embedder, built once (~15 s) and reused while its card checks out."""
-    from librarian.models.onnx_embedder import read_onnx_card
+def embedder_to_train(
+    target: Path, hub_path: Path, embedding_model: Path | None, encoder: Encoder
+) -> Path:
+    """--embedding-model as given, else the `encoder` build among the models."""
+    if embedding_model is not None and encoder != "int8":
+        raise UsageError("--encoder builds the embedder; --embedding-model names one: not both")
+    return embedding_model or ensure_built(target / ENCODER_DIRECTORIES[encoder], hub_path, encoder)
+
+
+def ensure_built(target: Path, hub_path: Path, encoder: Encoder) -> Path:
+    """The embedder `encoder` names, built once (~15 s) and reused while its card checks
+    out."""
+    from librarian.models.built_card import read_card
     from librarian.models.seams import ModelError
 
     try:
-        read_onnx_card(target)
+        read_card(target)
         return target
     except ModelError:
         pass
-    err.print(f"building the int8 embedder into {target} ...", markup=False)
-    render.quantized(build_int8(target, hub_path, None), target)
+    err.print(f"building the {encoder} embedder into {target} ...", markup=False)
+    render.quantized(build_embedder(target, hub_path, None, encoder), target)
     return target
 
 
-def build_int8(target: Path, hub_path: Path, source: Path | None) -> dict[str, Any]:
+def build_embedder(
+    target: Path, hub_path: Path, source: Path | None, encoder: Encoder
+) -> dict[str, Any]:
     from librarian.catalogue.hub import load_hub
     from librarian.models.quantize import quantize as build
 
     hub_nodes = load_hub(hub_path)
     probe = [*hub_nodes.name_texts(), *hub_nodes.path_texts()]
-    err.print(f"exporting and quantising; checking on {len(probe)} hub texts ...", markup=False)
-    return build(target, probe, source)
+    err.print(f"exporting and building; checking on {len(probe)} hub texts ...", markup=False)
+    return build(target, probe, source, encoder=encoder)
 
 
 def quantize(
-    out_dir: Int8OutOpt = None,
+    out_dir: EmbedderOutOpt = None,
     source: ModelDirOpt = None,
+    encoder: EncoderOpt = "int8",
     hub: HubOpt = None,
     home: HomeOpt = None,
 ) -> None:
-    """Build an int8 ONNX copy of the embedding model (`train` does this itself).
+    """Build an int8 ONNX (or OpenVINO) copy of the embedding model (`train` does this
+    itself).
 
     Faster on CPU; refused unless its vectors of the hub's texts agree with the source
     model's."""
     if source is not None and not (source / "config.json").is_file():
         raise UsageError(f"--model-dir {source} is not a model directory (no config.json)")
-    target = out_dir or home_of(home).embedder_int8
+    target = out_dir or home_of(home).models / ENCODER_DIRECTORIES[encoder]
     writable_output(target)
-    render.quantized(build_int8(target, hub or DEFAULT_HUB, source), target)
+    render.quantized(build_embedder(target, hub or DEFAULT_HUB, source, encoder), target)
 
 
 def load_links(

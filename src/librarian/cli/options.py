@@ -20,6 +20,7 @@ from typing import Annotated, Any, Literal, TypeVar, get_args, get_origin, get_t
 
 import typer
 
+from librarian.models.encoders import Encoder
 from librarian.pipeline.shapes import in_words
 from librarian.settings import LinkerSettings, bounds_of, default_of, help_of, option_fields
 from librarian.training.links import DEV_FRAMEWORKS
@@ -111,7 +112,11 @@ _HELP = {
     "exclude": "leave this framework out (repeatable)",
     "holdout_dev": f"also leave out the dev frameworks ({', '.join(DEV_FRAMEWORKS)})",
     "models_out": "model directory to write (default: models/ in the home)",
-    "int8_out": "directory to write (default: models/embedder-int8 in the home)",
+    "embedder_out": "directory to write (default: models/embedder-int8, or embedder-openvino, in "
+    "the home)",
+    "encoder": "the embedder to build and run: int8 (ONNX, the default) or openvino (bf16 on "
+    "CPUs that have it; faster on some, not all: scripts/bench_encoders.py says which; "
+    "pip install 'librarian[openvino]')",
     "source": "sentence-transformers directory (default: the packaged MiniLM)",
     "seed": "random seed",
     "force": "train even when the models are up to date",
@@ -187,7 +192,8 @@ SectionTextsOpt = Annotated[Path | None, opt("--section-texts", _HELP["section_t
 ExcludeOpt = Annotated[list[str] | None, opt("--exclude-framework", _HELP["exclude"])]
 HoldoutDevOpt = Annotated[bool, opt("--holdout-dev", _HELP["holdout_dev"])]
 ModelsOutOpt = Annotated[Path | None, opt("--out", _HELP["models_out"])]
-Int8OutOpt = Annotated[Path | None, opt("--out", _HELP["int8_out"])]
+EmbedderOutOpt = Annotated[Path | None, opt("--out", _HELP["embedder_out"])]
+EncoderOpt = Annotated[Encoder, opt("--encoder", _HELP["encoder"])]
 # `--source` names a standard everywhere (a run's document, a source key); a model's
 # directory to quantise is `--model-dir`.
 ModelDirOpt = Annotated[Path | None, opt("--model-dir", _HELP["source"])]

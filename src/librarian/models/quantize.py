@@ -1,7 +1,9 @@
-"""Builds the int8 ONNX embedder (`librarian quantize`): export the sentence-transformers
-bi-encoder's transformer to ONNX, fuse attention for onnxruntime, quantise the weights to
-int8 per channel (dynamic activations), and check the result against the source model on
-the hub's own texts before writing it.
+"""Builds an embedder (`librarian quantize`, `train --encoder`): export the
+sentence-transformers bi-encoder's transformer to ONNX, then either fuse attention for
+onnxruntime and quantise the weights to int8 per channel (dynamic activations: `int8`, the
+default), or convert the fp32 graph to OpenVINO's IR (`openvino`, run in bf16 where the
+CPU has it); check the result against the source model on the hub's own texts before
+writing it.
 
 Build-time only: torch, transformers, onnx and onnxruntime's tools are imported inside.
 """
@@ -20,17 +22,19 @@ from typing import Any
 
 from librarian.errors import RunError
 from librarian.integrity import sha256_of
-from librarian.models.onnx_embedder import (
-    ONNX_CARD_NAME,
-    ONNX_MODEL_NAME,
-    TOKENIZER_NAME,
-    OnnxEmbedder,
-    sealed,
+from librarian.models.built_card import CARD_NAME, TOKENIZER_NAME, sealed
+from librarian.models.encoders import Encoder
+from librarian.models.load import load_embedder
+from librarian.models.onnx_embedder import ONNX_MODEL_NAME
+from librarian.models.openvino_embedder import (
+    OPENVINO_MODEL_NAME,
+    OPENVINO_WEIGHTS_NAME,
+    openvino_runtime,
 )
 from librarian.models.seams import Vectors
 from librarian.models.transformer import SentenceTransformerEmbedder, model_fingerprint
 
-BACKEND = "onnx-int8"
+BACKENDS: dict[str, str] = {"int8": "onnx-int8", "openvino": "openvino-ir"}
 # Below this the int8 vectors are not the source model's any more: refuse to write them.
 MIN_MEAN_COSINE = 0.98
 
@@ -101,6 +105,35 @@ def _fuse_and_quantise(
     return statistics
 
 
+def _to_openvino(fp32: Path, target_dir: Path) -> dict[str, int]:
+    runtime = openvino_runtime()
+    # The runtime's own ONNX reader, not `convert_model`: the converter reports usage to
+    # Intel's telemetry unless a consent file says no, and a build sends nothing anywhere.
+    # Weights stay fp32 on disk: the run picks bf16 or fp32 for the CPU it is on.
+    runtime.save_model(
+        runtime.Core().read_model(str(fp32)),
+        str(target_dir / OPENVINO_MODEL_NAME),
+        compress_to_fp16=False,
+    )
+    return {}
+
+
+def _build_graph(
+    encoder: Encoder, fp32: Path, staging: Path, config: dict[str, Any], keep_float: Sequence[str]
+) -> tuple[dict[str, int], tuple[str, ...]]:
+    """The graph files for `encoder` written into `staging`; (fused operators, file names)."""
+    if encoder == "openvino":
+        return _to_openvino(fp32, staging), (OPENVINO_MODEL_NAME, OPENVINO_WEIGHTS_NAME)
+    fused = _fuse_and_quantise(
+        fp32,
+        staging / ONNX_MODEL_NAME,
+        int(config["num_attention_heads"]),
+        int(config["hidden_size"]),
+        keep_float,
+    )
+    return fused, (ONNX_MODEL_NAME,)
+
+
 def _node_names(path: Path) -> list[str]:
     import onnx
 
@@ -116,14 +149,23 @@ def agreement(a: Vectors, b: Vectors) -> dict[str, float]:
 
 
 class QuantizeError(RunError):
-    """The int8 build failed, or came out too far from the source model to ship."""
+    """The build failed, or came out too far from the source model to ship."""
+
+
+BUILD_STEPS = {
+    "int8": "onnxruntime quantize_dynamic, QInt8 weights per channel",
+    "openvino": "openvino convert_model of the fp32 graph, fp32 weights; bf16 or f32 at run",
+}
 
 
 def _card(
-    reference: SentenceTransformerEmbedder, fused: dict[str, int], files: dict[str, str]
+    encoder: Encoder,
+    reference: SentenceTransformerEmbedder,
+    fused: dict[str, int],
+    files: dict[str, str],
 ) -> dict[str, Any]:
     return {
-        "backend": BACKEND,
+        "backend": BACKENDS[encoder],
         "source": {
             "name": reference.name,
             "path": str(reference.path),
@@ -135,7 +177,7 @@ def _card(
         "build": {
             "export": "torch.onnx.export (TorchScript), opset 17, eager attention",
             "fused_operators": fused,
-            "quantisation": "onnxruntime quantize_dynamic, QInt8 weights per channel",
+            "quantisation": BUILD_STEPS[encoder],
         },
         "files": files,
     }
@@ -146,9 +188,10 @@ def quantize(
     probe_texts: Sequence[str],
     source: Path | None = None,
     keep_float: Sequence[str] = (),
+    encoder: Encoder = "int8",
 ) -> dict[str, Any]:
-    """Write the int8 embedder to `out_dir`; returns its card. Refuses (QuantizeError) when the
-    int8 vectors of `probe_texts` disagree with the source model's."""
+    """Write the `encoder` build of the embedder to `out_dir`; returns its card. Refuses
+    (QuantizeError) when its vectors of `probe_texts` disagree with the source model's."""
     started = time.perf_counter()
     reference = SentenceTransformerEmbedder(source)
     config = json.loads((reference.path / "config.json").read_text())
@@ -158,30 +201,24 @@ def quantize(
         fp32 = Path(tmp) / "fp32.onnx"
         try:
             _export_fp32(reference.path, fp32)
-            fused = _fuse_and_quantise(
-                fp32,
-                staging / ONNX_MODEL_NAME,
-                int(config["num_attention_heads"]),
-                int(config["hidden_size"]),
-                keep_float,
-            )
+            fused, graph_files = _build_graph(encoder, fp32, staging, config, keep_float)
         except Exception as exc:
-            raise QuantizeError(f"ONNX export of {reference.path} failed: {exc}") from exc
+            raise QuantizeError(f"{encoder} build of {reference.path} failed: {exc}") from exc
         shutil.copyfile(reference.path / TOKENIZER_NAME, staging / TOKENIZER_NAME)
-        files = {name: sha256_of(staging / name) for name in (ONNX_MODEL_NAME, TOKENIZER_NAME)}
-        card = sealed(_card(reference, fused, files))
-        (staging / ONNX_CARD_NAME).write_text(json.dumps(card, indent=2, sort_keys=True) + "\n")
-        quantised = OnnxEmbedder(staging)
-        agreed = agreement(quantised.encode(probe_texts), reference.encode(probe_texts))
+        files = {name: sha256_of(staging / name) for name in (*graph_files, TOKENIZER_NAME)}
+        card = sealed(_card(encoder, reference, fused, files))
+        (staging / CARD_NAME).write_text(json.dumps(card, indent=2, sort_keys=True) + "\n")
+        built = load_embedder(staging)
+        agreed = agreement(built.encode(probe_texts), reference.encode(probe_texts))
         if agreed["mean_cosine"] < MIN_MEAN_COSINE:
             raise QuantizeError(
-                f"int8 vectors agree with {reference.name} at mean cosine "
+                f"{encoder} vectors agree with {reference.name} at mean cosine "
                 f"{agreed['mean_cosine']} < {MIN_MEAN_COSINE}: not written"
             )
         card["agreement"] = {"probe": f"{len(probe_texts)} texts", **agreed}
         card["seconds"] = round(time.perf_counter() - started, 1)
         card = sealed(card)
-        (staging / ONNX_CARD_NAME).write_text(json.dumps(card, indent=2, sort_keys=True) + "\n")
+        (staging / CARD_NAME).write_text(json.dumps(card, indent=2, sort_keys=True) + "\n")
         if out_dir.exists():
             shutil.rmtree(out_dir)
         out_dir.parent.mkdir(parents=True, exist_ok=True)

@@ -1,0 +1,137 @@
+"""The OpenVINO embedder (`--encoder openvino`), built by the real `librarian quantize` from
+the packaged MiniLM and run on this machine's CPU (bf16 where it has it)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+from librarian.cli import app
+from librarian.models.load import load_embedder
+from librarian.models.openvino_embedder import OpenVinoEmbedder
+from librarian.models.seams import ModelError
+from librarian.models.transformer import SentenceTransformerEmbedder
+from librarian.pipeline import components as ids
+from librarian.pipeline.components import stage_ids
+
+pytestmark = pytest.mark.integration
+
+TEXTS = [
+    "Use parameterized queries so user input cannot change SQL statements",
+    "Rotate the session token after login",
+    "Passwords are stored with a slow, salted hash, and the hash function's cost is "
+    "raised as hardware gets faster, so that a stolen table stays expensive to crack",
+    "word " * 400,  # past the 256-token window: cut the same way as the torch model
+]
+
+
+@pytest.fixture(scope="module")
+def openvino_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("ov") / "embedder-openvino"
+    result = CliRunner().invoke(app, ["quantize", "--encoder", "openvino", "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    assert "openvino-ir" in result.output
+    return out
+
+
+def test_openvino_vectors_agree_with_torch_and_depend_on_their_text_alone(
+    openvino_dir: Path,
+) -> None:
+    card = json.loads((openvino_dir / "card.json").read_text())
+    assert card["backend"] == "openvino-ir"
+    assert card["agreement"]["mean_cosine"] >= 0.999
+    embedder = load_embedder(openvino_dir)
+    assert isinstance(embedder, OpenVinoEmbedder)
+    torch_model = SentenceTransformerEmbedder()
+    batched, reference = embedder.encode(TEXTS), torch_model.encode(TEXTS)
+    assert batched.shape == reference.shape == (len(TEXTS), 384)
+    assert np.allclose(np.linalg.norm(batched, axis=1), 1.0, atol=1e-5)
+    assert float((batched * reference).sum(axis=1).min()) > 0.999
+    # In a batch padded to its longest text, or alone: the same vector.
+    alone = np.vstack([embedder.encode([t]) for t in TEXTS])
+    assert float((batched * alone).sum(axis=1).min()) > 0.9999
+    assert len(embedder.truncated(TEXTS)) == len(torch_model.truncated(TEXTS)) == 1
+    assert embedder.fingerprint != torch_model.fingerprint
+    assert embedder.precision in embedder.name
+
+
+def test_explain_runs_on_the_openvino_embedder(openvino_dir: Path, tmp_path: Path) -> None:
+    args = ["explain", TEXTS[0], "--embedding-model", str(openvino_dir), "--json"]
+    args += ["--cache-dir", str(tmp_path), "--uncalibrated"]
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 0, result.output
+    envelope = json.loads(result.output)
+    embed = stage_ids(envelope["retrieval"]["retriever"])["embed"]
+    assert embed == f"{ids.EMBED}:all-MiniLM-L6-v2 openvino-ir"
+    assert envelope["retrieval"]["candidates"][0]["cre_id"] == "732-873"
+
+
+def test_a_changed_openvino_file_is_refused(openvino_dir: Path, tmp_path: Path) -> None:
+    copy = tmp_path / "copy"
+    copy.mkdir()
+    for name in ("model.xml", "model.bin", "tokenizer.json", "card.json"):
+        (copy / name).write_bytes((openvino_dir / name).read_bytes())
+    with (copy / "model.xml").open("a") as handle:
+        handle.write(" ")
+    with pytest.raises(ModelError, match=r"model\.xml does not match its card"):
+        load_embedder(copy)
+
+
+def test_without_openvino_installed_the_build_says_what_to_install(
+    openvino_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setitem(sys.modules, "openvino", None)  # `import openvino` fails
+    with pytest.raises(ModelError, match=r"librarian\[openvino\]"):
+        load_embedder(openvino_dir)
+
+
+def test_train_builds_either_encoder_but_not_beside_a_named_one(tmp_path: Path) -> None:
+    args = ["train", "--out", str(tmp_path / "m"), "--encoder", "openvino"]
+    result = CliRunner().invoke(app, [*args, "--embedding-model", str(tmp_path)])
+    assert result.exit_code == 2
+    assert "not both" in " ".join(result.output.split())
+
+
+def test_train_with_the_openvino_encoder_builds_it_and_runs_on_it(tmp_path: Path) -> None:
+    models = tmp_path / "models"
+    args = ["train", "--out", str(models), "--encoder", "openvino", "--cache-dir", str(tmp_path)]
+    trained = CliRunner().invoke(app, args)
+    assert trained.exit_code == 0, trained.output
+    assert (models / "embedder-openvino" / "model.xml").is_file()
+    assert not (models / "embedder-int8").exists()
+    card = json.loads((models / "card.json").read_text())
+    assert card["models"]["embedding"].startswith("all-MiniLM-L6-v2 openvino-ir (")
+    args = ["explain", TEXTS[0], "--models", str(models), "--json"]
+    result = CliRunner().invoke(app, [*args, "--cache-dir", str(tmp_path)])
+    assert result.exit_code == 0, result.output
+    retriever = json.loads(result.output)["retrieval"]["retriever"]
+    assert stage_ids(retriever)["embed"] == f"{ids.EMBED}:all-MiniLM-L6-v2 openvino-ir"
+    assert stage_ids(retriever)["score"] == ids.SCORE_JOINT
+
+
+def test_loading_the_openvino_embedder_reports_nothing_to_intel(
+    openvino_dir: Path, tmp_path: Path
+) -> None:
+    """OpenVINO reports each import to Intel's telemetry, keeping its count in ~/intel/,
+    unless told not to: a plain import there does, the embedder's does not."""
+
+    def home_after(code: str, home: Path) -> list[str]:
+        home.mkdir()
+        env = {**os.environ, "HOME": str(home)}
+        done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True)
+        assert done.returncode == 0, done.stderr
+        return sorted(p.name for p in home.rglob("*"))
+
+    assert "stats" in home_after("import openvino; openvino.Core()", tmp_path / "plain")
+    ours = (
+        "from pathlib import Path\nfrom librarian.models.load import load_embedder\n"
+        f"load_embedder(Path({str(openvino_dir)!r})).encode(['x'])"
+    )
+    assert home_after(ours, tmp_path / "ours") == []
