@@ -130,8 +130,8 @@ def main() -> None:
         os.environ.setdefault(name, value)
     os.environ.setdefault("PREFECT_LOGGING_HANDLERS_CONSOLE_LEVEL", "WARNING")
     from librarian.factory import pipeline_for
-    from librarian.flows.link_flow import link_queue
-    from librarian.flows.progress import on_progress
+    from librarian.flows.link_flow import Parcel, link_queue
+    from librarian.job import HandOff
     from librarian.pipeline.stages import EmbedStage
     from librarian.settings import LinkerSettings
 
@@ -145,10 +145,15 @@ def main() -> None:
         if args.model_free:
             pipeline.embed = EmbedStage(HashingEmbedder(pipeline.embed.embedder.dimension))
         bar = Bar(args.rows)
-        on_progress("bench-scale", bar)
         started = time.perf_counter()
         try:
-            summary = link_queue(rows, Path(tmp) / "out", settings, "bench-scale")
+            summary = link_queue(
+                rows,
+                Path(tmp) / "out",
+                settings,
+                "bench-scale",
+                hand_off=Parcel(HandOff(None, bar)),
+            )
         finally:
             bar.stop()
         wall = time.perf_counter() - started

@@ -328,26 +328,26 @@ def run_flow(
     """`dask`: (scheduler address or None for a local cluster, local worker count);
     `found`: INPUT as `input_source` read it (the flow reads it from there, not again)."""
     from librarian.flows.dask import dask_task_runner
-    from librarian.flows.link_flow import give_source, link_queue
-    from librarian.flows.progress import on_progress
+    from librarian.flows.link_flow import Parcel, link_queue
+    from librarian.job import HandOff
 
     flow_to_run = (
         link_queue if dask is None else link_queue.with_options(task_runner=dask_task_runner(*dask))
     )
     from librarian.store.db import reference
 
-    progress = _progress(found, db, run_id, quiet)
-    if found is not None:
-        give_source(run_id, found)
+    progress = _progress(found, db, quiet)
+    hand_off = Parcel(HandOff(found, progress) if progress is not None else HandOff(found))
     ref = reference(db) if db is not None else None  # the flow's parameters: no password
     try:
-        return flow_to_run(input, target, settings, run_id, ref, in_flight, source, commit)
+        return flow_to_run(
+            input, target, settings, run_id, ref, in_flight, source, commit, hand_off
+        )
     except Exception as exc:
         raise RunError(f"run {run_id} failed: {type(exc).__name__}: {exc}") from exc
     finally:
         if progress is not None:
             progress.stop()
-        on_progress(run_id, None)
         if dask is not None:
             from prefect.logging.handlers import APILogHandler
 
@@ -416,13 +416,12 @@ def _mute_prefect_console() -> None:
                 handler.setLevel(logging.WARNING)
 
 
-def _progress(found: FileSource | None, db: str | None, run_id: str, quiet: bool) -> _Bar | None:
+def _progress(found: FileSource | None, db: str | None, quiet: bool) -> _Bar | None:
     """A progress bar on a terminal (not with --quiet), told by the flow what it does. Its
     total: a plain input's rows, the queue table's pending rows; a JSONL file is streamed,
     read once, so its total is not known (the bar says `?`)."""
     if quiet or not sys.stderr.isatty():
         return None
-    from librarian.flows.progress import on_progress
     from librarian.pipeline.sources import PlainFile
 
     total: int | None = None
@@ -431,6 +430,5 @@ def _progress(found: FileSource | None, db: str | None, run_id: str, quiet: bool
     elif found is None:
         total = _pending(db)
     bar = _Bar(total)
-    on_progress(run_id, bar)
     bar.start()
     return bar

@@ -168,7 +168,9 @@ class InProcess:
         return _Done(lambda: self.pipeline.reviewed_rows([source], history))
 
 
-class _Silent:
+class Silent:
+    """A `Progress` told nothing: no one is watching."""
+
     def phase(self, name: str) -> None:
         pass
 
@@ -207,7 +209,7 @@ class Runner:
     summary: RunSummary
     sinks: Sequence[Sink] = ()
     store: Store | None = None
-    progress: Progress = field(default_factory=_Silent)
+    progress: Progress = field(default_factory=Silent)
     spill: Spill = field(default_factory=MemorySpill)
     in_flight: int = 1
     log: Callable[[str], None] | None = None
@@ -478,7 +480,7 @@ def run_source(
         summary,
         sinks=parts.sinks,
         store=parts.store,
-        progress=parts.progress or _Silent(),
+        progress=parts.progress or Silent(),
         spill=parts.spill or MemorySpill(),
         in_flight=parts.in_flight,
         log=parts.log,

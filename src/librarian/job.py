@@ -1,0 +1,141 @@
+"""A link job, put together: what it reads, where its decisions go, with which models, and
+its accounting. Everything about a `librarian run` but where its work runs, which the flow
+(`flows/link_flow.py`) says: it hands in the executor (Prefect tasks, on Dask or not), how
+models load, and its logger.
+
+Dry-run writes files only (and, given a database, reads prior decisions from it for update
+detection). Commit mode stores each batch's decisions in one transaction; from the queue
+table, that transaction also stamps the rows consumed.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from sqlalchemy import Engine
+
+from librarian.pipeline.accounting import add_timings, close_out
+from librarian.pipeline.dedup import ChunkRegistry
+from librarian.pipeline.pipeline import Pipeline
+from librarian.pipeline.run import Executor, Progress, RunParts, Silent, Sink, run_source
+from librarian.pipeline.sinks import FileSink
+from librarian.pipeline.sources import Source, file_source
+from librarian.pipeline.spill import DiskSpill
+from librarian.pipeline.summary import describe_pipeline, new_summary
+from librarian.schemas.records import RunSummary
+from librarian.settings import LinkerSettings
+from librarian.store.db import make_engine, redacted, resolve
+from librarian.store.policies import store_policy
+from librarian.store.sink import DatabaseSink, DatabaseStore
+from librarian.store.source import QueueTable
+
+
+@dataclass(frozen=True)
+class LinkJob:
+    """One run, as its flow's parameters give it. `input_path` None: drain the database's
+    knowledge_queue (commit mode). A plain input is read as rows of the document
+    `source_name` (default: the file's name). `commit` (default: whenever `database` is
+    given): store decisions in `database` (a `store.db.reference`, no password); a dry run
+    given `database` only reads prior decisions from it. `in_flight` batches are linked at
+    once, stored and written in input order."""
+
+    input_path: Path | None
+    out_dir: Path
+    settings: LinkerSettings
+    run_id: str
+    database: str | None = None
+    in_flight: int = 1
+    source_name: str | None = None
+    commit: bool | None = None
+
+    @property
+    def commits(self) -> bool:
+        return self.database is not None if self.commit is None else self.commit
+
+
+@dataclass(frozen=True)
+class HandOff:
+    """What the command that starts a run gives it besides parameters (Prefect stores a
+    flow's parameters through its API; these are no parameters it could store): the input
+    it has read already, not to be read twice, and who watches the run's progress."""
+
+    source: Source | None = None
+    progress: Progress = field(default_factory=Silent)
+
+
+@dataclass(frozen=True)
+class Where:
+    """Where the job's work runs, as its flow says: the runner's executor for the model
+    steps, how the models load (once per process), and where log lines go."""
+
+    executor: Executor
+    load: Callable[[LinkerSettings], Pipeline]
+    log: Callable[[str], None]
+
+
+def source_of(job: LinkJob, given: Source | None, engine: Engine | None) -> Source:
+    if given is not None:
+        return given
+    if job.input_path is not None:
+        return file_source(job.input_path, job.source_name)
+    if engine is None:
+        raise ValueError("draining the queue table needs a database")
+    return QueueTable(engine)
+
+
+def run_job(job: LinkJob, where: Where, hand_off: HandOff) -> RunSummary:
+    """The job run through `where`: its summary, once every row is accounted for."""
+    # The caller migrates the database once (`librarian run`: before any model loads;
+    # a scheduled run: `scheduled_run`).
+    engine = make_engine(resolve(job.database)) if job.database else None
+    try:
+        return _run(job, where, hand_off, engine)
+    finally:
+        if engine is not None:
+            engine.dispose()
+
+
+def _run(job: LinkJob, where: Where, hand_off: HandOff, engine: Engine | None) -> RunSummary:
+    source = source_of(job, hand_off.source, engine)
+    shown = redacted(job.database) if job.database else None
+    mode = "commit" if job.commits else "dry-run"
+    summary = new_summary(source.name, job.out_dir, job.settings, job.run_id, mode, shown)
+    started = time.perf_counter()
+    hand_off.progress.phase("loading models")
+    pipeline = where.load(job.settings)
+    add_timings(summary, {"load_models": time.perf_counter() - started})
+    describe_pipeline(summary, pipeline, priors_read=engine is not None)
+    stored_in = None
+    if job.commits and engine is not None:
+        stored_in = DatabaseSink(engine, job.run_id, source.name, pipeline.models_digest)
+        store_policy(engine, job.run_id, pipeline.source_level.policy)
+    names = {node.cre_id: node.name for node in pipeline.hub.nodes}
+    with FileSink(job.out_dir, names) as files:
+        summary.outputs = files.paths()
+        sinks: list[Sink] = [stored_in, files] if stored_in is not None else [files]
+        store = DatabaseStore(engine, pipeline.models_digest) if engine is not None else None
+        spill = DiskSpill()
+        try:
+            parts = RunParts(
+                where.executor,
+                sinks,
+                store,
+                hand_off.progress,
+                spill,
+                job.in_flight,
+                ChunkRegistry(spill.mapping("seen"), spill.mapping("spans")),
+                where.log,
+            )
+            hand_off.progress.phase("linking")
+            skip = stored_in.failed_ids if stored_in is not None else set()
+            batches = source.batches(job.settings.batch_size, skip)
+            run_source(pipeline, batches, pipeline.context(job.run_id), summary, parts)
+            hand_off.progress.phase("writing")
+        finally:
+            spill.close()
+        close_out(summary, stored_in.counts() if stored_in is not None else None)
+        files.commit(summary)
+    return summary
