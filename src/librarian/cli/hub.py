@@ -9,7 +9,7 @@ from typing import Annotated, Any
 import typer
 
 from librarian.cli.common import home_of, hub_finder, out, unicode_text
-from librarian.cli.options import HomeOpt, HubsOpt, JsonOpt
+from librarian.cli.options import HomeOpt, HubsOpt, JsonOpt, LimitOpt
 from librarian.errors import UsageError
 from librarian.paths import DEFAULT_HUB
 
@@ -19,7 +19,7 @@ app = typer.Typer(no_args_is_help=True, help="The hub catalogue: find a CRE, sho
 @app.command("search")
 def hub_search(
     text: Annotated[str, typer.Argument(help="what the CRE is about, in words or an id")],
-    limit: Annotated[int, typer.Option(min=1, max=200, help="how many hits")] = 10,
+    limit: LimitOpt = 10,
     as_json: JsonOpt = False,
     hub: HubsOpt = None,
     home: HomeOpt = None,

@@ -10,19 +10,16 @@ import typer
 
 from librarian.cli import render
 from librarian.cli.common import err, linker_settings, out, unicode_text
-from librarian.cli.options import JsonOpt, LinkerOptions, with_linker_options
+from librarian.cli.options import (
+    JsonOpt,
+    LinkerOptions,
+    PriorTextOpt,
+    TitleOpt,
+    with_linker_options,
+)
 from librarian.errors import UsageError
 
 TextArg = Annotated[str, typer.Argument(help="the section text, or - for one text a line on stdin")]
-TitleOpt = Annotated[str | None, typer.Option(help="title hint")]
-PriorTextOpt = Annotated[
-    str | None,
-    typer.Option(
-        "--prior-text",
-        help="the text as it was decided before: explain TEXT as its new version "
-        "(update detection evaluated)",
-    ),
-]
 
 
 def _texts(text: str) -> list[str]:

@@ -39,12 +39,14 @@ from librarian.cli.options import (
     LinksOpt,
     ModelDirOpt,
     ModelsOutOpt,
+    PlotOpt,
     ReplaceLinksOpt,
     ReportOpt,
     ReviewedFirstOpt,
     ReviewedOpt,
     ReviewOrder,
     ReviewOrderOpt,
+    RowsOpt,
     SectionTextsOpt,
     SeedOpt,
     SkipInvalidOpt,
@@ -483,15 +485,8 @@ def eval_golden(
     dataset: Annotated[Path, typer.Argument(help="golden set (JSON list of rows)")],
     report_out: ReportOpt = None,
     as_json: JsonOpt = False,
-    plot: Annotated[
-        Path | None, typer.Option(help="draw the reliability diagram into this PNG")
-    ] = None,
-    rows_out: Annotated[
-        Path | None,
-        typer.Option(
-            "--rows", help="write each scored row's outcome here (JSONL), for paired tests"
-        ),
-    ] = None,
+    plot: PlotOpt = None,
+    rows_out: RowsOpt = None,
     reviewed_k: ReviewedOpt = None,
     review_order: ReviewOrderOpt = "file",
     reviewed_first: ReviewedFirstOpt = None,

@@ -27,9 +27,11 @@ from librarian.training.links import DEV_FRAMEWORKS
 
 
 def opt(name: str, help: str, field: str | None = None, **extra: Any) -> Any:
-    """A typer Option; `field` names the LinkerSettings field whose bounds it takes."""
-    bounds = bounds_of(field) if field else {}
-    return typer.Option(name, help=help, min=bounds.get("min"), max=bounds.get("max"), **extra)
+    """A typer Option; `field` names the LinkerSettings field whose bounds it takes (else
+    `extra` may give them: min=, max=)."""
+    bounds = {**(bounds_of(field) if field else {}), **extra}
+    low, high = bounds.pop("min", None), bounds.pop("max", None)
+    return typer.Option(name, help=help, min=low, max=high, **bounds)
 
 
 TaskRunner = Literal["default", "dask"]
@@ -53,6 +55,91 @@ SidecarOpt = Annotated[
         help="myopencre: also write each link's status (AUTO_MAPPED or USER_CONFIRMED) and "
         "the linker's confidence to this JSON file (OpenCRE imports every link alike)",
     ),
+]
+
+
+# The workbench, the Prefect server and reviewer QA's options.
+REVIEWER_ENV = "LIBRARIAN_REVIEWER"
+TOKEN_ENV = "LIBRARIAN_REVIEW_TOKEN"
+HostOpt = Annotated[str, opt("--host", "address to bind")]
+WorkbenchPortOpt = Annotated[int, opt("--port", "the workbench's port", min=1, max=65535)]
+ServerPortOpt = Annotated[int, opt("--port", "the Prefect server's port", min=1, max=65535)]
+ReviewerOpt = Annotated[
+    str | None,
+    opt(
+        "--reviewer",
+        f"one person's workbench on this machine (also {REVIEWER_ENV}; loopback only); "
+        "without it, reviewers sign in (`review reviewers add NAME`)",
+    ),
+]
+ReviewsFileOpt = Annotated[
+    Path | None,
+    opt(
+        "--reviews",
+        "a dry run's reviews.jsonl; decisions go to a SQLite file beside it (FILE.decisions.db)",
+    ),
+]
+TokenOpt = Annotated[
+    str | None,
+    opt("--token", f"access token (also {TOKEN_ENV}); required to bind anything but 127.0.0.1"),
+]
+QaEveryOpt = Annotated[
+    int,
+    opt(
+        "--qa-every",
+        "a reviewer's waiting QA check (`review qa`) comes after every N decisions (0: never)",
+        min=0,
+    ),
+]
+ExportFormatOpt = Annotated[
+    ExportFormat,
+    opt(
+        "--format",
+        "csv, jsonl or html: the items; human-decision: the decisions, as RFC "
+        "HumanDecision JSONL; myopencre: the links, as the CSV OpenCRE imports",
+    ),
+]
+ExportOutOpt = Annotated[Path | None, opt("--out", "default: stdout")]
+ExportStatusOpt = Annotated[
+    ExportStatus | None,
+    opt(
+        "--status",
+        "which items: open (the default), decided or all; for myopencre, which links: "
+        "confirmed (by a person, the default), auto (made automatically) or linked (both)",
+    ),
+]
+ChangeOpt = Annotated[
+    bool,
+    opt(
+        "--change",
+        "a decision that differs from the one standing supersedes it (kept in the history) "
+        "when the importing --reviewer made that one, or is a --lead",
+    ),
+]
+MadeLeadOpt = Annotated[bool, opt("--lead", "may change anyone's decision and rule on QA")]
+RulingLeadOpt = Annotated[str, opt("--lead", "the lead ruling")]
+ByOpt = Annotated[str, opt("--by", "who asks (a lead's name)")]
+ShareOpt = Annotated[
+    float, opt("--share", "share of the decisions not yet checked", min=0.001, max=1.0)
+]
+DrawSeedOpt = Annotated[int | None, opt("--seed", "repeat a draw")]
+# The other commands' own.
+PoolOpt = Annotated[str, opt("--pool", "process work pool (created if missing)")]
+EveryDeadOpt = Annotated[bool, opt("--all", "every dead letter")]
+LimitOpt = Annotated[int, opt("--limit", "how many hits", min=1, max=200)]
+TitleOpt = Annotated[str | None, opt("--title", "title hint")]
+PriorTextOpt = Annotated[
+    str | None,
+    opt(
+        "--prior-text",
+        "the text as it was decided before: explain TEXT as its new version "
+        "(update detection evaluated)",
+    ),
+]
+PlotOpt = Annotated[Path | None, opt("--plot", "draw the reliability diagram into this PNG")]
+RowsOpt = Annotated[
+    Path | None,
+    opt("--rows", "write each scored row's outcome here (JSONL), for paired tests"),
 ]
 # `librarian eval`'s warm protocol.
 ReviewedOpt = Annotated[

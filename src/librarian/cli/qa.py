@@ -13,7 +13,16 @@ from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 import typer
 
 from librarian.cli.common import database, engine_of, home_of, out
-from librarian.cli.options import DbOpt, HomeOpt, HubsOpt, JsonOpt
+from librarian.cli.options import (
+    ByOpt,
+    DbOpt,
+    DrawSeedOpt,
+    HomeOpt,
+    HubsOpt,
+    JsonOpt,
+    RulingLeadOpt,
+    ShareOpt,
+)
 from librarian.errors import UsageError
 from librarian.paths import DEFAULT_HUB
 
@@ -27,7 +36,6 @@ app = typer.Typer(
     no_args_is_help=True,
     help="Reviewer QA: blind second reviews, known-answer items, agreement, rulings.",
 )
-ByOpt = Annotated[str, typer.Option("--by", help="who asks (a lead's name)")]
 T = TypeVar("T")
 
 
@@ -48,10 +56,8 @@ def _in_session(db: str | None, home: Any, work: Callable[[Session], T]) -> T:
 @app.command("sample")
 def qa_sample(
     by: ByOpt,
-    share: Annotated[
-        float, typer.Option(min=0.001, max=1.0, help="share of the decisions not yet checked")
-    ] = 0.1,
-    seed: Annotated[int | None, typer.Option(help="repeat a draw")] = None,
+    share: ShareOpt = 0.1,
+    seed: DrawSeedOpt = None,
     db: DbOpt = None,
     home: HomeOpt = None,
 ) -> None:
@@ -105,7 +111,7 @@ def qa_rule(
             help="first: the decision stands; second: the second reviewer's answer replaces it"
         ),
     ],
-    lead: Annotated[str, typer.Option("--lead", help="the lead ruling")],
+    lead: RulingLeadOpt,
     db: DbOpt = None,
     hub: HubsOpt = None,
     home: HomeOpt = None,

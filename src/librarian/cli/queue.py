@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 import typer
 
 from librarian.cli.common import database, engine_of, err, home_of, out, readable_input, redacted
-from librarian.cli.options import DbOpt, HomeOpt
+from librarian.cli.options import DbOpt, EveryDeadOpt, HomeOpt
 from librarian.errors import RunError, UsageError
 from librarian.schemas.records import RejectCode, Rejection, rejected
 from librarian.text import visible
@@ -242,7 +242,7 @@ def queue_retry(
             max=MAX_ROW_ID,
         ),
     ] = None,
-    every: Annotated[bool, typer.Option("--all", help="every dead letter")] = False,
+    every: EveryDeadOpt = False,
     db: DbOpt = None,
     home: HomeOpt = None,
 ) -> None:

@@ -9,7 +9,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, NoReturn
+from typing import TYPE_CHECKING, NoReturn
 
 import typer
 
@@ -25,17 +25,27 @@ from librarian.cli.common import (
     writable_file,
 )
 from librarian.cli.options import (
+    REVIEWER_ENV,
+    TOKEN_ENV,
+    ChangeOpt,
     DbOpt,
-    ExportFormat,
-    ExportStatus,
+    ExportFormatOpt,
+    ExportOutOpt,
+    ExportStatusOpt,
     HomeOpt,
+    HostOpt,
     HubsOpt,
     HyperlinkBaseOpt,
     LeadOpt,
+    QaEveryOpt,
     ReasonOpt,
+    ReviewerOpt,
+    ReviewsFileOpt,
     SheetArg,
     SidecarOpt,
     SinceOpt,
+    TokenOpt,
+    WorkbenchPortOpt,
 )
 from librarian.cli.qa import app as qa_app
 from librarian.cli.reviewers import app as reviewers_app
@@ -55,49 +65,18 @@ app.add_typer(qa_app, name="qa")
 app.add_typer(reviewers_app, name="reviewers")
 
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
-TOKEN_ENV = "LIBRARIAN_REVIEW_TOKEN"
-REVIEWER_ENV = "LIBRARIAN_REVIEWER"
-ReviewerOpt = Annotated[
-    str | None,
-    typer.Option(
-        "--reviewer",
-        help=f"one person's workbench on this machine (also {REVIEWER_ENV}; loopback only); "
-        "without it, reviewers sign in (`review reviewers add NAME`)",
-    ),
-]
 
 
 @app.command("serve")
 def review_serve(
     db: DbOpt = None,
-    reviews: Annotated[
-        Path | None,
-        typer.Option(
-            "--reviews",
-            help="a dry run's reviews.jsonl; decisions go to a SQLite "
-            "file beside it (FILE.decisions.db)",
-        ),
-    ] = None,
-    host: Annotated[str, typer.Option(help="address to bind")] = "127.0.0.1",
-    port: Annotated[int, typer.Option(min=1, max=65535, help="port")] = 8765,
+    reviews: ReviewsFileOpt = None,
+    host: HostOpt = "127.0.0.1",
+    port: WorkbenchPortOpt = 8765,
     reviewer: ReviewerOpt = None,
-    token: Annotated[
-        str | None,
-        typer.Option(
-            "--token",
-            help=f"access token (also {TOKEN_ENV}); required to bind anything but 127.0.0.1",
-        ),
-    ] = None,
+    token: TokenOpt = None,
     lead: LeadOpt = None,
-    qa_every: Annotated[
-        int,
-        typer.Option(
-            "--qa-every",
-            min=0,
-            help="a reviewer's waiting QA check (`review qa`) comes after every N decisions "
-            "(0: never)",
-        ),
-    ] = 5,
+    qa_every: QaEveryOpt = 5,
     hub: HubsOpt = None,
     home: HomeOpt = None,
 ) -> None:
@@ -310,25 +289,11 @@ def _reviews_database(reviews: Path) -> str:
 @app.command("export")
 def review_export(
     db: DbOpt = None,
-    fmt: Annotated[
-        ExportFormat,
-        typer.Option(
-            "--format",
-            help="csv, jsonl or html: the items; human-decision: the decisions, as RFC "
-            "HumanDecision JSONL; myopencre: the links, as the CSV OpenCRE imports",
-        ),
-    ] = "csv",
-    out_file: Annotated[Path | None, typer.Option("--out", help="default: stdout")] = None,
+    fmt: ExportFormatOpt = "csv",
+    out_file: ExportOutOpt = None,
     hyperlink_base: HyperlinkBaseOpt = None,
     sidecar_file: SidecarOpt = None,
-    status: Annotated[
-        ExportStatus | None,
-        typer.Option(
-            help="which items: open (the default), decided or all; for myopencre, which "
-            "links: confirmed (by a person, the default), auto (made automatically) or "
-            "linked (both)"
-        ),
-    ] = None,
+    status: ExportStatusOpt = None,
     since: SinceOpt = None,
     reason: ReasonOpt = None,
     hub: HubsOpt = None,
@@ -433,14 +398,7 @@ def review_import(
     sheet: SheetArg,
     db: DbOpt = None,
     reviewer: ReviewerOpt = None,
-    change: Annotated[
-        bool,
-        typer.Option(
-            "--change",
-            help="a decision that differs from the one standing supersedes it (kept in the "
-            "history) when the importing --reviewer made that one, or is a --lead",
-        ),
-    ] = False,
+    change: ChangeOpt = False,
     lead: LeadOpt = None,
     hub: HubsOpt = None,
     home: HomeOpt = None,

@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 
 from librarian.cli.common import out
-from librarian.cli.options import DbOpt, HomeOpt
+from librarian.cli.options import DbOpt, HomeOpt, MadeLeadOpt, WorkbenchPortOpt
 from librarian.cli.qa import _session
 from librarian.errors import UsageError
 from librarian.text import visible
@@ -23,10 +23,8 @@ NameArg = Annotated[str, typer.Argument(help="the reviewer's name, as their deci
 @app.command("add")
 def reviewers_add(
     name: NameArg,
-    lead: Annotated[
-        bool, typer.Option("--lead", help="may change anyone's decision and rule on QA")
-    ] = False,
-    port: Annotated[int, typer.Option(min=1, max=65535, help="the workbench's port")] = 8765,
+    lead: MadeLeadOpt = False,
+    port: WorkbenchPortOpt = 8765,
     db: DbOpt = None,
     home: HomeOpt = None,
 ) -> None:

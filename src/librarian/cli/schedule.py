@@ -5,13 +5,12 @@ from __future__ import annotations
 import os
 from contextlib import suppress
 from pathlib import Path
-from typing import Annotated, Any
-
-import typer
+from typing import Any
 
 from librarian.cli.common import database, err, home_of, linker_settings, out, prefect_environment
 from librarian.cli.options import (
     LinkerOptions,
+    PoolOpt,
     ScheduleOptions,
     with_linker_options,
     with_schedule_options,
@@ -123,9 +122,7 @@ def serve(*, schedule: ScheduleOptions, linker: LinkerOptions) -> None:
 @with_schedule_options
 @with_linker_options
 def deploy(
-    pool: Annotated[str, typer.Option(help="process work pool (created if missing)")] = (
-        "librarian"
-    ),
+    pool: PoolOpt = "librarian",
     *,
     schedule: ScheduleOptions,
     linker: LinkerOptions,

@@ -4,20 +4,19 @@ from __future__ import annotations
 
 import signal
 from contextlib import suppress
-from typing import Annotated
 
 import typer
 
 from librarian.cli.common import err, home_of, out
-from librarian.cli.options import HomeOpt
+from librarian.cli.options import HomeOpt, HostOpt, ServerPortOpt
 
 app = typer.Typer(no_args_is_help=True, help="The local Prefect server schedules run on.")
 
 
 @app.command("start")
 def server_start(
-    port: Annotated[int, typer.Option(min=1, max=65535, help="port")] = 4200,
-    host: Annotated[str, typer.Option(help="address to bind")] = "127.0.0.1",
+    port: ServerPortOpt = 4200,
+    host: HostOpt = "127.0.0.1",
     home: HomeOpt = None,
 ) -> None:
     """Run a persistent Prefect server (its database in the librarian home, the UI on,
