@@ -27,6 +27,7 @@ from librarian.retrieval.collective import PriorRule
 from librarian.schemas.envelopes import ReasonCode, ReviewItem, dump_envelope
 from librarian.schemas.records import (
     BatchResult,
+    Closable,
     EarlierItem,
     Finished,
     History,
@@ -150,7 +151,7 @@ class Store:
     earlier: dict[str, list[EarlierItem]] = field(default_factory=dict)
 
     @contextmanager
-    def lookup(self, raw: RawBatch) -> Iterator[Priors]:
+    def lookup(self, raw: RawBatch, claim: Closable | None) -> Iterator[Priors]:
         assert self.priors is not None
         yield self.priors
 

@@ -39,6 +39,7 @@ from librarian.pipeline.source_level import Linked, SlotRow
 from librarian.pipeline.spill import MemorySpill, Spill
 from librarian.schemas.records import (
     BatchResult,
+    Claimed,
     Closable,
     EarlierItem,
     Finished,
@@ -120,7 +121,9 @@ class Store(Protocol):
     """What the database knows: prior decisions, and of each source its history and the
     items earlier windows stored."""
 
-    def lookup(self, raw: RawBatch) -> AbstractContextManager[PriorLookup]: ...
+    def lookup(
+        self, raw: RawBatch, claim: Closable | None
+    ) -> AbstractContextManager[PriorLookup]: ...
 
     def known(self, source: str, pending: Collection[str]) -> Known:
         """`pending`: the window's rows of `source` (their `CompactRows` key digests),
@@ -216,25 +219,26 @@ class Runner:
     registry: ChunkRegistry = field(default_factory=ChunkRegistry)
     _numbers: Iterator[int] = field(default_factory=itertools.count)
 
-    def run(self, batches: Iterable[RawBatch | Admitted], ctx: RunContext) -> None:
+    def run(self, batches: Iterable[RawBatch | Claimed | Admitted], ctx: RunContext) -> None:
         """Admit each raw batch (C.0-C.1, the prior lookup) and link them all; a batch
         given admitted (sections read already: eval, explain, relink) goes straight on."""
-        admitted = (b if isinstance(b, Admitted) else self._admit(b) for b in batches)
+        admitted = (self._admit(b) for b in batches)
         self._run_admitted(admitted, ctx)
 
-    def _run_admitted(self, batches: Iterable[Admitted], ctx: RunContext) -> None:
+    def _run_admitted(
+        self, batches: Iterable[tuple[Admitted, Closable | None]], ctx: RunContext
+    ) -> None:
         window = self._window()
         flying: deque[tuple[_Held, Admitted, Pending[Prepared], CompactRows]] = deque()
         try:
-            for admitted in _timed(batches, self, "read_validate"):
+            for admitted, claim in _timed(batches, self, "read_validate"):
                 raw = admitted.raw
-                held = _Held(next(self._numbers), len(raw.lines) + raw.blank_lines, raw.claim)
+                held = _Held(next(self._numbers), len(raw.lines) + raw.blank_lines, claim)
                 window.held.append(held)
-                unclaimed = replace(admitted, raw=replace(admitted.raw, claim=None))
-                self.spill.put("admitted", [((held.number, 0, 0), unclaimed)])
+                self.spill.put("admitted", [((held.number, 0, 0), admitted)])
                 prepared = self.executor.prepare(admitted.sections, ctx, admitted.priors)
                 flying.append((held, admitted, prepared, window.compact))
-                closes = admitted.raw.claim is not None or admitted.raw.eof
+                closes = claim is not None or admitted.raw.eof
                 while flying and (closes or len(flying) > max(1, self.in_flight)):
                     self._absorb(*flying.popleft(), ctx)
                 if closes:
@@ -251,10 +255,14 @@ class Runner:
     def _window(self) -> _Window:
         return _Window([], CompactRows(self.pipeline.hub_ids))
 
-    def _admit(self, raw: RawBatch) -> Admitted:
-        lookup = self.store.lookup(raw) if self.store is not None else nullcontext(None)
+    def _admit(self, batch: RawBatch | Claimed | Admitted) -> tuple[Admitted, Closable | None]:
+        """The batch admitted, and its queue claim (held until the batch is stored)."""
+        if isinstance(batch, Admitted):
+            return batch, None
+        raw, claim = (batch.raw, batch.claim) if isinstance(batch, Claimed) else (batch, None)
+        lookup = self.store.lookup(raw, claim) if self.store is not None else nullcontext(None)
         with lookup as priors:
-            return self.pipeline.admit(raw, self.registry, priors)
+            return self.pipeline.admit(raw, self.registry, priors), claim
 
     # -- pass 1 ------------------------------------------------------------------------
 
@@ -335,7 +343,6 @@ class Runner:
         flying: deque[tuple[_Held, Admitted, list[_Part]]] = deque()
         for held in window:
             (admitted,) = self.spill.take("admitted", held.number, 0)
-            admitted = replace(admitted, raw=replace(admitted.raw, claim=held.claim))
             parts = []
             for part in range(held.parts):
                 (prepared,) = self.spill.take("prepared", held.number, part)
@@ -356,7 +363,7 @@ class Runner:
         result.rejections.extend(held.failed)
         result = admitted.complete(result)
         self._time("wait_for_link", started)
-        batch = Finished(admitted.raw, admitted.sections, result)
+        batch = Finished(admitted.raw, admitted.sections, result, held.claim)
         for sink in self.sinks:
             started = time.perf_counter()
             batch = replace(batch, result=sink.write(batch))
@@ -466,7 +473,7 @@ class RunParts:
 
 def run_source(
     stages: Stages,
-    batches: Iterable[RawBatch | Admitted],
+    batches: Iterable[RawBatch | Claimed | Admitted],
     ctx: RunContext,
     summary: RunSummary,
     parts: RunParts | None = None,
@@ -528,7 +535,7 @@ class GivenHistory:
 
     given: History
 
-    def lookup(self, raw: RawBatch) -> AbstractContextManager[PriorLookup]:
+    def lookup(self, raw: RawBatch, claim: Closable | None) -> AbstractContextManager[PriorLookup]:
         raise NotImplementedError("sections given to link are admitted already")
 
     def known(self, source: str, pending: Collection[str]) -> Known:

@@ -16,7 +16,7 @@ from typing import Protocol
 
 from librarian.pipeline import shapes
 from librarian.pipeline.plain import PlainRows, is_plain, plain_lines
-from librarian.schemas.records import RawBatch
+from librarian.schemas.records import Claimed, RawBatch
 
 _BOM = b"\xef\xbb\xbf"
 QUEUE_SUFFIXES = (".jsonl", ".ndjson")
@@ -40,8 +40,9 @@ class Source(Protocol):
         """What the run summary calls the input."""
         ...
 
-    def batches(self, size: int, skip: Collection[int] = ()) -> Iterator[RawBatch]:
-        """`skip`: queue ids that failed earlier in this run (only the queue table has ids)."""
+    def batches(self, size: int, skip: Collection[int] = ()) -> Iterator[RawBatch | Claimed]:
+        """`skip`: queue ids that failed earlier in this run (only the queue table has ids,
+        and only its batches come `Claimed`)."""
         ...
 
 

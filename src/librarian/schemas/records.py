@@ -228,16 +228,19 @@ class RawBatch:
     # Lines a document shape read as no requirement (its preamble): line -> why; skipped
     # (NOT_A_REQUIREMENT), accounted for, never linked.
     not_requirements: dict[int, str] = field(default_factory=dict)
-    # The source's open transaction holding the claim (the queue table's), which the
-    # database sink stores the batch in and closes; None for files.
-    claim: Closable | None = None
     # Every line is a KnowledgeItem a plain shape built (`pipeline/plain.py`): validated as
     # one, not sniffed for its shape again.
     knowledge_items: bool = False
 
-    def close(self) -> None:
-        if self.claim is not None:
-            self.claim.close()
+
+@dataclass(frozen=True)
+class Claimed:
+    """A batch the queue table claimed, and the open transaction holding its claim, which
+    the database sink stores the batch in and the runner closes. The batch itself is data
+    only: it travels to workers and the spill; the claim stays with the runner."""
+
+    raw: RawBatch
+    claim: Closable
 
 
 @dataclass(frozen=True)
@@ -293,6 +296,7 @@ class Finished:
     raw: RawBatch
     sections: list[Section]
     result: BatchResult
+    claim: Closable | None = None  # the queue claim's transaction (`Claimed`), for the sinks
 
 
 @dataclass(frozen=True)

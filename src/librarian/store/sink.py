@@ -20,6 +20,7 @@ from sqlalchemy.orm import Session
 
 from librarian.schemas.records import (
     BatchResult,
+    Closable,
     Finished,
     Known,
     PriorDecision,
@@ -58,9 +59,9 @@ class DatabaseStore:
     models_digest: str | None = None
 
     @contextmanager
-    def lookup(self, raw: RawBatch) -> Iterator[StoredPriors]:
-        if isinstance(raw.claim, Session):
-            yield StoredPriors(raw.claim, self.models_digest)
+    def lookup(self, raw: RawBatch, claim: Closable | None) -> Iterator[StoredPriors]:
+        if isinstance(claim, Session):
+            yield StoredPriors(claim, self.models_digest)
             return
         with Session(self.engine) as session:
             yield StoredPriors(session, self.models_digest)
@@ -128,7 +129,7 @@ class DatabaseSink:
             self.relink_open,
             result.facts,
         )
-        claim = raw.claim if isinstance(raw.claim, Session) else None
+        claim = batch.claim if isinstance(batch.claim, Session) else None
         with nullcontext(claim) if claim is not None else Session(self.engine) as session:
             written = commit(session, stored)
         # The cut each source has now, what readers without models show: written when a

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 from sqlalchemy import Engine
 
-from librarian.schemas.records import RawBatch
+from librarian.schemas.records import Claimed, RawBatch
 from librarian.store.queue import QUEUE_SOURCE, claim
 
 
@@ -17,12 +17,12 @@ class QueueTable:
     engine: Engine
     name: str = QUEUE_SOURCE
 
-    def batches(self, size: int, skip: Collection[int] = ()) -> Iterator[RawBatch]:
+    def batches(self, size: int, skip: Collection[int] = ()) -> Iterator[Claimed]:
         """`skip` is read at each claim: rows that failed earlier in this run stay out."""
         while True:
             claimed = claim(self.engine, size, skip)
             eof = len(claimed.lines) < size
-            yield RawBatch(
+            raw = RawBatch(
                 claimed.lines,
                 0,
                 0,
@@ -30,7 +30,7 @@ class QueueTable:
                 eof=eof,
                 queue_ids=claimed.ids,
                 unreadable=claimed.unreadable,
-                claim=claimed.session,
             )
+            yield Claimed(raw, claimed.session)
             if eof:
                 return
