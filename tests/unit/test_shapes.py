@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import zipfile
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -153,6 +154,42 @@ def test_one_registry_names_every_shape(tmp_path: Path) -> None:
     queue.write_text('{"chunk_id": "c", "llm_label": "KNOWLEDGE", "text": "x"}\n')
     assert plain_shape(queue) is None  # the queue's JSONL is streamed, not a plain shape
     assert plain_shape(POLICY) is not None and plain_shape(tmp_path / "x.odt") is None
+
+
+def test_the_queue_jsonl_is_a_registered_shape_and_a_files_shape_is_found_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 40: the queue's JSONL is one more registered shape; a file's shape is found
+    once, when its source is made, and carried to the reading (a .jsonl file's first row
+    is read once to tell a table from the queue's)."""
+    from librarian.errors import InputError
+    from librarian.pipeline import shapes
+    from librarian.pipeline.shapes import jsonl_table, queue_jsonl, shape_of
+    from librarian.pipeline.sources import JsonlFile, PlainFile, file_source
+
+    assert queue_jsonl.SHAPE in shapes.registered()
+    assert queue_jsonl.SHAPE.name in shapes.in_words()
+    queue = _write(tmp_path / "q.jsonl", b'{"chunk_id": "c", "llm_label": "KNOWLEDGE"}\n')
+    table = _write(tmp_path / "t.jsonl", b'{"id": "R-1", "text": "Hash passwords."}\n')
+    assert shape_of(queue) is queue_jsonl.SHAPE and shape_of(table) is jsonl_table.SHAPE
+    sniffed: list[Path] = []
+    first_row = jsonl_table.claims
+
+    def counted(path: Path) -> bool:
+        sniffed.append(path)
+        return first_row(path)
+
+    counting = replace(jsonl_table.SHAPE, claims=counted)
+    plain = tuple(counting if s is jsonl_table.SHAPE else s for s in shapes.PLAIN_SHAPES)
+    monkeypatch.setattr(shapes, "PLAIN_SHAPES", plain)
+    assert isinstance(file_source(queue), JsonlFile)
+    source = file_source(table, "Our table")
+    assert isinstance(source, PlainFile) and source.shape is counting
+    (batch,) = list(source.batches(10, set()))
+    assert len(batch.lines) == 1
+    assert sniffed == [queue, table]  # each file once: the source's shape is carried
+    with pytest.raises(InputError, match="reads the knowledge queue's JSONL"):
+        file_source(tmp_path / "notes.odt")
 
 
 def test_a_pdf_whose_outline_lists_chapters_alone(tmp_path: Path) -> None:

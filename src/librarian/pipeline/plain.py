@@ -23,7 +23,13 @@ from typing import Any
 from urllib.parse import quote
 
 from librarian.pipeline.shapes import plain_shape
-from librarian.pipeline.shapes.rows import PlainInputError, PlainRow, Unreadable, is_preamble
+from librarian.pipeline.shapes.rows import (
+    PlainInputError,
+    PlainRow,
+    PlainShape,
+    Unreadable,
+    is_preamble,
+)
 from librarian.schemas.records import plain_locator_id
 
 __all__ = ["PlainInputError", "PlainRows", "PlainSource", "is_plain", "plain_lines"]
@@ -77,9 +83,12 @@ NOT_A_REQUIREMENT = (
 )
 
 
-def plain_lines(path: Path, source_name: str | None = None) -> PlainRows:
-    """(line number, KnowledgeItem JSON) for every row or block of a plain input."""
-    shape = plain_shape(path)
+def plain_lines(
+    path: Path, source_name: str | None = None, shape: PlainShape | None = None
+) -> PlainRows:
+    """(line number, KnowledgeItem JSON) for every row or block of a plain input. `shape`:
+    the one its source found (None: found here)."""
+    shape = shape or plain_shape(path)
     if shape is None:
         raise PlainInputError(f"{path}: no plain shape reads this file")
     source = PlainSource.of(path, source_name)

@@ -14,24 +14,25 @@ from functools import cached_property
 from pathlib import Path
 from typing import Protocol
 
+from librarian.errors import InputError
 from librarian.pipeline import shapes
-from librarian.pipeline.plain import PlainRows, is_plain, plain_lines
+from librarian.pipeline.plain import PlainRows, plain_lines
+from librarian.pipeline.shapes.rows import PlainShape
 from librarian.schemas.records import Claimed, RawBatch
 
 _BOM = b"\xef\xbb\xbf"
-QUEUE_SUFFIXES = (".jsonl", ".ndjson")
 
 
 def binary_shape(path: Path) -> bool:
     """A Word or PDF file: read by its own library, never sniffed as text (NUL bytes in a
     .docx's or .pdf's first 4 KB are no UTF-16)."""
-    return any(shape.binary and shape.takes(path) for shape in shapes.PLAIN_SHAPES)
+    return any(shape.binary and shape.takes(path) for shape in shapes.registered())
 
 
 def known_shape(path: Path) -> bool:
     """A file the librarian can read: guessing JSONL for any other name rejected every
     line of a text or Word file, and the run still exited 0."""
-    return path.suffix.lower() in (*QUEUE_SUFFIXES, *shapes.suffixes())
+    return path.suffix.lower() in shapes.suffixes()
 
 
 class Source(Protocol):
@@ -71,6 +72,7 @@ class PlainFile:
 
     path: Path
     document: str | None = None
+    shape: PlainShape | None = None  # None: found from the file
 
     @property
     def name(self) -> str:
@@ -78,7 +80,7 @@ class PlainFile:
 
     @cached_property
     def rows(self) -> PlainRows:
-        return plain_lines(self.path, self.document)
+        return plain_lines(self.path, self.document, self.shape)
 
     def batches(self, size: int, skip: Collection[int] = ()) -> Iterator[RawBatch]:
         rows = self.rows
@@ -101,8 +103,12 @@ class PlainFile:
 
 
 def file_source(path: Path, document: str | None = None) -> JsonlFile | PlainFile:
-    """The file as a source, its shape known from one sniff (a .jsonl file's first row)."""
-    return PlainFile(path, document) if is_plain(path) else JsonlFile(path)
+    """The file as a source, its shape found once (a .jsonl file's first row read) and
+    carried to the reading."""
+    shape = shapes.shape_of(path)
+    if shape is None:
+        raise InputError(f"{path}: the librarian reads {shapes.in_words()}")
+    return PlainFile(path, document, shape) if isinstance(shape, PlainShape) else JsonlFile(path)
 
 
 def read_batch(path: Path, offset: int, first_line: int, max_lines: int) -> RawBatch:

@@ -62,6 +62,22 @@ class PlainShape:
         return self.claims(path) if self.claims is not None else True
 
 
+@dataclass(frozen=True)
+class StreamedShape:
+    """A kind of file a run streams line by line, each line a row of its own (the queue's
+    JSONL): any file with its suffix that no plain shape claims."""
+
+    name: str
+    suffixes: tuple[str, ...]
+    binary: bool = False
+
+    def takes(self, path: Path) -> bool:
+        return path.suffix.lower() in self.suffixes
+
+
+Shape = PlainShape | StreamedShape
+
+
 def section_path_of(value: Any) -> tuple[str, ...]:
     """A section path given as a list, or as text: `Auth > Storage`, `Auth / Storage`."""
     if isinstance(value, list):
