@@ -58,89 +58,6 @@ SidecarOpt = Annotated[
 ]
 
 
-# The workbench, the Prefect server and reviewer QA's options.
-REVIEWER_ENV = "LIBRARIAN_REVIEWER"
-TOKEN_ENV = "LIBRARIAN_REVIEW_TOKEN"
-HostOpt = Annotated[str, opt("--host", "address to bind")]
-WorkbenchPortOpt = Annotated[int, opt("--port", "the workbench's port", min=1, max=65535)]
-ServerPortOpt = Annotated[int, opt("--port", "the Prefect server's port", min=1, max=65535)]
-ReviewerOpt = Annotated[
-    str | None,
-    opt(
-        "--reviewer",
-        f"one person's workbench on this machine (also {REVIEWER_ENV}; loopback only); "
-        "without it, reviewers sign in (`review reviewers add NAME`)",
-    ),
-]
-ReviewsFileOpt = Annotated[
-    Path | None,
-    opt(
-        "--reviews",
-        "a dry run's reviews.jsonl; decisions go to a SQLite file beside it (FILE.decisions.db)",
-    ),
-]
-TokenOpt = Annotated[
-    str | None,
-    opt("--token", f"access token (also {TOKEN_ENV}); required to bind anything but 127.0.0.1"),
-]
-QaEveryOpt = Annotated[
-    int,
-    opt(
-        "--qa-every",
-        "a reviewer's waiting QA check (`review qa`) comes after every N decisions (0: never)",
-        min=0,
-    ),
-]
-ExportFormatOpt = Annotated[
-    ExportFormat,
-    opt(
-        "--format",
-        "csv, jsonl or html: the items; human-decision: the decisions, as RFC "
-        "HumanDecision JSONL; myopencre: the links, as the CSV OpenCRE imports",
-    ),
-]
-ExportOutOpt = Annotated[Path | None, opt("--out", "default: stdout")]
-ExportStatusOpt = Annotated[
-    ExportStatus | None,
-    opt(
-        "--status",
-        "which items: open (the default), decided or all; for myopencre, which links: "
-        "confirmed (by a person, the default), auto (made automatically) or linked (both)",
-    ),
-]
-ChangeOpt = Annotated[
-    bool,
-    opt(
-        "--change",
-        "a decision that differs from the one standing supersedes it (kept in the history) "
-        "when the importing --reviewer made that one, or is a --lead",
-    ),
-]
-MadeLeadOpt = Annotated[bool, opt("--lead", "may change anyone's decision and rule on QA")]
-RulingLeadOpt = Annotated[str, opt("--lead", "the lead ruling")]
-ByOpt = Annotated[str, opt("--by", "who asks (a lead's name)")]
-ShareOpt = Annotated[
-    float, opt("--share", "share of the decisions not yet checked", min=0.001, max=1.0)
-]
-DrawSeedOpt = Annotated[int | None, opt("--seed", "repeat a draw")]
-# The other commands' own.
-PoolOpt = Annotated[str, opt("--pool", "process work pool (created if missing)")]
-EveryDeadOpt = Annotated[bool, opt("--all", "every dead letter")]
-LimitOpt = Annotated[int, opt("--limit", "how many hits", min=1, max=200)]
-TitleOpt = Annotated[str | None, opt("--title", "title hint")]
-PriorTextOpt = Annotated[
-    str | None,
-    opt(
-        "--prior-text",
-        "the text as it was decided before: explain TEXT as its new version "
-        "(update detection evaluated)",
-    ),
-]
-PlotOpt = Annotated[Path | None, opt("--plot", "draw the reliability diagram into this PNG")]
-RowsOpt = Annotated[
-    Path | None,
-    opt("--rows", "write each scored row's outcome here (JSONL), for paired tests"),
-]
 # `librarian eval`'s warm protocol.
 ReviewedOpt = Annotated[
     int | None,
@@ -177,6 +94,8 @@ ReviewedFirstOpt = Annotated[
 ]
 
 # The help of each option, by option.
+REVIEWER_ENV = "LIBRARIAN_REVIEWER"
+TOKEN_ENV = "LIBRARIAN_REVIEW_TOKEN"
 _HELP = {
     "home": "the librarian home: models, caches, the default database (default: LIBRARIAN_HOME, "
     "else the user data directory)",
@@ -213,7 +132,62 @@ _HELP = {
     "sheet": "a filled export (.csv or .jsonl), or HumanDecision JSONL",
     "lead": "a lead reviewer, who may change anyone's decision (repeatable); every reviewer "
     "may change their own",
+    "host": "address to bind",
+    "workbench_port": "the workbench's port",
+    "server_port": "the Prefect server's port",
+    "reviewer": f"one person's workbench on this machine (also {REVIEWER_ENV}; loopback "
+    "only); without it, reviewers sign in (`review reviewers add NAME`)",
+    "reviews": "a dry run's reviews.jsonl; decisions go to a SQLite file beside it "
+    "(FILE.decisions.db)",
+    "token": f"access token (also {TOKEN_ENV}); required to bind anything but 127.0.0.1",
+    "qa_every": "a reviewer's waiting QA check (`review qa`) comes after every N decisions "
+    "(0: never)",
+    "format": "csv, jsonl or html: the items; human-decision: the decisions, as RFC "
+    "HumanDecision JSONL; myopencre: the links, as the CSV OpenCRE imports",
+    "export_out": "default: stdout",
+    "status": "which items: open (the default), decided or all; for myopencre, which links: "
+    "confirmed (by a person, the default), auto (made automatically) or linked (both)",
+    "change": "a decision that differs from the one standing supersedes it (kept in the "
+    "history) when the importing --reviewer made that one, or is a --lead",
+    "made_lead": "may change anyone's decision and rule on QA",
+    "ruling_lead": "the lead ruling",
+    "by": "who asks (a lead's name)",
+    "share": "share of the decisions not yet checked",
+    "draw_seed": "repeat a draw",
+    "pool": "process work pool (created if missing)",
+    "every_dead": "every dead letter",
+    "limit": "how many hits",
+    "title": "title hint",
+    "prior_text": "the text as it was decided before: explain TEXT as its new version "
+    "(update detection evaluated)",
+    "plot": "draw the reliability diagram into this PNG",
+    "rows": "write each scored row's outcome here (JSONL), for paired tests",
 }
+
+# The workbench, the Prefect server, reviewer QA and the other commands' own.
+HostOpt = Annotated[str, opt("--host", _HELP["host"])]
+WorkbenchPortOpt = Annotated[int, opt("--port", _HELP["workbench_port"], min=1, max=65535)]
+ServerPortOpt = Annotated[int, opt("--port", _HELP["server_port"], min=1, max=65535)]
+ReviewerOpt = Annotated[str | None, opt("--reviewer", _HELP["reviewer"])]
+ReviewsFileOpt = Annotated[Path | None, opt("--reviews", _HELP["reviews"])]
+TokenOpt = Annotated[str | None, opt("--token", _HELP["token"])]
+QaEveryOpt = Annotated[int, opt("--qa-every", _HELP["qa_every"], min=0)]
+ExportFormatOpt = Annotated[ExportFormat, opt("--format", _HELP["format"])]
+ExportOutOpt = Annotated[Path | None, opt("--out", _HELP["export_out"])]
+ExportStatusOpt = Annotated[ExportStatus | None, opt("--status", _HELP["status"])]
+ChangeOpt = Annotated[bool, opt("--change", _HELP["change"])]
+MadeLeadOpt = Annotated[bool, opt("--lead", _HELP["made_lead"])]
+RulingLeadOpt = Annotated[str, opt("--lead", _HELP["ruling_lead"])]
+ByOpt = Annotated[str, opt("--by", _HELP["by"])]
+ShareOpt = Annotated[float, opt("--share", _HELP["share"], min=0.001, max=1.0)]
+DrawSeedOpt = Annotated[int | None, opt("--seed", _HELP["draw_seed"])]
+PoolOpt = Annotated[str, opt("--pool", _HELP["pool"])]
+EveryDeadOpt = Annotated[bool, opt("--all", _HELP["every_dead"])]
+LimitOpt = Annotated[int, opt("--limit", _HELP["limit"], min=1, max=200)]
+TitleOpt = Annotated[str | None, opt("--title", _HELP["title"])]
+PriorTextOpt = Annotated[str | None, opt("--prior-text", _HELP["prior_text"])]
+PlotOpt = Annotated[Path | None, opt("--plot", _HELP["plot"])]
+RowsOpt = Annotated[Path | None, opt("--rows", _HELP["rows"])]
 
 HomeOpt = Annotated[Path | None, opt("--home", _HELP["home"], show_default=False)]
 DbOpt = Annotated[str | None, opt("--db", _HELP["db"])]
