@@ -293,3 +293,41 @@ def test_every_command_says_the_cut_the_last_run_or_relink_chose(tmp_path: Path)
     decided_page = web.get(f"/item/{rows(engine)[0].review_id}").text
     assert "auto-link at 0.777" in decided_page and "(run run-2)" in decided_page
     assert "decided since" not in CliRunner().invoke(app, ["queue", "status", "--db", url]).stdout
+
+
+def test_writers_of_one_sources_cut_at_once_leave_one_row_and_no_error(tmp_path: Path) -> None:
+    """Found by `.ci/run` on a fresh clone: a relink and the workbench's re-scoring stored
+    one source's cut at once, each found no row and inserted one, and the second failed on
+    the key. Now each write is one upsert: every writer succeeds, one cut stands."""
+    import threading
+
+    from librarian.store.policies import record_cuts, source_cut
+
+    engine = make_engine(f"sqlite:///{tmp_path / 'cuts.db'}")
+    upgrade(engine)
+    writers = 6
+    errors: list[BaseException] = []
+
+    def write_cut(start: threading.Barrier, source: str, run: str) -> None:
+        start.wait()
+        try:
+            with Session(engine) as session, session.begin():
+                record_cuts(session, run, {source: {"threshold": 0.9, "says": run}})
+        except BaseException as exc:  # the test reports them all
+            errors.append(exc)
+
+    for round_ in range(10):
+        start = threading.Barrier(writers)
+        threads = [
+            threading.Thread(target=write_cut, args=(start, f"src-{round_}", f"r{i}"))
+            for i in range(writers)
+        ]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(timeout=60)
+    assert errors == []
+    with Session(engine) as session:
+        cuts = [source_cut(session, f"src-{r}") for r in range(10)]
+    assert all(cut is not None and cut.run_id in {f"r{i}" for i in range(writers)} for cut in cuts)
+    engine.dispose()

@@ -12,10 +12,12 @@ from datetime import UTC, datetime
 from typing import Any
 
 from sqlalchemy import Engine, select
+from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session
 
 from librarian.policy import RiskPolicy
 from librarian.policy.cut import Certified
+from librarian.sql import is_postgres
 from librarian.store.tables import DecisionRow, RunPolicyRow, SourceCutRow
 
 
@@ -84,12 +86,20 @@ class SourceCut:
 
 
 def record_cuts(session: Session, run_id: str, sources: Mapping[str, Mapping[str, Any]]) -> None:
-    """Each source's cut as `run_id` chose it (its `SourceStatus.as_json`). The caller
-    commits."""
-    for source, status in sources.items():
-        row = session.get(SourceCutRow, source) or SourceCutRow(source_key=source)
-        row.run_id, row.status, row.decided_at = run_id, dict(status), now()
-        session.add(row)
+    """Each source's cut as `run_id` chose it (its `SourceStatus.as_json`), one upsert a
+    batch: two writers at once (a relink beside the workbench's re-scoring) leave the later
+    cut, never a duplicate key. The caller commits."""
+    if not sources:
+        return
+    at = now()
+    rows = [
+        {"source_key": source, "run_id": run_id, "status": dict(status), "decided_at": at}
+        for source, status in sources.items()
+    ]
+    dialect = postgresql if is_postgres(session.get_bind()) else sqlite
+    insert = dialect.insert(SourceCutRow).values(rows)
+    changed = {c: insert.excluded[c] for c in ("run_id", "status", "decided_at")}
+    session.execute(insert.on_conflict_do_update(index_elements=["source_key"], set_=changed))
 
 
 def source_cut(session: Session, source: str) -> SourceCut | None:
