@@ -17,6 +17,7 @@ from pathlib import Path
 
 from sqlalchemy import Engine
 
+from librarian.errors import UsageError
 from librarian.pipeline.accounting import add_timings, close_out
 from librarian.pipeline.dedup import ChunkRegistry
 from librarian.pipeline.pipeline import Pipeline
@@ -82,7 +83,7 @@ def source_of(job: LinkJob, given: Source | None, engine: Engine | None) -> Sour
     if job.input_path is not None:
         return file_source(job.input_path, job.source_name)
     if engine is None:
-        raise ValueError("draining the queue table needs a database")
+        raise UsageError("draining the queue table needs a database (--db, or commit mode)")
     return QueueTable(engine)
 
 
