@@ -17,9 +17,9 @@ from librarian.cli import app
 from librarian.models.load import load_embedder
 from librarian.models.openvino_embedder import OpenVinoEmbedder
 from librarian.models.seams import ModelError
-from librarian.models.transformer import SentenceTransformerEmbedder
 from librarian.pipeline import components as ids
 from librarian.pipeline.components import stage_ids
+from tests.integration.test_quantize import agrees_with_torch, explained_on
 
 pytestmark = pytest.mark.integration
 
@@ -49,25 +49,15 @@ def test_openvino_vectors_agree_with_torch_and_depend_on_their_text_alone(
     assert card["agreement"]["mean_cosine"] >= 0.999
     embedder = load_embedder(openvino_dir)
     assert isinstance(embedder, OpenVinoEmbedder)
-    torch_model = SentenceTransformerEmbedder()
-    batched, reference = embedder.encode(TEXTS), torch_model.encode(TEXTS)
-    assert batched.shape == reference.shape == (len(TEXTS), 384)
-    assert np.allclose(np.linalg.norm(batched, axis=1), 1.0, atol=1e-5)
-    assert float((batched * reference).sum(axis=1).min()) > 0.999
+    batched = agrees_with_torch(embedder, TEXTS, 0.999)
     # In a batch padded to its longest text, or alone: the same vector.
     alone = np.vstack([embedder.encode([t]) for t in TEXTS])
     assert float((batched * alone).sum(axis=1).min()) > 0.9999
-    assert len(embedder.truncated(TEXTS)) == len(torch_model.truncated(TEXTS)) == 1
-    assert embedder.fingerprint != torch_model.fingerprint
     assert embedder.precision in embedder.name
 
 
 def test_explain_runs_on_the_openvino_embedder(openvino_dir: Path, tmp_path: Path) -> None:
-    args = ["explain", TEXTS[0], "--embedding-model", str(openvino_dir), "--json"]
-    args += ["--cache-dir", str(tmp_path), "--uncalibrated"]
-    result = CliRunner().invoke(app, args)
-    assert result.exit_code == 0, result.output
-    envelope = json.loads(result.output)
+    envelope = explained_on(openvino_dir, tmp_path)  # the same first text as there
     embed = stage_ids(envelope["retrieval"]["retriever"])["embed"]
     assert embed == f"{ids.EMBED}:all-MiniLM-L6-v2 openvino-ir"
     assert envelope["retrieval"]["candidates"][0]["cre_id"] == "732-873"

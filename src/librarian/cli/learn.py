@@ -25,7 +25,6 @@ from librarian.cli.common import (
 )
 from librarian.cli.options import (
     CacheOpt,
-    DrawsOpt,
     EmbedderOutOpt,
     EmbeddingOpt,
     EncoderOpt,
@@ -42,15 +41,14 @@ from librarian.cli.options import (
     PlotOpt,
     ReplaceLinksOpt,
     ReportOpt,
-    ReviewedFirstOpt,
-    ReviewedOpt,
     ReviewOrder,
-    ReviewOrderOpt,
     RowsOpt,
     SectionTextsOpt,
     SeedOpt,
     SkipInvalidOpt,
+    WarmOptions,
     with_linker_options,
+    with_warm_options,
 )
 from librarian.errors import InputError, RunError, UsageError
 from librarian.models.encoders import ENCODER_DIRECTORIES, Encoder
@@ -467,19 +465,18 @@ def scored_report(
     return report, golden.outcomes
 
 
-def warm_protocol(
-    reviewed_k: int | None, review_order: ReviewOrder, reviewed_first: int | None, draws: int
-) -> tuple[int | None, ReviewOrder]:
+def warm_protocol(warm: WarmOptions) -> tuple[int | None, ReviewOrder]:
     """K and the review order, from the options; refused when they disagree."""
-    if reviewed_first is not None and reviewed_k is not None:
+    if warm.reviewed_first is not None and warm.reviewed_k is not None:
         raise UsageError("give --reviewed K or --reviewed-first K, not both")
-    k = reviewed_first if reviewed_first is not None else reviewed_k
-    order: ReviewOrder = "file" if reviewed_first is not None else review_order
-    if draws > 1 and (k is None or order != "random"):
+    k = warm.reviewed_first if warm.reviewed_first is not None else warm.reviewed_k
+    order: ReviewOrder = "file" if warm.reviewed_first is not None else warm.review_order
+    if warm.draws > 1 and (k is None or order != "random"):
         raise UsageError("--draws N needs --reviewed K --review-order random")
     return k, order
 
 
+@with_warm_options
 @with_linker_options
 def eval_golden(
     dataset: Annotated[Path, typer.Argument(help="golden set (JSON list of rows)")],
@@ -487,13 +484,9 @@ def eval_golden(
     as_json: JsonOpt = False,
     plot: PlotOpt = None,
     rows_out: RowsOpt = None,
-    reviewed_k: ReviewedOpt = None,
-    review_order: ReviewOrderOpt = "file",
-    reviewed_first: ReviewedFirstOpt = None,
-    draws: DrawsOpt = 1,
-    seed: SeedOpt = DEFAULT_SEED,
     *,
     linker: LinkerOptions,
+    warm: WarmOptions,
 ) -> None:
     """Score the pipeline on a golden set with the trained models as they are (fits nothing
     on the rows it scores). Each source is linked as a whole. Warm (--reviewed K), each
@@ -505,11 +498,13 @@ def eval_golden(
     from librarian.training.evaluate import gate_failures, reliability_by_style
     from librarian.training.golden import load_golden
 
-    k, order = warm_protocol(reviewed_k, review_order, reviewed_first, draws)
+    k, order = warm_protocol(warm)
     golden_rows = load_golden(dataset)  # a malformed golden set is refused before models load
     settings = linker_settings(linker)
     built = build_pipeline(settings)
-    report, outcomes = scored_report(built, golden_rows, k, order, seed, draws, settings.top_k)
+    report, outcomes = scored_report(
+        built, golden_rows, k, order, warm.seed, warm.draws, settings.top_k
+    )
     if report_out is not None:
         write_json(report_out, report.model_dump(mode="json"))
     if rows_out is not None:

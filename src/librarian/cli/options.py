@@ -22,7 +22,14 @@ import typer
 
 from librarian.models.encoders import Encoder
 from librarian.pipeline.shapes import in_words
-from librarian.settings import LinkerSettings, bounds_of, default_of, help_of, option_fields
+from librarian.settings import (
+    DEFAULT_SEED,
+    LinkerSettings,
+    bounds_of,
+    default_of,
+    help_of,
+    option_fields,
+)
 from librarian.training.links import DEV_FRAMEWORKS
 
 
@@ -369,16 +376,39 @@ def _with_parameters(
     return wrapper  # type: ignore[return-value]
 
 
-def with_schedule_options(command: F) -> F:
-    """Give `command` the ScheduleOptions options; it receives them as `schedule=`."""
-    hints = get_type_hints(ScheduleOptions, include_extras=True)
+def _with_group(command: F, keyword: str, group: type[Any]) -> F:
+    """Give `command` the options of the dataclass `group`; it receives them as one
+    `keyword=` argument, an instance of `group`."""
+    hints = get_type_hints(group, include_extras=True)
     kind = inspect.Parameter.KEYWORD_ONLY
     added = [
         inspect.Parameter(f.name, kind, default=f.default, annotation=hints[f.name])
-        for f in fields(ScheduleOptions)
+        for f in fields(group)
     ]
 
-    def collect(kwargs: dict[str, Any]) -> ScheduleOptions:
-        return ScheduleOptions(**{p.name: kwargs.pop(p.name) for p in added})
+    def collect(kwargs: dict[str, Any]) -> Any:
+        return group(**{p.name: kwargs.pop(p.name) for p in added})
 
-    return _with_parameters(command, "schedule", added, collect)
+    return _with_parameters(command, keyword, added, collect)
+
+
+def with_schedule_options(command: F) -> F:
+    """Give `command` the ScheduleOptions options; it receives them as `schedule=`."""
+    return _with_group(command, "schedule", ScheduleOptions)
+
+
+@dataclass(frozen=True)
+class WarmOptions:
+    """`librarian eval`'s warm protocol: which rows stand for a source's reviewers'
+    decisions, in which order, over how many draws."""
+
+    reviewed_k: ReviewedOpt = None
+    review_order: ReviewOrderOpt = "file"
+    reviewed_first: ReviewedFirstOpt = None
+    draws: DrawsOpt = 1
+    seed: SeedOpt = DEFAULT_SEED
+
+
+def with_warm_options(command: F) -> F:
+    """Give `command` the WarmOptions options; it receives them as `warm=`."""
+    return _with_group(command, "warm", WarmOptions)
