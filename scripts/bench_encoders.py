@@ -33,7 +33,7 @@ from bench_throughput import build_queue
 
 from librarian.models.built_card import TOKENIZER_NAME
 from librarian.models.onnx_embedder import OnnxEmbedder
-from librarian.models.openvino_embedder import openvino_runtime
+from librarian.models.openvino_embedder import masked_mean, openvino_runtime
 from librarian.models.quantize import _export_fp32
 from librarian.models.seams import ModelError
 from librarian.models.transformer import SentenceTransformerEmbedder
@@ -84,7 +84,7 @@ class Graph:
     def batched(self, size: int) -> Encode:
         def run(ids: list[list[int]]) -> np.ndarray:
             feeds = self.feeds(ids)
-            return pooled(self.session.run(None, feeds)[0], feeds["attention_mask"])
+            return masked_mean(self.session.run(None, feeds)[0], feeds["attention_mask"])
 
         return lambda texts: sorted_batches(self, texts, size, run)
 
@@ -100,13 +100,6 @@ def sorted_batches(
         rows = order[start : start + size]
         out[rows] = run([ids[i] for i in rows])
     return out
-
-
-def pooled(hidden: np.ndarray, mask: np.ndarray) -> np.ndarray:
-    weights = mask[..., None].astype(np.float32)
-    summed = (hidden * weights).sum(axis=1) / np.maximum(weights.sum(axis=1), 1.0)
-    normed: np.ndarray = summed / np.maximum(np.linalg.norm(summed, axis=1, keepdims=True), 1e-12)
-    return normed
 
 
 def static_int8(fp32: Path, target: Path, graph: Graph, calibration: Sequence[str]) -> None:
@@ -151,7 +144,7 @@ def openvino_encoders(fp32: Path, graph: Graph, size: int) -> dict[str, Encode] 
         feeds = graph.feeds(ids)
         wanted = {i.get_any_name(): feeds[i.get_any_name()] for i in compiled.inputs}
         hidden = compiled(wanted)[compiled.outputs[0]]
-        return pooled(np.asarray(hidden), feeds["attention_mask"])
+        return masked_mean(np.asarray(hidden), feeds["attention_mask"])
 
     def one(texts: Sequence[str]) -> np.ndarray:
         return np.vstack([run([graph.tokenizer.encode(t).ids]) for t in texts])
