@@ -108,7 +108,7 @@ def test_train_with_the_openvino_encoder_builds_it_and_runs_on_it(tmp_path: Path
 
 # OpenVINO's telemetry keeps quiet by itself where one of these says "a CI job".
 _CI_MARKERS = ("CI", "TF_BUILD", "JENKINS_URL")
-_TELEMETRY_LOADED = "\nprint(sys.modules.get('openvino_telemetry') is not None)"
+_TELEMETRY_LOADED = "\nimport sys\nprint(sys.modules.get('openvino_telemetry') is not None)"
 
 
 def test_loading_the_openvino_embedder_reports_nothing_to_intel(
@@ -128,11 +128,11 @@ def test_loading_the_openvino_embedder_reports_nothing_to_intel(
         assert done.returncode == 0, done.stderr
         return sorted(p.name for p in home.rglob("*")), done.stdout.decode().strip()
 
-    files, loaded = run_in(tmp_path / "plain", "import sys, openvino\nopenvino.Core()")
+    files, loaded = run_in(tmp_path / "plain", "import openvino\nopenvino.Core()")
     assert "stats" in files
     assert loaded == "True"
     ours = (
-        "import sys\nfrom pathlib import Path\nfrom librarian.models.load import load_embedder\n"
+        "from pathlib import Path\nfrom librarian.models.load import load_embedder\n"
         f"load_embedder(Path({str(openvino_dir)!r})).encode(['x'])"
     )
     assert run_in(tmp_path / "ours", ours) == ([], "False")
