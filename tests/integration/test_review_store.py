@@ -432,3 +432,14 @@ def race(*work: Any) -> None:
     for thread in threads:
         thread.join(timeout=120)
     assert errors == []
+
+
+def test_a_session_ends_with_its_key_on_every_store(database: str) -> None:
+    """Issue 47, item 1 (severe), on SQLite and PostgreSQL: re-keying a reviewer, and
+    removing then adding them back, end every session opened with an earlier key."""
+    from tests.unit.test_signin import signed_in_sessions_end_with_their_key
+
+    engine = make_engine(database)
+    upgrade(engine)
+    seed(engine, TEXTS)
+    signed_in_sessions_end_with_their_key(engine)

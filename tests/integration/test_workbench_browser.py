@@ -210,7 +210,7 @@ def test_a_reviewer_clears_items_with_keyboard_and_mouse(
         expect(page.locator("#queue b.action")).to_have_count(5)
         # Acting as lena, the lead, with a session cookie this server did not sign: nobody
         # is signed in, and changing bianca's decision is refused.
-        forged = session_value("lena", b"a key of our own")
+        forged = session_value("lena", "a credential", b"a key of our own")
         page.context.add_cookies([{"name": SESSION_COOKIE, "value": forged, "url": base}])
         page.goto(first)
         expect(page.locator("#signin")).to_be_visible()

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 from sqlalchemy import Engine
 from sqlalchemy.orm import Session
+from starlette.testclient import TestClient
 from typer.testing import CliRunner
 
 from librarian.review.signin import session_name, session_value
@@ -48,7 +49,8 @@ def test_nobody_changes_alices_decision_by_calling_themselves_alice(engine: Engi
     assert refused.status_code == 400 and "only they or a lead" in refused.text
     # A cookie that says alice, not signed by this server, is nobody.
     forged = client(engine, reviewer=None)
-    forged.cookies.set("librarian_session", session_value("alice", b"not the server's key"))
+    forged_value = session_value("alice", "any credential", b"not the server's key")
+    forged.cookies.set("librarian_session", forged_value)
     assert post(forged, f"/item/{first}", change="yes", pick="400-000").status_code == 400
     # A name posted in the form is not who decides.
     posted = post(mallory, f"/item/{review_ids(engine)[1]}", action="approve", reviewer="alice")
@@ -99,13 +101,52 @@ def test_a_sign_in_link_signs_in_and_leaves_no_key_in_the_address(engine: Engine
     assert post(web, f"/item/{review_ids(engine)[0]}", action="approve").status_code == 303
 
 
-def test_a_session_cookie_is_signed_and_expires() -> None:
-    value = session_value("alice", b"k", now=1000.0)
-    assert session_name(value, b"k", now=1001.0) == "alice"
-    assert session_name(value, b"other", now=1001.0) is None
-    assert session_name(value, b"k", now=1000.0 + 8 * 24 * 3600) is None
+def test_a_session_cookie_is_signed_bound_to_its_key_and_expires() -> None:
+    keys = {"alice": "cred-1", "bob": "cred-2"}
+    value = session_value("alice", "cred-1", b"k", now=1000.0)
+    assert session_name(value, b"k", keys.get, now=1001.0) == "alice"
+    assert session_name(value, b"other", keys.get, now=1001.0) is None
+    assert session_name(value, b"k", keys.get, now=1000.0 + 8 * 24 * 3600) is None
     tampered = value.replace(value.split(".")[0], "Ym9i")  # "bob"
-    assert session_name(tampered, b"k", now=1001.0) is None
+    assert session_name(tampered, b"k", keys.get, now=1001.0) is None
+    # The same name with another key issued since: the session is over.
+    assert session_name(value, b"k", {"alice": "cred-3"}.get, now=1001.0) is None
+    nobody: dict[str, str] = {}
+    assert session_name(value, b"k", nobody.get, now=1001.0) is None
+
+
+def session_holds(web: TestClient) -> bool:
+    """Whether the browser `web` is still a signed-in reviewer's."""
+    return "reviewing as" in web.get("/").text
+
+
+def test_a_new_key_ends_every_session_opened_with_the_old_one(engine: Engine) -> None:
+    """Issue 47, item 1 (severe): a browser signed in with a leaked key stayed signed in
+    after `reviewers add alice` issued a new one."""
+    signed_in_sessions_end_with_their_key(engine)
+
+
+def signed_in_sessions_end_with_their_key(engine: Engine) -> None:
+    """Re-keying, and removing then adding back, each end earlier sessions; a session
+    opened with the current key holds. Shared with the PostgreSQL test."""
+    from librarian.store.reviewers import remove_reviewer
+
+    leaked = signed_in(engine, "alice")
+    assert session_holds(leaked)
+    new_key = register(engine, "alice")  # the remedy for a leaked key
+    assert not session_holds(leaked)
+    refused = post(leaked, f"/item/{review_ids(engine)[0]}", action="approve")
+    assert refused.status_code == 400 and decisions(engine) == []
+    fresh = client(engine, reviewer=None)
+    said = fresh.post("/signin", data={"csrf": "test-csrf", "name": "alice", "key": new_key})
+    assert "signed+in+as+alice" in said.headers["location"]
+    assert session_holds(fresh)
+    with Session(engine) as session, session.begin():
+        assert remove_reviewer(session, "alice")
+    register(engine, "alice")  # removed, then added back: no earlier session returns
+    assert not session_holds(fresh)
+    assert post(fresh, f"/item/{review_ids(engine)[0]}", action="approve").status_code == 400
+    assert decisions(engine) == []
 
 
 def test_reviewers_commands_and_one_person_mode_on_loopback_only(engine: Engine) -> None:

@@ -73,7 +73,7 @@ from librarian.store.review import (
     neighbour,
     queue_page,
 )
-from librarian.store.reviewers import reviewers, signed_in
+from librarian.store.reviewers import credential, reviewers, signed_in
 from librarian.text import counted, hidden_characters
 
 
@@ -96,7 +96,9 @@ class Pages:
         browser's signed session names, still registered (`review reviewers`)."""
         if self.bench.reviewer:
             return Identity(self.bench.reviewer, self.bench.reviewer in self.bench.leads)
-        name = session_name(request.cookies.get(SESSION_COOKIE), self.bench.session_key)
+        name = session_name(
+            request.cookies.get(SESSION_COOKIE), self.bench.session_key, self.credential
+        )
         if name is None:
             return None
         with Session(self.bench.engine) as session:
@@ -104,6 +106,11 @@ class Pages:
         if lead is None:
             return None
         return Identity(name, lead or name in self.bench.leads)
+
+    def credential(self, name: str) -> str | None:
+        """The fingerprint of `name`'s current key: a session opened with another fails."""
+        with Session(self.bench.engine) as session:
+            return credential(session, name)
 
     def reviewer_of(self, request: Request) -> str | None:
         who = self.identity(request)
@@ -454,12 +461,13 @@ class Pages:
             return self.redirect(back, f"this workbench is {self.bench.reviewer}'s alone", "error")
         with Session(self.bench.engine) as session:
             found = signed_in(session, name, key)
-        if found is None:
+            bound = credential(session, found.name) if found is not None else None
+        if found is None or bound is None:
             return self.redirect(back, "wrong name or key: nobody is signed in", "error")
         response = self.redirect(back, f"signed in as {found.name}")
         response.set_cookie(
             SESSION_COOKIE,
-            session_value(found.name, self.bench.session_key),
+            session_value(found.name, bound, self.bench.session_key),
             httponly=True,
             samesite="strict",
             max_age=SESSION_SECONDS,

@@ -7,8 +7,13 @@ Two modes:
   signs in once with their name and secret, and the server answers with a session cookie
   it signed (HMAC-SHA256 under a key drawn when it started). From then on the name and the
   role are read from that cookie and the store: change, undo, QA answers, rulings and
-  bulk all check them. A cookie naming someone else fails its signature; a reviewer
-  removed from the store is signed out.
+  bulk all check them. A cookie naming someone else fails its signature.
+
+A session is bound to the credential it was opened with, not only to the name: its
+signature covers a fingerprint of the reviewer's stored key hash (a fresh salt each time
+`reviewers add` issues a key). Re-keying a reviewer, removing them, or removing and adding
+them back each change or drop that hash, so every session opened with an earlier key
+fails its signature at once: the remedy for a leaked key works the moment it is applied.
 """
 
 from __future__ import annotations
@@ -17,6 +22,7 @@ import base64
 import hashlib
 import hmac
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 
 SESSION_COOKIE = "librarian_session"
@@ -29,27 +35,39 @@ class Identity:
     lead: bool
 
 
-def session_value(name: str, key: bytes, now: float | None = None) -> str:
-    """A cookie that says `name` signed in at `now`, signed with `key`."""
+def session_value(name: str, credential: str, key: bytes, now: float | None = None) -> str:
+    """A cookie that says `name` signed in at `now` with the key `credential` fingerprints,
+    signed with `key`."""
     issued = str(int(now if now is not None else time.time()))
     encoded = base64.urlsafe_b64encode(name.encode()).decode()
-    return f"{encoded}.{issued}.{_mac(encoded, issued, key)}"
+    return f"{encoded}.{issued}.{_mac(encoded, issued, credential, key)}"
 
 
-def session_name(value: str | None, key: bytes, now: float | None = None) -> str | None:
-    """The name a cookie this server signed carries, or None (missing, forged, expired)."""
+def session_name(
+    value: str | None,
+    key: bytes,
+    credential: Callable[[str], str | None],
+    now: float | None = None,
+) -> str | None:
+    """The name a cookie this server signed carries, or None (missing, forged, expired,
+    or opened with a key that has since been replaced or removed). `credential`: the
+    fingerprint of a name's current key (`store.reviewers.credential`), None for nobody
+    registered."""
     if not value or value.count(".") != 2:
         return None
     encoded, issued, mac = value.split(".")
-    if not hmac.compare_digest(mac, _mac(encoded, issued, key)):
-        return None
     if not issued.isdigit() or (now or time.time()) - int(issued) > SESSION_SECONDS:
         return None
     try:
-        return base64.urlsafe_b64decode(encoded.encode()).decode()
+        name = base64.urlsafe_b64decode(encoded.encode()).decode()
     except ValueError:
         return None
+    current = credential(name)
+    if current is None or not hmac.compare_digest(mac, _mac(encoded, issued, current, key)):
+        return None
+    return name
 
 
-def _mac(encoded: str, issued: str, key: bytes) -> str:
-    return hmac.new(key, f"{encoded}.{issued}".encode(), hashlib.sha256).hexdigest()
+def _mac(encoded: str, issued: str, credential: str, key: bytes) -> str:
+    message = f"{encoded}.{issued}.{credential}".encode()
+    return hmac.new(key, message, hashlib.sha256).hexdigest()

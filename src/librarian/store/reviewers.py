@@ -75,6 +75,17 @@ def signed_in(session: Session, name: str, secret: str) -> ReviewerRow | None:
     return row
 
 
+def credential(session: Session, name: str) -> str | None:
+    """The fingerprint of `name`'s current key (its stored hash, salt included), which a
+    workbench session is bound to; None when nobody of that name is registered. It
+    changes whenever a key is issued again, so re-keying or removing a reviewer ends
+    every session opened with an earlier key."""
+    row = session.get(ReviewerRow, name.strip()[:NAME_LIMIT])
+    if row is None:
+        return None
+    return hashlib.sha256(row.secret_hash.encode()).hexdigest()
+
+
 def reviewers(session: Session) -> dict[str, bool]:
     """Every registered reviewer: whether they lead."""
     rows = session.execute(select(ReviewerRow.name, ReviewerRow.lead).order_by(ReviewerRow.name))
