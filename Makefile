@@ -9,7 +9,7 @@ export PREFECT_SERVER_ANALYTICS_ENABLED := false
 export PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS := 120
 export HF_HUB_OFFLINE := 1
 
-.PHONY: setup demo train dev-eval golden test lint unit integration fuzz bench schemas samples clean
+.PHONY: setup demo train dev-eval risk-check golden test lint unit integration fuzz bench schemas samples clean
 
 setup: $(STAMP)
 
@@ -52,6 +52,14 @@ dev-eval: setup
 		docs/dev-eval-rows.jsonl --golden data/golden/dev.json
 	$(BIN)/python scripts/paired_eval.py docs/baseline/dev-eval-warm-rows-8a42df9.jsonl \
 		docs/dev-eval-warm-rows.jsonl --golden data/golden/dev.json
+	$(MAKE) risk-check
+
+# Does the risk a run prints hold? Every framework with enough links, scored by models
+# trained without it, K in {25, 50, 100} reviewed at random and in the product's order,
+# both guarantees; exit 1 when one is broken pooled (docs/quality.md).
+RISK_DRAWS ?= 50
+risk-check: setup
+	$(BIN)/python scripts/risk_check.py --draws $(RISK_DRAWS) --json docs/risk-check.json
 
 golden: setup
 	$(BIN)/python scripts/make_golden.py
@@ -88,4 +96,4 @@ samples: setup
 	$(BIN)/python scripts/make_samples.py
 
 clean:
-	rm -rf out .pytest_cache .mypy_cache .ruff_cache models-dev build dist
+	rm -rf out .pytest_cache .mypy_cache .ruff_cache models-dev models-lofo build dist

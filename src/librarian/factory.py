@@ -8,7 +8,7 @@ and the vector search (in memory, beam, or pgvector in the store).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 
 from librarian.artifacts.card import (
@@ -19,7 +19,6 @@ from librarian.artifacts.card import (
     load_trained,
     recorded_embedder,
 )
-from librarian.artifacts.source_model import SourceModel
 from librarian.catalogue.hub import Hub
 from librarian.catalogue.teams import load_hubs
 from librarian.errors import UsageError
@@ -144,12 +143,9 @@ def build_pipeline(settings: LinkerSettings) -> Pipeline:
     )
 
 
-def risk_policy(settings: LinkerSettings, joint: SourceModel | None) -> RiskPolicy:
-    """The team's risk (budget, confidence, guarantee) with the prior the models learnt."""
-    policy = RiskPolicy(settings.wrong_budget, settings.risk_confidence, risk=settings.risk)
-    if joint is None:
-        return policy
-    return replace(policy, prior_weight=joint.prior_weight, prior_scale=joint.prior_scale)
+def risk_policy(settings: LinkerSettings) -> RiskPolicy:
+    """The team's risk: budget, confidence, guarantee."""
+    return RiskPolicy(settings.wrong_budget, settings.risk_confidence, risk=settings.risk)
 
 
 def assemble(
@@ -187,7 +183,7 @@ def assemble(
             hub,
             threshold,
             fixed=settings.threshold is not None,
-            policy=risk_policy(settings, joint),
+            policy=risk_policy(settings),
         ),
         RerankStage(scorer, hub, settings.rerank_gap),
         scaler,

@@ -104,16 +104,17 @@ class LinkerSettings(BaseModel):
         Literal["expected", "bound"],
         _opt(
             "--risk",
-            "the guarantee each source's cut keeps: 'expected' (the expected share wrong of its "
-            "auto-links within --wrong-budget) or 'bound' (within it with probability "
-            "--risk-confidence: fewer auto-links, a stronger promise)",
+            "the guarantee each source's cut keeps, tested exactly on its reviewed items: "
+            "'bound' (its auto-links' share wrong within --wrong-budget with probability "
+            "--risk-confidence) or 'expected' (within it on average: more auto-links, a "
+            "weaker promise)",
         ),
-    ] = "expected"
+    ] = "bound"
     risk_confidence: Annotated[
         float,
         _opt(
             "--risk-confidence",
-            "the confidence of the upper bound reported on each source's share wrong",
+            "with --risk bound: the probability that a source's auto-links keep the budget",
             ge=0.5,
             le=0.999,
         ),

@@ -48,10 +48,25 @@ def run_summary(summary: RunSummary, target: Path) -> None:
             f"cut to fit a model: {summary.truncated_for_model}"
         )
     )
+    _plans(summary)
     out.print(plain(f"outputs: {target}/"))
     if summary.database:
         stored = ", ".join(f"{k} {v}" for k, v in summary.stored.items())
         out.print(plain(f"database: {summary.database} ({stored})"))
+
+
+# Sources whose review plan the terminal shows (the largest first); summary.md has all.
+PLANS_SHOWN = 5
+
+
+def _plans(summary: RunSummary) -> None:
+    """Each large source's review plan, one line: what its reviewers should decide next."""
+    planned = [(name, st) for name, st in summary.sources.items() if st.get("plan")]
+    planned.sort(key=lambda x: (-int(x[1].get("items", 0)), x[0]))
+    for name, st in planned[:PLANS_SHOWN]:
+        out.print(plain(f"review plan, {name}: {st['plan']}"))
+    if len(planned) > PLANS_SHOWN:
+        out.print(plain(f"review plans of {len(planned) - PLANS_SHOWN} more sources: summary.md"))
 
 
 def explanation(envelope: Envelope, description: str, threshold: float) -> None:

@@ -22,9 +22,12 @@ from librarian.pipeline.components import Component
 from librarian.policy import (
     Adaptation,
     Certified,
+    ReviewPlan,
     RiskPolicy,
+    alone,
     choose_cut,
     fit_adaptation,
+    review_plan,
 )
 from librarian.retrieval.collective import (
     MIN_SHAPE_ITEMS,
@@ -62,6 +65,7 @@ class SourceStatus:
     adapted: bool
     certified: Certified | None = None  # how the cut was chosen (None: set by hand)
     policy: RiskPolicy = field(default_factory=RiskPolicy)
+    plan: ReviewPlan | None = None  # what its reviewers should decide next (None: no plan)
 
     @property
     def decisions_needed(self) -> int:
@@ -84,7 +88,8 @@ class SourceStatus:
             "decisions_needed": self.decisions_needed,
             "cut": self.certified.as_json() if self.certified else None,
             "policy": self.policy.as_json(),
-            "says": self.says(),
+            "plan": self.plan.says(self.policy) if self.plan else None,
+            "says": self.says_with_plan(),
         }
 
     def describe(self) -> str:
@@ -100,16 +105,23 @@ class SourceStatus:
         what it risks."""
         if self.certified is None:
             return f"threshold {self.threshold:.3f} set by hand"
-        if self.certified.basis != "none" and self.priors is None:
+        if self.priors is None and self.certified.basis == "none":
             return (
-                f"cut {self.threshold:.3f} under '{self.policy.guarantee()}', the trained "
-                "models' cut for a section linked alone"
+                f"links nothing automatically: a section linked alone (too few items for "
+                "its own reviewed items to certify a cut), and the trained models' cut "
+                f"does not keep '{self.policy.guarantee()}' by itself"
+            )
+        if self.certified.basis == "global":
+            return (
+                f"cut {self.threshold:.3f}, the trained models' cut for a section linked "
+                f"alone (too few items for its own reviewed items to certify one under "
+                f"'{self.policy.guarantee()}')"
             )
         if self.certified.basis == "none" and not self.decisions:
             return (
-                f"links nothing automatically yet: under '{self.policy.guarantee()}' no cut "
-                "holds on what the models expect of its most confident band; its reviewers' "
-                "decisions (the calibration sample) can certify one"
+                f"links nothing automatically yet: under '{self.policy.guarantee()}' a cut "
+                "rests on this source's own reviewed items, and it has none; its reviewers' "
+                "decisions (the review plan) can certify one"
             )
         if self.certified.basis == "none":
             return (
@@ -118,6 +130,11 @@ class SourceStatus:
                 "confident band would)"
             )
         return self.certified.describe(self.policy, self.decisions)
+
+    def says_with_plan(self) -> str:
+        """`says`, then the review plan's line (where the source has one)."""
+        plan = f"; plan: {self.plan.says(self.policy)}" if self.plan else ""
+        return self.says() + plan
 
 
 @dataclass(frozen=True)
@@ -298,13 +315,19 @@ class SourceLevelSlot:
         """Where the source stands, with the cut the policy chose from its evidence."""
         if self.fixed:
             return SourceStatus(name, items, priors, decisions, self.threshold, False, None)
-        base = self.model.threshold if self.model is not None and priors else self.threshold
         pending = [confidence for hits, _, confidence, _ in ordered if hits]
         reviewed = fit.confidences if fit is not None else []
         correct = fit.correct if fit is not None else []
-        cut = self.cuts.get(name) or choose_cut(pending, reviewed, correct, base, self.policy)
+        cut, plan = self.cuts.get(name), None
+        if cut is None and priors is None:
+            cut = alone(self.threshold, self.policy)
+        elif cut is None:
+            cut = choose_cut(pending, reviewed, correct, self.policy)
+            plan = review_plan(pending, reviewed, correct, self.policy)
         adapted = fit is not None and fit.adaptation is not None
-        return SourceStatus(name, items, priors, decisions, cut.cut, adapted, cut, self.policy)
+        return SourceStatus(
+            name, items, priors, decisions, cut.cut, adapted, cut, self.policy, plan
+        )
 
     def _priors(
         self, claims: list[Claim], decided: list[tuple[SlotRow, tuple[str, ...]]]

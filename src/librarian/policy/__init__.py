@@ -4,48 +4,48 @@ One number orders a row's suggestions and decides it: the calibrated confidence 
 calibrator, collective evidence, the source's own adaptation). A source's cut is chosen
 here and nowhere else, under one of two guarantees the team chooses (`RiskPolicy.risk`):
 
-- `expected`: the expected share wrong of the source's auto-links is at most the budget
-  (the posterior mean of a Beta-binomial);
-- `bound`: the share wrong is at most the budget with probability at least `confidence`
-  (the posterior's upper quantile).
+- `bound` (the default): the share wrong of the auto-links is at most the budget with
+  probability at least `confidence`;
+- `expected`: the same test at level EXPECTED_LEVEL; its mean share wrong is checked
+  against the budget by `make risk-check`.
 
-The prior on a band's share wrong is centred on what the model expects of it (the mean of
-1 - confidence of the items it would link), scaled by `prior_scale` and weighing
-`prior_weight` items: both learnt by `train` across the frameworks held out in turn (how
-far a framework's realised share wrong departs from what the calibrator expects), and
-saved with the models. The evidence is the source's reviewed items at or above a cut.
-
-The cuts are tested in a fixed sequence, from the trained global cut down through the
-reviewed items' confidences (each with at least `min_reviewed` reviewed items above it),
-and the first that fails ends the sequence (fixed-sequence testing, as in Learn-then-Test):
-the cut is never read off the one place below a failure where the sample looked lucky.
-docs/quality.md has the rule, its guarantee, its assumptions and the simulation that
-checks them (`librarian eval --review-order random --draws N`).
+A source's cut rests on its reviewed items alone: no prior, no model's own expectation.
+The cuts are tested in a fixed sequence, from the highest reviewed item's confidence down
+(each with at least `min_reviewed` reviewed items above it), each by an exact
+hypergeometric test of the open items above it (`cut.certifies`), and the first that fails
+ends the sequence (fixed-sequence testing, as in Learn-then-Test): the cut is never read
+off the one place below a failure where the sample looked lucky, and the promise printed
+is the one the test certifies. A source too small to be linked as a whole keeps the
+trained global cut (`cut.alone`), said as such. docs/quality.md has the rule, its
+assumptions and the check that measures them on every framework (`make risk-check`).
 
 Pure: no I/O, nothing read but the numbers given.
 
-The package, by concern: `risk` (the team's promise and the learnt prior, stored per run),
-`cut` (a source's cut), `adaptation` (a source's recalibration), `sample` (the calibration
-sample), `verdict` (C.9's pure `decide`), `unmappable` (the gate that says no CRE covers a
-section), `threshold` (training's global cut).
+The package, by concern: `risk` (the team's promise, stored per run), `cut` (a source's
+cut), `plan` (the reviews that would certify one), `adaptation` (a source's
+recalibration), `sample` (the calibration sample), `verdict` (C.9's pure `decide`),
+`unmappable` (the gate that says no CRE covers a section), `threshold` (training's global
+cut).
 """
 
 from librarian.policy.adaptation import Adaptation, fit_adaptation
-from librarian.policy.cut import Certified, choose_cut, posterior, upper_bound
-from librarian.policy.risk import PRIOR_WEIGHT, RISKS, RiskPolicy
+from librarian.policy.cut import Certified, alone, certifies, choose_cut
+from librarian.policy.plan import ReviewPlan, review_plan
+from librarian.policy.risk import RISKS, RiskPolicy
 from librarian.policy.sample import CALIBRATION_SAMPLE, SAMPLE_REACH, calibration_sample
 
 __all__ = [
     "CALIBRATION_SAMPLE",
-    "PRIOR_WEIGHT",
     "RISKS",
     "SAMPLE_REACH",
     "Adaptation",
     "Certified",
+    "ReviewPlan",
     "RiskPolicy",
+    "alone",
     "calibration_sample",
+    "certifies",
     "choose_cut",
     "fit_adaptation",
-    "posterior",
-    "upper_bound",
+    "review_plan",
 ]

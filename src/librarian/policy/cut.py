@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from librarian.policy.risk import PRIOR_WEIGHT, RiskPolicy
+from librarian.policy.risk import RiskPolicy
 
 
 @dataclass(frozen=True)
@@ -14,8 +15,8 @@ class Certified:
     """A source's cut and what it rests on."""
 
     cut: float
-    estimated_wrong: float  # posterior mean share wrong of the auto-links at the cut
-    upper_bound: float  # ... and its upper bound at the policy's confidence
+    estimated_wrong: float  # the share wrong of the reviewed items at or above the cut
+    upper_bound: float  # the share wrong the cut is certified not to exceed (the budget)
     reviewed: int  # reviewed items at or above the cut
     reviewed_wrong: int
     auto_links: int  # pending items at or above the cut
@@ -50,86 +51,91 @@ class Certified:
         the summary's table rounds it, so the two never disagree): the guarantee, its
         budget and confidence, and the reviewed items the cut rests on."""
         cut = round(self.cut, 4)
-        trained = "the trained models' cut for a standard linked as a whole"
         if self.basis == "reviewed":
-            where = f"certified by {self.reviewed} reviewed items of this source above it"
-        elif decisions:
             where = (
-                f"{trained}: its {decisions} reviewed items certify none lower yet (more "
-                "reviewed in its most confident band would)"
+                f"certified by an exact test on {self.reviewed} reviewed items of this source "
+                f"above it ({self.reviewed_wrong} wrong)"
             )
+        elif self.basis == "global":
+            where = "the trained models' cut for a section linked alone"
+        elif decisions:
+            where = f"its {decisions} reviewed items certify no cut yet"
         else:
-            where = f"{trained}: no reviewed items of this source yet"
+            where = "no reviewed items of this source yet"
         if not self.auto_links:
             return f"cut {cut:.3f} ({where}), which nothing here reaches"
+        if self.basis == "global":
+            return f"{self.auto_links} linked automatically at >= {cut:.3f}: {where}"
         return (
-            f"{self.auto_links} linked automatically at >= {cut:.3f} under '{policy.guarantee()}': "
-            f"estimated wrong {self.estimated_wrong:.1%} ({policy.confidence:.0%} bound "
-            f"{self.upper_bound:.1%}), {where}"
+            f"{self.auto_links} linked automatically at >= {cut:.3f} under '{policy.guarantee()}' "
+            f"(wrong among the reviewed above it {self.estimated_wrong:.1%}), {where}"
         )
 
 
-def posterior(
-    prior_wrong: float, reviewed: int, wrong: int, weight: float = PRIOR_WEIGHT
-) -> tuple[float, float, float]:
-    """Beta(a, b) of the share wrong: the prior centred on `prior_wrong` (weighing
-    `weight` items), updated with `wrong` of `reviewed`. Returns (a, b, mean)."""
-    centre = min(1.0 - 1e-6, max(1e-6, prior_wrong))
-    a = weight * centre + wrong
-    b = weight * (1.0 - centre) + reviewed - wrong
-    return a, b, a / (a + b)
+def certifies(above: int, reviewed: int, wrong: int, budget: float, confidence: float) -> bool:
+    """Whether `reviewed` items drawn at random from the `above` items at or above a cut,
+    `wrong` of them wrong, show at level 1 - `confidence` that the share wrong of the other
+    `above - reviewed` (the ones it would link) is at most `budget`.
 
-
-def upper_bound(a: float, b: float, confidence: float) -> float:
+    The exact finite-population test: under the null, at least `wrong + floor(budget *
+    open) + 1` of the `above` are wrong, and the chance of seeing no more than `wrong` of
+    them in the sample is a hypergeometric tail; the null is rejected when that chance is
+    at most 1 - `confidence`. Valid for any sample size (no normal approximation, no prior)
+    and about the open items themselves, not an infinite population they were drawn from."""
+    open_items = above - reviewed
+    if open_items <= 0 or reviewed <= 0:
+        return False
     # Imported here: scipy.stats takes ~1 s to import, and most commands never ask.
-    from scipy.stats import beta as beta_distribution
+    from scipy.stats import hypergeom
 
-    return float(beta_distribution.ppf(confidence, a, b))
+    least_wrong = wrong + math.floor(budget * open_items + 1e-9) + 1
+    if least_wrong > wrong + open_items:
+        return True  # no count of wrong open items breaks the budget
+    return float(hypergeom.cdf(wrong, above, least_wrong, reviewed)) <= 1.0 - confidence + 1e-12
 
 
 def choose_cut(
     pending: Sequence[float],
     reviewed: Sequence[float],
     reviewed_correct: Sequence[bool],
-    global_threshold: float,
     policy: RiskPolicy,
 ) -> Certified:
     """A source's cut: the lowest the fixed sequence reaches before its first failure.
 
-    The sequence: the global cut (trained on other frameworks' held-out rows), then each
-    reviewed item's confidence below it with at least `min_reviewed` reviewed items at or
-    above it (the evidence reaches down to the cut, never extrapolated from the top of a
-    band to its untried bottom). Which cuts are in it depends on the confidences alone,
-    never on a decision. A cut passes when its posterior keeps the policy's guarantee
-    (`RiskPolicy.passes`), the global cut too: a cut is never shown with an estimate
-    beyond the promise it is shown under. A tested cut (`min_reviewed` reviewed items or
-    more) that fails ends the sequence; the global cut failing on little evidence only
-    links nothing there. When no cut passes the source links nothing (cut 1.0).
+    The sequence: each reviewed item's confidence, from the highest down, that has at
+    least `min_reviewed` reviewed items at or above it and enough of them for its test to
+    pass were none wrong (a cut no evidence could certify is no test: failing it for want
+    of power would end the sequence before the cuts the evidence reaches). Which cuts are
+    in it depends on the confidences and on which items were reviewed, never on a
+    decision. Each is tested by `certifies` at the policy's
+    test level (`RiskPolicy.test_confidence`); the first that fails ends the sequence
+    (fixed-sequence testing, as in Learn-then-Test: the chance that any cut it passes
+    breaks the budget is at most 1 - that level, so the one chosen keeps the promise
+    whichever it is). With no cut passed the source links nothing (cut 1.0).
     `pending`, `reviewed`: the confidences that decide (adapted)."""
-    below = sorted({c for c in reviewed if c < global_threshold}, reverse=True)
     pairs = sorted(zip(reviewed, reviewed_correct, strict=True), key=lambda x: -x[0])
     ordered = sorted(pending, reverse=True)
-    best = Certified(1.0, 0.0, 0.0, 0, 0, 0, "none")
+    best = Certified(1.0, 0.0, policy.budget, 0, 0, 0, "none")
     at_r = at_p = wrong = 0
-    expected = 0.0
-    for cut in [global_threshold, *below]:
+    for cut in sorted({c for c in reviewed}, reverse=True):
         while at_r < len(pairs) and pairs[at_r][0] >= cut:
             wrong += not pairs[at_r][1]
             at_r += 1
         while at_p < len(ordered) and ordered[at_p] >= cut:
-            expected += 1.0 - ordered[at_p]
             at_p += 1
-        tested = at_r >= policy.min_reviewed
-        if cut < global_threshold and not tested:
+        level = policy.test_confidence()
+        if at_r < policy.min_reviewed or not certifies(at_r + at_p, at_r, 0, policy.budget, level):
             continue  # not in the sequence: too little evidence reaches it
-        centre = policy.prior_centre(expected / at_p if at_p else 1.0 - cut)
-        a, b, mean = posterior(centre, at_r, wrong, policy.prior_weight)
-        bound = upper_bound(a, b, policy.confidence)
-        if policy.passes(mean, bound):
-            basis = "global" if cut >= global_threshold else "reviewed"
-            best = Certified(cut, mean, bound, at_r, wrong, at_p, basis)
-        elif tested:
+        if not certifies(at_r + at_p, at_r, wrong, policy.budget, level):
             break  # the first failure ends the sequence
-        # The global cut, on the prior alone, promises too much: no link there, and the
-        # reviewed evidence below it is still tested in turn.
+        best = Certified(cut, wrong / at_r, policy.budget, at_r, wrong, at_p, "reviewed")
     return best
+
+
+def alone(threshold: float, policy: RiskPolicy) -> Certified:
+    """The cut of a section linked alone (a source too small to be linked as a whole),
+    which its own reviewed items cannot test: the trained models' global cut, where the
+    calibrated confidence itself keeps the budget (1 - cut <= budget), else none."""
+    if 1.0 - threshold > policy.budget:
+        return Certified(1.0, 0.0, policy.budget, 0, 0, 0, "none")
+    return Certified(threshold, 1.0 - threshold, policy.budget, 0, 0, 0, "global")

@@ -7,7 +7,7 @@ run or relink that last linked it chose, which every reader that runs no model s
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
@@ -49,11 +49,8 @@ def source_policy(session: Session, source: str) -> RiskPolicy | None:
 
 def applied(stored: RiskPolicy | None, current: RiskPolicy) -> RiskPolicy:
     """What a source is decided again under: the team's choices as stored (budget,
-    confidence, guarantee, reviewed items a cut needs), with the prior of the models
-    deciding now (the prior belongs to the models)."""
-    if stored is None:
-        return current
-    return replace(stored, prior_weight=current.prior_weight, prior_scale=current.prior_scale)
+    confidence, guarantee, reviewed items a cut needs), else the current ones."""
+    return current if stored is None else stored
 
 
 def now() -> datetime:

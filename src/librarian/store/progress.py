@@ -11,7 +11,13 @@ from typing import Any
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
-from librarian.policy import CALIBRATION_SAMPLE, RiskPolicy, calibration_sample, choose_cut
+from librarian.policy import (
+    CALIBRATION_SAMPLE,
+    RiskPolicy,
+    calibration_sample,
+    choose_cut,
+    review_plan,
+)
 from librarian.settings import MIN_SOURCE_DECISIONS
 from librarian.store.decisions import REVIEW_REQUIRED
 from librarian.store.human import by_bulk
@@ -163,14 +169,14 @@ def certified_now(
         for confidence, top, human in rows
         if not by_bulk(human.record)
     ]
-    band = choose_cut(pending, [c for c, _ in reviewed], [ok for _, ok in reviewed], cut, policy)
+    confidences, correct = [c for c, _ in reviewed], [ok for _, ok in reviewed]
+    band = choose_cut(pending, confidences, correct, policy)
     if band.basis != "reviewed" or not band.auto_links:
-        return ""
+        return "review plan: " + review_plan(pending, confidences, correct, policy).says(policy)
     return (
-        f"its {band.reviewed} reviewed items above {band.cut:.3f} now certify {band.auto_links} "
-        f"open items at >= {band.cut:.3f} (estimated wrong {band.estimated_wrong:.1%}, "
-        f"{policy.confidence:.0%} bound {band.upper_bound:.1%}): the next run or `librarian "
-        "relink` links them"
+        f"its {band.reviewed} reviewed items above {band.cut:.3f} ({band.reviewed_wrong} wrong) "
+        f"now certify {band.auto_links} open items at >= {band.cut:.3f} under "
+        f"'{policy.guarantee()}': the next run or `librarian relink` links them"
     )
 
 

@@ -329,10 +329,12 @@ def product_reviewed(
     rows: Sequence[GoldenRow],
     k: int,
     progress: Callable[[int], None] | None = None,
+    salt: str = "",
 ) -> tuple[list[GoldenRow], list[GoldenRow]]:
     """The `k` rows of each source the product would have its reviewers decide first
     (`policy.calibration_sample`), and the rest. It chooses from a cold run over the rows'
-    text: no label, of a chosen row or any other, is read to choose."""
+    text: no label, of a chosen row or any other, is read to choose. `salt`: added to
+    each source's seed (another draw of the same design)."""
     cold = run_golden(pipeline, rows, progress=progress)
     by_source: dict[str, list[int]] = {}
     for i, outcome in enumerate(cold.outcomes):
@@ -341,7 +343,7 @@ def product_reviewed(
     chosen: set[int] = set()
     for indices in by_source.values():
         confidences = [cold.outcomes[i].confidence for i in indices]
-        picks = calibration_sample(confidences, k, source_of(rows[indices[0]]))
+        picks = calibration_sample(confidences, k, source_of(rows[indices[0]]) + salt)
         chosen.update(indices[j] for j in picks)
     reviewed = [rows[i] for i in sorted(chosen)]
     return reviewed, [row for i, row in enumerate(rows) if i not in chosen]

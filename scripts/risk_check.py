@@ -1,0 +1,244 @@
+"""Does the risk a run states hold, on every framework we have? `make risk-check`.
+
+Leave-one-framework-out: each framework with enough curated links is scored by models
+trained without it (`librarian train --exclude-framework F`: its calibrator and source
+model never saw it; the embedder is shared). Its linked rows are one source. K of them
+stand for its reviewers' decisions, drawn at random or in the product's own order (the
+calibration sample, seeded anew each draw), and the rest are linked warm; what the run
+said of the source (its cut and the guarantee it names) is set against what came true
+(the realised share wrong of its auto-links). Every cell (framework, K, order, guarantee)
+has --draws draws.
+
+Exit 1 when a guarantee is broken pooled over every framework and cell: `bound`, the
+realised share wrong above the printed bound in more than 10% of the draws that linked;
+`expected`, the pooled mean share wrong of the draws that linked above the budget. The
+table (per framework and pooled) goes to stdout and, with --json, to a file.
+
+    python scripts/risk_check.py [--draws 50] [--k 25 50 100] [--frameworks F ...]
+        [--models-root models-lofo] [--json docs/risk-check.json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import time
+from collections import defaultdict
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from librarian.catalogue.hub import load_hub
+from librarian.factory import build_pipeline
+from librarian.paths import DEFAULT_HUB, DEFAULT_LINKS, DEFAULT_SECTION_TEXTS, librarian_home
+from librarian.pipeline.pipeline import Pipeline
+from librarian.schemas.evaluation import GoldenRow
+from librarian.settings import LinkerSettings
+from librarian.training.evaluate import (
+    GoldenRun,
+    product_reviewed,
+    random_reviewed,
+    run_golden,
+)
+from librarian.training.golden import rows_from_links
+from librarian.training.links import (
+    LinkedSection,
+    linked_sections,
+    load_links,
+    load_section_texts,
+)
+
+# A draw scores the rows not reviewed: fewer than this, and one wrong auto-link is a
+# large share of a handful, whatever the guarantee.
+MIN_SCORED = 25
+RISKS = ("bound", "expected")
+ORDERS = ("random", "product")
+# The share of draws that linked whose realised share wrong may exceed the printed bound.
+BOUND_FAILURES = 0.10
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """One draw of one cell: what the run linked and said, and what came true."""
+
+    framework: str
+    k: int
+    order: str
+    risk: str
+    draw: int
+    scored: int
+    auto_linked: int
+    wrong: int
+    stated_bound: float | None
+
+    @property
+    def over_bound(self) -> bool:
+        bound = self.stated_bound
+        return bool(self.auto_linked) and bound is not None and self.wrong_share > bound + 1e-9
+
+    @property
+    def wrong_share(self) -> float:
+        return self.wrong / self.auto_linked if self.auto_linked else 0.0
+
+
+def framework_rows(minimum: int) -> dict[str, list[GoldenRow]]:
+    """Every framework's curated linked sections as golden rows (titles and prose), for
+    the frameworks with at least `minimum` of them."""
+    hub = load_hub(DEFAULT_HUB)
+    sections = linked_sections(
+        load_links(DEFAULT_LINKS), load_section_texts(DEFAULT_SECTION_TEXTS), known_cres=hub.by_id
+    )
+    by: dict[str, list[LinkedSection]] = defaultdict(list)
+    for s in sections:
+        if s.curated:
+            by[s.framework_id].append(s)
+    out = {}
+    for framework, found in sorted(by.items()):
+        order = sorted(found, key=lambda s: (s.style, s.section_id, s.text))
+        if len(order) >= minimum:
+            out[framework] = rows_from_links(order)
+    return out
+
+
+def models_without(framework: str, root: Path) -> Path:
+    """Models trained without `framework`, by the CLI a user runs (reused when current)."""
+    out = root / framework
+    command = [sys.executable, "-m", "librarian", "train", "--out", str(out)]
+    command += ["--exclude-framework", framework]
+    done = subprocess.run(command, capture_output=True, text=True)
+    if done.returncode != 0:
+        raise SystemExit(f"training without {framework} failed:\n{done.stderr}")
+    return out
+
+
+def outcome(golden: GoldenRun, cell: tuple[str, int, str, str], draw: int) -> Outcome:
+    framework, k, order, risk = cell
+    scored = [o for o in golden.outcomes if o.scored_for_ranking]
+    auto = [o for o in scored if o.auto_linked]
+    said = next(iter(golden.sources.values()), {})
+    cut = said.get("cut") if isinstance(said, dict) else None
+    linked = isinstance(cut, dict) and cut.get("basis") == "reviewed"
+    bound = float(cut["upper_bound"]) if linked and isinstance(cut, dict) else None
+    wrong = sum(not o.top1_correct for o in auto)
+    return Outcome(framework, k, order, risk, draw, len(scored), len(auto), wrong, bound)
+
+
+def reviewed_of(
+    pipeline: Pipeline, rows: list[GoldenRow], k: int, order: str, seed: int
+) -> tuple[list[GoldenRow], list[GoldenRow]]:
+    if order == "random":
+        return random_reviewed(rows, k, seed)
+    return product_reviewed(pipeline, rows, k, salt=f"draw {seed}")
+
+
+def check_framework(
+    framework: str, rows: list[GoldenRow], models: Path, ks: list[int], draws: int, seed: int
+) -> list[Outcome]:
+    home = librarian_home(None)
+    out: list[Outcome] = []
+    for risk in RISKS:
+        settings = LinkerSettings(models_dir=models, cache_dir=home.cache, risk=risk)
+        pipeline = build_pipeline(settings)
+        for k in ks:
+            if len(rows) < k + MIN_SCORED:
+                continue
+            for order in ORDERS:
+                for d in range(draws):
+                    reviewed, scored = reviewed_of(pipeline, rows, k, order, seed + d)
+                    golden = run_golden(pipeline, scored, reviewed)
+                    out.append(outcome(golden, (framework, k, order, risk), d))
+    return out
+
+
+@dataclass(frozen=True)
+class Cell:
+    draws: int
+    linked: int  # draws that auto-linked anything
+    mean_auto_share: float
+    mean_wrong: float  # over the draws that linked
+    over_budget: float  # share of the draws that linked
+    over_bound: float  # share of the draws that linked
+
+
+def cell_of(found: list[Outcome], budget: float) -> Cell:
+    linked = [o for o in found if o.auto_linked]
+    n = max(1, len(linked))
+    return Cell(
+        len(found),
+        len(linked),
+        round(sum(o.auto_linked / max(1, o.scored) for o in found) / max(1, len(found)), 4),
+        round(sum(o.wrong_share for o in linked) / n, 4),
+        round(sum(o.wrong_share > budget + 1e-9 for o in linked) / n, 4),
+        round(sum(o.over_bound for o in linked) / n, 4),
+    )
+
+
+def table(found: list[Outcome], budget: float) -> tuple[list[str], dict[str, Cell]]:
+    groups: dict[str, list[Outcome]] = defaultdict(list)
+    for o in found:
+        groups[f"{o.framework} K={o.k} {o.order} {o.risk}"].append(o)
+        groups[f"POOLED K={o.k} {o.order} {o.risk}"].append(o)
+        groups[f"POOLED {o.risk}"].append(o)
+    cells = {name: cell_of(rows, budget) for name, rows in sorted(groups.items())}
+    lines = [
+        "| cell | draws | linked | auto share | wrong | >budget | >bound |",
+        "|---|---:|---:|---:|---:|---:|---:|",
+    ]
+    for name, c in cells.items():
+        lines.append(
+            f"| {name} | {c.draws} | {c.linked} | {c.mean_auto_share:.1%} | {c.mean_wrong:.1%} "
+            f"| {c.over_budget:.0%} | {c.over_bound:.0%} |"
+        )
+    return lines, cells
+
+
+def broken(cells: dict[str, Cell], budget: float) -> list[str]:
+    out = []
+    bound, expected = cells.get("POOLED bound"), cells.get("POOLED expected")
+    if bound is not None and bound.over_bound > BOUND_FAILURES:
+        out.append(f"bound: over the printed bound in {bound.over_bound:.0%} of draws that linked")
+    if expected is not None and expected.mean_wrong > budget:
+        out.append(f"expected: pooled mean share wrong {expected.mean_wrong:.1%} > {budget:.0%}")
+    return out
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--draws", type=int, default=50)
+    parser.add_argument("--k", type=int, nargs="+", default=[25, 50, 100])
+    parser.add_argument("--frameworks", nargs="*")
+    parser.add_argument("--models-root", type=Path, default=Path("models-lofo"))
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--json", type=Path)
+    args = parser.parse_args()
+    budget = LinkerSettings().wrong_budget
+    everyone = framework_rows(min(args.k) + MIN_SCORED)
+    chosen = args.frameworks or sorted(everyone)
+    found: list[Outcome] = []
+    for framework in chosen:
+        started = time.monotonic()
+        models = models_without(framework, args.models_root)
+        rows = everyone[framework]
+        found += check_framework(framework, rows, models, args.k, args.draws, args.seed)
+        print(f"{framework}: {len(rows)} rows, {time.monotonic() - started:.0f} s", flush=True)
+    lines, cells = table(found, budget)
+    print("\n".join(lines))
+    failures = broken(cells, budget)
+    if args.json:
+        record = {
+            "frameworks": chosen,
+            "draws": args.draws,
+            "k": args.k,
+            "budget": budget,
+            "cells": {name: asdict(c) for name, c in cells.items()},
+            "broken": failures,
+        }
+        args.json.write_text(json.dumps(record, indent=1) + "\n")
+    for failure in failures:
+        print(f"risk-check: broken: {failure}", file=sys.stderr)
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
