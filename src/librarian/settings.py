@@ -101,20 +101,20 @@ class LinkerSettings(BaseModel):
         ),
     ] = 0.03
     risk: Annotated[
-        Literal["expected", "bound"],
+        Literal["bound"],
         _opt(
             "--risk",
             "the guarantee each source's cut keeps, tested exactly on its reviewed items: "
-            "'bound' (its auto-links' share wrong within --wrong-budget with probability "
-            "--risk-confidence) or 'expected' (within it on average: more auto-links, a "
-            "weaker promise)",
+            "'bound', its auto-links' share wrong within --wrong-budget with probability "
+            "--risk-confidence ('expected' was withdrawn: it did not hold on held-out "
+            "frameworks, docs/quality.md)",
         ),
     ] = "bound"
     risk_confidence: Annotated[
         float,
         _opt(
             "--risk-confidence",
-            "with --risk bound: the probability that a source's auto-links keep the budget",
+            "the probability that a source's auto-links keep the budget",
             ge=0.5,
             le=0.999,
         ),

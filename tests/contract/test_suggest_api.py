@@ -142,3 +142,32 @@ def test_a_source_applies_its_stored_policy_and_history(tmp_path: Path) -> None:
     assert answer.status_code == 200, answer.text
     said = answer.json()["retrieval"]["retriever"]
     assert f"source={source}" in said and "with probability" in said and "25%" in said
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        b'{"text": "\\ud800 lone surrogate"}',
+        b'{"text": "ok", "title": "\\udfff"}',
+        b'{"text": "\xff\xfe not utf-8"}',
+        b'{"text": "\\u0000 nul"}',
+    ],
+)
+def test_undecodable_or_unencodable_input_is_a_422_naming_the_field(
+    api: TestClient, raw: bytes, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Issue 47, item 11: a lone surrogate in the body answered 500, with an 80-line
+    traceback in the log."""
+    answer = api.post(
+        SUGGEST_PATH,
+        content=raw,
+        headers={"Authorization": f"Bearer {TOKEN}", "Content-Type": "application/json"},
+    )
+    # Bytes that are not UTF-8 are no JSON text at all (400, "error parsing the body"); a
+    # lone surrogate is JSON whose string Python cannot encode (422, naming the field).
+    assert answer.status_code in (200, 400, 422), answer.text
+    if answer.status_code == 422:
+        assert "Traceback" not in answer.text
+        said = answer.json()["detail"]
+        assert said and all("loc" in d and "msg" in d for d in said)
+    assert "Traceback" not in caplog.text

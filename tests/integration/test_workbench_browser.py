@@ -220,7 +220,20 @@ def test_a_reviewer_clears_items_with_keyboard_and_mouse(
         )
         assert refused.status == 400 and "sign in" in refused.text()
         page.context.clear_cookies()
-        page.goto(base + "/signin?" + urlencode({"name": "bianca", "key": keys["bianca"]}))
+        # Issue 47, items 4 and 5: the printed address is a form with the name filled in;
+        # the key is typed, never carried in an address.
+        page.goto(base + "/signin?" + urlencode({"name": "bianca"}))
+        expect(page.locator("#signin-page input[name=name]")).to_have_value("bianca")
+        page.fill("#signin-page input[name=key]", keys["bianca"])
+        page.click("#signin-page button")
+        expect(page.locator("header")).to_contain_text("reviewing as bianca")
+        # Issue 47, item 2: signing out ends the session.
+        page.click("#signout button")
+        expect(page.locator(".message")).to_contain_text("signed out")
+        expect(page.locator("#signin")).to_be_visible()
+        page.goto(base + "/signin?" + urlencode({"name": "bianca"}))
+        page.fill("#signin-page input[name=key]", keys["bianca"])
+        page.click("#signin-page button")
         expect(page.locator("header")).to_contain_text("reviewing as bianca")
         page.goto(base + "/qa")  # issue 29, item 10: reviewer QA, nothing checked yet
         expect(page.locator("#qa-figures")).to_be_visible()

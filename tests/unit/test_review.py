@@ -552,6 +552,36 @@ def test_a_decision_files_decided_by_is_believed_only_from_its_reviewer_or_a_lea
         assert [(d.action, d.decided_by) for d in standing_decisions(session)] == [
             ("reject", "alice")
         ]
+    # Issue 47, item 7: `--lead mallory` from a registered non-lead, or `--reviewer alice`
+    # without alice's key, replaced alice's decision. The store says who leads, and a
+    # registered name is proven by its key (LIBRARIAN_KEY).
+    from tests.unit.test_workbench import register
+
+    mallory_key = register(engine, "mallory")
+    alice_key = register(engine, "alice")
+    change = ["review", "import", str(path), "--change", *db]
+    for args, env, said in (
+        (["--lead", "mallory", "--reviewer", "mallory"], mallory_key, "does not lead here"),
+        (["--reviewer", "alice"], "", "acting as alice needs their key"),
+        (["--reviewer", "alice"], mallory_key, "not alice's key"),
+        (["--lead", "lena", "--reviewer", "lena"], "", "not a registered reviewer"),
+    ):
+        refused = CliRunner().invoke(app, change + args, env={"LIBRARIAN_KEY": env})
+        assert refused.exit_code == 2 and said in refused.output, (args, refused.output)
+    with Session(engine) as session:
+        assert [(d.action, d.decided_by) for d in standing_decisions(session)] == [
+            ("reject", "alice")
+        ]
+    # Proven, the CLI goes on to the import's own checks (this file names a CRE of the
+    # test's small hub, which the packaged one lacks).
+    lena_key = register(engine, "lena", lead=True)
+    lead = [*change, "--lead", "lena", "--reviewer", "lena"]
+    proven_lead = CliRunner().invoke(app, lead, env={"LIBRARIAN_KEY": lena_key})
+    assert "unknown CRE id" in proven_lead.output, proven_lead.output
+    as_alice = CliRunner().invoke(
+        app, [*change, "--reviewer", "alice"], env={"LIBRARIAN_KEY": alice_key}
+    )
+    assert "unknown CRE id" in as_alice.output, as_alice.output
     as_lead = import_decisions(engine, read.incoming, HUB_IDS, str(path), {"lena"}, "lena")
     assert as_lead.errors == [] and as_lead.changed == 1
     with Session(engine) as session:

@@ -267,7 +267,27 @@ def test_review_qa_commands(engine: Engine, tmp_path: Path) -> None:
     assert (
         "disagreement, check 1" in report.output and "ann: 300-001; bob: 200-001" in report.output
     )
-    ruled = CliRunner().invoke(app, ["review", "qa", "rule", "1", "first", "--lead", "lea", *db])
+    rule = ["review", "qa", "rule", "1", "first", "--lead", "lea", *db]
+    # Issue 47, item 7: roles come from the store, and the CLI proves who acts.
+    unknown = CliRunner().invoke(app, rule)
+    assert unknown.exit_code == 2 and "not a registered reviewer" in unknown.output
+    from tests.unit.test_workbench import register
+
+    register(engine, "mallory")
+    not_lead = ["review", "qa", "rule", "1", "first", "--lead", "mallory", *db]
+    refused = CliRunner().invoke(app, not_lead, env={"LIBRARIAN_KEY": "x"})
+    assert refused.exit_code == 2 and "does not lead here" in refused.output
+    key = register(engine, "lea", lead=True)
+    no_key = CliRunner().invoke(app, rule, env={"LIBRARIAN_KEY": ""})
+    assert no_key.exit_code == 2 and "needs their key: set LIBRARIAN_KEY" in no_key.output
+    wrong = CliRunner().invoke(app, rule, env={"LIBRARIAN_KEY": "guess"})
+    assert wrong.exit_code == 2 and "not lea's key" in wrong.output
+    # Issue 47, item 18: a party to the disagreement never rules on it.
+    ann = register(engine, "ann", lead=True)
+    own = ["review", "qa", "rule", "1", "second", "--lead", "ann", *db]
+    party = CliRunner().invoke(app, own, env={"LIBRARIAN_KEY": ann})
+    assert party.exit_code == 2 and "ann is a party to check 1" in party.output
+    ruled = CliRunner().invoke(app, rule, env={"LIBRARIAN_KEY": key})
     assert ruled.exit_code == 0 and "ann's answer stands" in ruled.output, ruled.output
     known = CliRunner().invoke(app, ["review", "qa", "known", ids[3], "--by", "lea", *db])
     assert known.exit_code == 2 and "decide it first" in known.output

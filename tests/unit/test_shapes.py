@@ -505,3 +505,86 @@ def test_a_markdown_documents_introduction_under_its_title_is_no_item(
     rows = plain_lines(policy, "Acme Policy")
     assert len(rows.not_requirements) == skipped
     assert all(line == 1 for line in rows.not_requirements)  # only the introduction
+
+
+def test_a_pdf_whose_page_object_is_damaged_names_that_page(tmp_path: Path) -> None:
+    """Issue 47, item 10: pypdf dropped a damaged page object with only a log line
+    ("Object 7 0 not defined"): 5 of 6 rules read, exit 0. Every page either yields its
+    text or is named in a rejection; the pages after it keep their numbers."""
+    import re
+
+    from pypdf import PdfReader
+
+    path = _one_rule_a_page(tmp_path / "ok.pdf", 6)
+    data = path.read_bytes()
+    reference = PdfReader(str(path)).pages[2].indirect_reference
+    assert reference is not None
+    third = reference.idnum
+    header = b"\n%d 0 obj" % third
+    at = re.search(re.escape(header), data)
+    assert at is not None
+    damaged = tmp_path / "damaged.pdf"
+    damaged.write_bytes(data[: at.start()] + b"\n%d 0 obj" % (third + 1000) + data[at.end() :])
+    read = plain_lines(damaged, NAME)
+    items = [json.loads(raw) for line, raw in read.lines if line not in read.unreadable]
+    ids = [i["locator"]["id"].split("#")[1].split(" ")[0] for i in items]
+    assert ids == ["SEC-01", "SEC-02", "SEC-04", "SEC-05", "SEC-06"]
+    (why,) = read.unreadable.values()
+    assert why.startswith("page 3 cannot be read: its page object") and "damaged" in why
+
+
+def _rewritten(source: Path, out: Path, part: str, write: object) -> Path:
+    """`source` with its `part` written by `write(handle, original_bytes)` (streamed)."""
+    with zipfile.ZipFile(source) as old, zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as new:
+        for info in old.infolist():
+            data = old.read(info.filename)
+            if info.filename != part:
+                new.writestr(info, data)
+                continue
+            with new.open(part, "w") as handle:
+                write(handle, data)  # type: ignore[operator]
+    return out
+
+
+def test_a_dtd_anywhere_in_a_word_part_is_refused(tmp_path: Path) -> None:
+    """Issue 47, item 8: the guard read the first 4 KB only; a DOCTYPE after 4 KB of
+    padding passed, and the text after an entity reference was dropped."""
+    rows = [{"id": "SEC-01", "text": "The system must protect data.", "section_path": "A"}]
+    plain = policy_docx(rows, tmp_path / "plain.docx")
+
+    def padded(handle: object, data: bytes) -> None:
+        declaration, rest = data.split(b"?>", 1)
+        entity = b'<!DOCTYPE w:document [<!ENTITY x "secret">]>'
+        handle.write(declaration + b"?>" + b" " * 5000 + entity + rest)  # type: ignore[attr-defined]
+
+    hostile = _rewritten(plain, tmp_path / "dtd.docx", "word/document.xml", padded)
+    with pytest.raises(PlainInputError, match=r"part word/document\.xml declares a DTD"):
+        plain_lines(hostile)
+
+
+def test_a_word_zip_bomb_is_refused_before_it_is_inflated(tmp_path: Path) -> None:
+    """Issue 47, item 9: a 3 MB .docx inflating to 3 GiB of whitespace took 6.3 GB of
+    memory and 17 s before it was refused. Now its parts are inflated a chunk at a time
+    and counted: refused at the limit, memory bounded by the chunk."""
+    import tracemalloc
+
+    from librarian.pipeline.shapes import word
+
+    rows = [{"id": "SEC-01", "text": "The system must protect data.", "section_path": "A"}]
+    plain = policy_docx(rows, tmp_path / "plain.docx")
+    over = word.MAX_PART_BYTES // (1024 * 1024) + 8
+
+    def bomb(handle: object, data: bytes) -> None:
+        handle.write(data[:-20])  # type: ignore[attr-defined]
+        for _ in range(over):
+            handle.write(b" " * (1024 * 1024))  # type: ignore[attr-defined]
+        handle.write(data[-20:])  # type: ignore[attr-defined]
+
+    bombed = _rewritten(plain, tmp_path / "bomb.docx", "word/document.xml", bomb)
+    assert bombed.stat().st_size < 2 * 1024 * 1024  # small on disk, huge inflated
+    tracemalloc.start()
+    with pytest.raises(PlainInputError, match="inflates past what a Word document holds"):
+        plain_lines(bombed)
+    _, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    assert peak < 16 * 1024 * 1024, peak

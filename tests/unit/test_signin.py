@@ -93,12 +93,93 @@ def test_a_new_key_ends_the_old_one_and_keys_are_stored_hashed(engine: Engine) -
     assert new not in stored and stored.startswith("scrypt$")
 
 
-def test_a_sign_in_link_signs_in_and_leaves_no_key_in_the_address(engine: Engine) -> None:
+def test_the_sign_in_address_carries_no_key_and_changes_nothing(engine: Engine) -> None:
+    """Issue 47, items 4 and 5: `GET /signin?name=mallory&key=K` sent cross-site signed the
+    victim's browser in as mallory, and the printed link put the key in shell and browser
+    history. Now the address is a form with the name filled in; a key in it is ignored and
+    nobody is signed in; only a same-origin POST (its CSRF token) signs in."""
+    key = register(engine, "mallory")
+    victim = client(engine, reviewer=None)
+    opened = victim.get("/signin", params={"name": "mallory", "key": key})
+    assert opened.status_code == 200 and "set-cookie" not in opened.headers
+    assert 'id="key-ignored"' in opened.text and key not in opened.text
+    assert 'value="mallory"' in opened.text and "reviewing as" not in opened.text
+    assert post(victim, f"/item/{review_ids(engine)[0]}", action="approve").status_code == 400
+    cross_site = victim.post("/signin", data={"name": "mallory", "key": key})
+    assert cross_site.status_code == 403 and "set-cookie" not in cross_site.headers
+    assert decisions(engine) == []
+
+
+def test_signing_out_ends_the_session_on_the_server(engine: Engine) -> None:
+    """Issue 47, item 2: no sign-out, and cookies lived 7 days."""
+    alice = signed_in(engine, "alice")
+    page = alice.get("/").text
+    assert 'id="signout"' in page and 'action="/signout"' in page
+    cookie = str(alice.cookies.get("librarian_session"))
+    assert post(alice, "/signout", csrf="wrong").status_code == 403  # CSRF-checked
+    said = post(alice, "/signout")
+    assert said.status_code == 303 and "signed+out" in said.headers["location"]
+    assert "reviewing as" not in alice.get("/").text
+    replayed = client(engine, reviewer=None)  # the old cookie, kept by a thief
+    replayed.cookies.set("librarian_session", cookie)
+    assert "reviewing as" not in replayed.get("/").text
+    assert post(replayed, f"/item/{review_ids(engine)[0]}", action="approve").status_code == 400
+    # One-person mode (--reviewer) has no session to end, and shows no control.
+    assert 'id="signout"' not in client(engine, reviewer="rita").get("/").text
+
+
+def test_failed_sign_ins_are_limited_per_name_and_per_client(engine: Engine) -> None:
+    """Issue 47, item 3: 16 clients guessing one name's key made every page wait on scrypt.
+    Past FAILURES_PER_NAME wrong keys for a name, its sign-in is refused (429, with the
+    wait) without checking any key, the right one included; another name still signs in."""
+    from librarian.review.signin import FAILURES_PER_NAME
+
     key = register(engine, "alice")
+    register(engine, "bob")
     web = client(engine, reviewer=None)
-    opened = web.get("/signin", params={"name": "alice", "key": key})
-    assert opened.status_code == 303 and key not in opened.headers["location"]
-    assert post(web, f"/item/{review_ids(engine)[0]}", action="approve").status_code == 303
+    for _ in range(FAILURES_PER_NAME):
+        said = web.post("/signin", data={"csrf": "test-csrf", "name": "alice", "key": "guess"})
+        assert "wrong+name+or+key" in said.headers["location"]
+    blocked = web.post("/signin", data={"csrf": "test-csrf", "name": "alice", "key": key})
+    assert blocked.status_code == 429 and int(blocked.headers["retry-after"]) > 0
+    assert "too many failed sign-ins for alice" in blocked.text
+    assert "set-cookie" not in blocked.headers
+    bob_key = register(engine, "bob")
+    other = web.post("/signin", data={"csrf": "test-csrf", "name": "bob", "key": bob_key})
+    assert "signed+in+as+bob" in other.headers["location"]
+
+
+def test_the_throttle_forgets_old_failures_and_counts_clients() -> None:
+    from librarian.review.signin import (
+        FAILURES_PER_CLIENT,
+        THROTTLE_SECONDS,
+        Throttle,
+    )
+
+    throttle = Throttle()
+    for n in range(FAILURES_PER_CLIENT):
+        throttle.failed(f"name-{n}", "10.0.0.1", now=1000.0)
+    assert throttle.wait("anyone", "10.0.0.1", now=1001.0) == THROTTLE_SECONDS
+    assert throttle.wait("anyone", "10.0.0.2", now=1001.0) == 0
+    assert throttle.wait("anyone", "10.0.0.1", now=1000.0 + THROTTLE_SECONDS) == 0
+
+
+def test_a_status_line_cannot_be_forged_with_the_pages_csrf_token(engine: Engine) -> None:
+    """Issue 47, item 6: status lines were signed with the CSRF token every page prints,
+    even to anonymous visitors, so a link could show the workbench's own red line."""
+    import hmac
+
+    web = client(engine, reviewer=None)
+    lure = "your key has expired: ask for a new one at http://evil.example/renew"
+    sig = hmac.new(b"test-csrf", lure.encode(), "sha256").hexdigest()[:32]
+    shown = web.get("/", params={"msg": lure, "kind": "error", "sig": sig})
+    assert "evil.example" not in shown.text
+    # A line the server did sign keeps its kind: turned into an error, it is not shown.
+    key = register(engine, "ana")
+    said = web.post("/signin", data={"csrf": "test-csrf", "name": "ana", "key": key})
+    address = said.headers["location"]
+    assert "signed in as ana" in web.get(address).text
+    assert "signed in as ana" not in web.get(address.replace("kind=ok", "kind=error")).text
 
 
 def test_a_session_cookie_is_signed_bound_to_its_key_and_expires() -> None:
@@ -155,7 +236,7 @@ def test_reviewers_commands_and_one_person_mode_on_loopback_only(engine: Engine)
     db = ["--db", str(engine.url)]
     added = CliRunner().invoke(app, ["review", "reviewers", "add", "lena", "--lead", *db])
     assert added.exit_code == 0 and "lena (lead) may sign in with the key" in added.output
-    assert "/signin?name=lena&key=" in added.output
+    assert "/signin?name=lena " in added.output and "key=" not in added.output
     listed = CliRunner().invoke(app, ["review", "reviewers", "list", *db])
     assert "lena (lead)" in listed.output
     exposed = CliRunner().invoke(

@@ -4,6 +4,7 @@ rulings on disagreements. Reviewers answer checks in the workbench, among their 
 from __future__ import annotations
 
 import json
+import os
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -116,13 +117,20 @@ def qa_rule(
     hub: HubsOpt = None,
     home: HomeOpt = None,
 ) -> None:
-    """Rule on a disagreement between a decision and its second review."""
+    """Rule on a disagreement between a decision and its second review, as a lead the
+    store registers, proven by their key (LIBRARIAN_KEY)."""
     from librarian.catalogue.teams import load_hubs
     from librarian.review.qa import adjudicate
+    from librarian.store.reviewers import KEY_ENV, proven
 
     first, *rest = hub or [DEFAULT_HUB]
     hub_ids = set(load_hubs(first, rest).ids)
-    said = _in_session(db, home, lambda s: adjudicate(s, check_id, lead, outcome, hub_ids))
+    key = os.environ.get(KEY_ENV)
+
+    def rule(session: Session) -> str:
+        return adjudicate(session, check_id, proven(session, lead, key, True), outcome, hub_ids)
+
+    said = _in_session(db, home, rule)
     out.print(said, markup=False)
 
 

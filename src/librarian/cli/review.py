@@ -109,6 +109,26 @@ def _refuse(sheet: Path, errors: list[str]) -> NoReturn:
     raise InputError("nothing was recorded")
 
 
+def acting_for(
+    engine: Engine, importer: str | None, leads: list[str]
+) -> tuple[str | None, set[str]]:
+    """Who an import acts for, from the store: a `--lead` must be a registered lead and
+    prove it with their key (LIBRARIAN_KEY), and so must a `--reviewer` the store
+    registers (a name it does not know stays a label, as in a store nobody signs in to)."""
+    from sqlalchemy.orm import Session
+
+    from librarian.store.reviewers import KEY_ENV, is_registered, proven
+
+    key = os.environ.get(KEY_ENV)
+    if len(set(leads)) > 1:
+        raise UsageError("one --lead at a time: each proves who they are with their own key")
+    with Session(engine) as session:
+        proven_leads = {proven(session, name, key, True) for name in leads}
+        if importer and is_registered(session, importer) and importer not in proven_leads:
+            importer = proven(session, importer, key, False)
+    return importer, proven_leads
+
+
 def served_identity(host: str, token: str | None, reviewer: str | None) -> str | None:
     """--reviewer (or LIBRARIAN_REVIEWER), refused with anything the loopback would not
     keep to this machine's one person."""
@@ -419,14 +439,10 @@ def review_import(
     first, *rest = hub or [DEFAULT_HUB]
     hub_ids = set(load_hubs(first, rest).ids)
     with engine_of(database(db, home_of(home), create=False)) as engine:
+        importer, leads = acting_for(engine, importer, lead or [])
         result = (
             import_decisions(
-                engine,
-                read.incoming,
-                hub_ids,
-                str(sheet),
-                set(lead or ()) if change else None,
-                importer,
+                engine, read.incoming, hub_ids, str(sheet), leads if change else None, importer
             )
             if not read.errors
             else None

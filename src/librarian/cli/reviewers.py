@@ -37,9 +37,9 @@ def reviewers_add(
     with _session(db, home) as session:
         secret = add_reviewer(session, name, lead)
     role = "lead" if lead else "reviewer"
-    link = f"http://127.0.0.1:{port}/signin?" + urlencode({"name": name.strip(), "key": secret})
+    link = f"http://127.0.0.1:{port}/signin?" + urlencode({"name": name.strip()})
     out.print(visible(f"{name.strip()} ({role}) may sign in with the key {secret}"), markup=False)
-    out.print(visible(f"or open {link}"), markup=False)
+    out.print(visible(f"at {link} (the key is typed there, never put in an address)"), markup=False)
     out.print("the key is shown once; `reviewers add` again gives a new one", markup=False)
 
 

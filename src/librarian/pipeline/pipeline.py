@@ -378,7 +378,12 @@ class Pipeline:
         )
         top = confidence[first.cre_id] if first else 0.0
         decision = decide(
-            top, [c.cre_id for c in ranked], verdict.flags, threshold, verdict.update_conflict
+            top,
+            [c.cre_id for c in ranked],
+            verdict.flags,
+            threshold,
+            verdict.update_conflict,
+            linked.certified is not False,
         )
         rationale = None
         if decision.linked and first is not None:

@@ -66,6 +66,7 @@ class SourceStatus:
     certified: Certified | None = None  # how the cut was chosen (None: set by hand)
     policy: RiskPolicy = field(default_factory=RiskPolicy)
     plan: ReviewPlan | None = None  # what its reviewers should decide next (None: no plan)
+    adaptation: Adaptation | None = None  # its calibration adapted to its decisions
 
     @property
     def decisions_needed(self) -> int:
@@ -149,6 +150,8 @@ class Linked:
     confidence: float | None = None  # the first hit's, as the policy decides (None: alone)
     # Each hit's confidence by CRE, as C.5 computed it to order them (C.7 scores with it).
     confidences: Mapping[str, float] | None = None
+    # Whether its source's cut certifies it (None: a row decided by the threshold alone).
+    certified: bool | None = None
 
 
 def normalised(text: str) -> str:
@@ -297,11 +300,54 @@ class SourceLevelSlot:
         ordered = [
             self.ordered(row, evidence[items[i]], adaptation) for i, row in enumerate(pending)
         ]
-        status = self._status(name, len(groups), priors, len(decided), fit, ordered)
+        cold = self._cold(claims, pending, decided, items)
+        status = self._status(name, len(groups), priors, len(decided), fit, cold)
         return [
-            Linked(hits, ev, evidence[items[i]], adaptation, status, confidence, chances)
-            for i, (hits, ev, confidence, chances) in enumerate(ordered)
+            self._linked(warm, cold.pending[i], evidence[items[i]], cold.evidence[items[i]], status)
+            for i, warm in enumerate(ordered)
         ]
+
+    def _linked(
+        self,
+        warm: Ordered,
+        cold: Ordered,
+        warm_evidence: Collective,
+        cold_evidence: Collective,
+        status: SourceStatus,
+    ) -> Linked:
+        """A pending row as C.7 and C.9 see it. Its cold suggestion and confidence (read
+        from no decision: `_cold`) are what its source's cut certifies; at or above the cut
+        the row is linked with them. Below it, it goes to review in the order its source's
+        decisions teach (warm: their CREs taken, its calibration adapted), never linked."""
+        if cold[0] and cold[2] >= status.threshold:
+            hits, ev, confidence, chances = cold
+            return Linked(hits, ev, cold_evidence, None, status, confidence, chances, True)
+        hits, ev, confidence, chances = warm
+        adaptation = status.adaptation
+        return Linked(hits, ev, warm_evidence, adaptation, status, confidence, chances, False)
+
+    def _cold(
+        self,
+        claims: Mapping[int, Claim],
+        pending: Sequence[SlotRow],
+        decided: Sequence[tuple[SlotRow, tuple[str, ...]]],
+        items: Sequence[int],
+    ) -> _Cold:
+        """Every item of the source, pending and decided, linked as if nothing were
+        decided: its priors from its shape, no CRE taken, no adaptation. A decision moves
+        none of these confidences or first suggestions, so the decided items are a fair
+        sample of the items above any cut (random, or the calibration sample, which is
+        drawn on the same confidences), and the exact test of `choose_cut` is valid."""
+        assert self.model is not None
+        priors = self.model.rule.priors(list(claims.values()), self.is_leaf)
+        everyone = set(claims)
+        evidence = self._evidence(claims, everyone, [], [], priors, ())
+        mine = [self.ordered(row, evidence[items[i]], None) for i, row in enumerate(pending)]
+        correct = []
+        for r, (row, cres) in enumerate(decided):
+            hits, _, confidence, _ = self.ordered(row, evidence[items[len(pending) + r]], None)
+            correct.append((confidence, bool(hits) and hits[0].cre_id in cres))
+        return _Cold(mine, correct, evidence)
 
     def _status(
         self,
@@ -310,23 +356,27 @@ class SourceLevelSlot:
         priors: SourcePriors | None,
         decisions: int,
         fit: _Fit | None,
-        ordered: Sequence[Ordered] = (),
+        cold: _Cold | None = None,
     ) -> SourceStatus:
-        """Where the source stands, with the cut the policy chose from its evidence."""
+        """Where the source stands, with the cut the policy chose from its evidence (the
+        cold confidences of its pending and decided items: `_cold`)."""
+        adaptation = fit.adaptation if fit is not None else None
         if self.fixed:
-            return SourceStatus(name, items, priors, decisions, self.threshold, False, None)
-        pending = [confidence for hits, _, confidence, _ in ordered if hits]
-        reviewed = fit.confidences if fit is not None else []
-        correct = fit.correct if fit is not None else []
+            return SourceStatus(
+                name, items, priors, decisions, self.threshold, False, None, adaptation=adaptation
+            )
+        pending = [confidence for hits, _, confidence, _ in cold.pending if hits] if cold else []
+        reviewed = [c for c, _ in cold.decided] if cold else []
+        correct = [ok for _, ok in cold.decided] if cold else []
         cut, plan = self.cuts.get(name), None
         if cut is None and priors is None:
             cut = alone(self.threshold, self.policy)
         elif cut is None:
             cut = choose_cut(pending, reviewed, correct, self.policy)
             plan = review_plan(pending, reviewed, correct, self.policy)
-        adapted = fit is not None and fit.adaptation is not None
+        adapted = adaptation is not None
         return SourceStatus(
-            name, items, priors, decisions, cut.cut, adapted, cut, self.policy, plan
+            name, items, priors, decisions, cut.cut, adapted, cut, self.policy, plan, adaptation
         )
 
     def _priors(
@@ -434,28 +484,17 @@ CROSS_FOLDS = 5
 
 
 @dataclass(frozen=True)
+class _Cold:
+    """A source's items linked as if nothing were decided (`SourceLevelSlot._cold`)."""
+
+    pending: list[Ordered]  # each pending row's hits, evidence, confidence and chances
+    decided: list[tuple[float, bool]]  # each decided row's confidence, and if it was right
+    evidence: dict[int, Collective]  # by item
+
+
+@dataclass(frozen=True)
 class _Fit:
     adaptation: Adaptation | None  # None: too few decisions to adapt the calibration
     probabilities: list[float]  # the decided items' global confidences
     correct: list[bool]
     shrinkage: float = 10.0
-
-    @property
-    def confidences(self) -> list[float]:
-        """The decided items' confidences as the policy decides with them: each adapted
-        by the source's adaptation fitted without its own fold (cross-fitted), so that
-        the items that certify a cut are not scored by what they themselves taught."""
-        if self.adaptation is None:
-            return list(self.probabilities)
-        n = len(self.probabilities)
-        out = [0.0] * n
-        for fold in range(min(CROSS_FOLDS, n)):
-            rest = [i for i in range(n) if i % CROSS_FOLDS != fold]
-            adapted = fit_adaptation(
-                [self.probabilities[i] for i in rest],
-                [self.correct[i] for i in rest],
-                self.shrinkage,
-            )
-            for i in range(fold, n, CROSS_FOLDS):
-                out[i] = adapted.apply(self.probabilities[i])
-        return out

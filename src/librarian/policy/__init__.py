@@ -2,12 +2,11 @@
 
 One number orders a row's suggestions and decides it: the calibrated confidence (global
 calibrator, collective evidence, the source's own adaptation). A source's cut is chosen
-here and nowhere else, under one of two guarantees the team chooses (`RiskPolicy.risk`):
+here and nowhere else, under the guarantee the team states (`RiskPolicy`):
 
-- `bound` (the default): the share wrong of the auto-links is at most the budget with
-  probability at least `confidence`;
-- `expected`: the same test at level EXPECTED_LEVEL; its mean share wrong is checked
-  against the budget by `make risk-check`.
+- `bound`: the share wrong of the auto-links is at most the budget with probability at
+  least `confidence`. (`expected`, the mean within the budget, was withdrawn: it did not
+  hold leave-one-framework-out, `risk.WITHDRAWN`.)
 
 A source's cut rests on its reviewed items alone: no prior, no model's own expectation.
 The cuts are tested in a fixed sequence, from the highest reviewed item's confidence down

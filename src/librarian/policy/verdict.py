@@ -1,9 +1,9 @@
 """C.9 decide: pure and total over what the stages before it found.
 
 `decide(confidence, candidates, flags, threshold)` links the first candidate when its
-confidence reaches the threshold and nothing was flagged; otherwise it says why a person
-must look. Out-of-range input (a confidence or threshold outside [0, 1], NaN) is refused
-with ValueError, never decided.
+confidence reaches the threshold, its source's cut certifies it, and nothing was flagged;
+otherwise it says why a person must look. Out-of-range input (a confidence or threshold
+outside [0, 1], NaN) is refused with ValueError, never decided.
 """
 
 from __future__ import annotations
@@ -35,8 +35,11 @@ def decide(
     flags: Sequence[AdversarialFlag],
     threshold: float,
     update_conflict: bool = False,
+    certified: bool = True,
 ) -> Decision:
-    """`candidates`: CRE ids, best first; `confidence`: the first one's (0 when none)."""
+    """`candidates`: CRE ids, best first; `confidence`: the first one's (0 when none);
+    `certified`: False when its source's cut does not cover it (a suggestion its source's
+    decisions taught, which the cut's test never saw), whatever its confidence."""
     _in_unit_range("confidence", confidence)
     _in_unit_range("threshold", threshold)
     if flags:
@@ -45,6 +48,6 @@ def decide(
         return Decision(False, ReasonCode.UPDATE_AMBIGUOUS)
     if not candidates:
         return Decision(False, ReasonCode.NO_CANDIDATES)
-    if confidence < threshold:
+    if confidence < threshold or not certified:
         return Decision(False, ReasonCode.BELOW_THRESHOLD)
     return LINK

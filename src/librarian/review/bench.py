@@ -16,6 +16,7 @@ from librarian.pipeline.pipeline import Pipeline
 from librarian.policy import RiskPolicy
 from librarian.retrieval.hub_search import HubSearch
 from librarian.review.api import KnownSource
+from librarian.review.signin import Throttle
 from librarian.store.history import (
     source_history,
 )
@@ -45,6 +46,10 @@ class Workbench:
     # Signs the session cookies of reviewers who signed in (drawn at start: a restart
     # signs everyone out).
     session_key: bytes = field(default_factory=lambda: secrets.token_bytes(32))
+    # Sessions signed out here (their cookies' signatures): refused until the server stops,
+    # when the session key that signed them goes too.
+    ended_sessions: set[str] = field(default_factory=set)
+    throttle: Throttle = field(default_factory=Throttle)
     decided_here: dict[str, list[str]] = field(default_factory=dict)  # desk -> review ids
     leads: frozenset[str] = frozenset()  # may change anyone's decision (their own: everyone)
     qa_every: int = 5  # a waiting check item comes after every this many decisions (0: never)

@@ -15,6 +15,7 @@ from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Resp
 from fastapi.templating import Jinja2Templates
 from sqlalchemy.exc import OperationalError
 from sqlalchemy.orm import Session
+from starlette.concurrency import run_in_threadpool
 
 from librarian.retrieval.hub_search import HubSearch
 from librarian.review.bench import Workbench
@@ -35,8 +36,11 @@ from librarian.review.forms import (
 )
 from librarian.review.guard import same_secret
 from librarian.review.signin import (
+    FAILURES_PER_CLIENT,
+    FAILURES_PER_NAME,
     SESSION_COOKIE,
     SESSION_SECONDS,
+    THROTTLE_SECONDS,
     Identity,
     session_name,
     session_value,
@@ -96,10 +100,9 @@ class Pages:
         browser's signed session names, still registered (`review reviewers`)."""
         if self.bench.reviewer:
             return Identity(self.bench.reviewer, self.bench.reviewer in self.bench.leads)
-        name = session_name(
-            request.cookies.get(SESSION_COOKIE), self.bench.session_key, self.credential
-        )
-        if name is None:
+        cookie = request.cookies.get(SESSION_COOKIE)
+        name = session_name(cookie, self.bench.session_key, self.credential)
+        if name is None or (cookie or "").rsplit(".", 1)[-1] in self.bench.ended_sessions:
             return None
         with Session(self.bench.engine) as session:
             lead = reviewers(session).get(name)
@@ -135,6 +138,7 @@ class Pages:
             done = decided_since(session, reviewer, today) if reviewer else 0
         base = {
             "reviewer": reviewer,
+            "signed_in": reviewer is not None and not self.bench.reviewer,
             "decided_today": done,
             "csrf": self.bench.csrf,
             "message": self.message(request),
@@ -444,34 +448,70 @@ class Pages:
         return self.redirect(url("item", review_id), f"undone: {what} is open again")
 
     async def sign_in(self, request: Request) -> Response:
-        """A reviewer signs in with their name and secret (`review reviewers add`)."""
+        """A reviewer signs in with their name and secret (`review reviewers add`), by a
+        same-origin POST only (its CSRF token): a link or another site's form cannot sign
+        a browser in. The key is checked off the event loop (scrypt takes ~50 ms), and
+        failed tries are limited per name and per client (`signin.Throttle`)."""
         form = await request.form()
         if refused := self.refused(request, form):
             return refused
         back = local_path(str(form.get("back", "")))
-        return self.signed_in(str(form.get("name", "")), str(form.get("key", "")), back)
-
-    async def sign_in_link(self, request: Request) -> Response:
-        """The link `review reviewers add` prints: signs in, then drops the key from the URL."""
-        params = request.query_params
-        return self.signed_in(params.get("name", ""), params.get("key", ""), url("queue"))
-
-    def signed_in(self, name: str, key: str, back: str) -> Response:
+        name, key = str(form.get("name", "")).strip(), str(form.get("key", ""))
         if self.bench.reviewer:
             return self.redirect(back, f"this workbench is {self.bench.reviewer}'s alone", "error")
-        with Session(self.bench.engine) as session:
-            found = signed_in(session, name, key)
-            bound = credential(session, found.name) if found is not None else None
-        if found is None or bound is None:
+        client = request.client.host if request.client else "?"
+        wait = self.bench.throttle.wait(name, client)
+        if wait:
+            return self.too_many(request, name, wait)
+        bound = await run_in_threadpool(self.key_matches, name, key)
+        if bound is None:
+            self.bench.throttle.failed(name, client)
             return self.redirect(back, "wrong name or key: nobody is signed in", "error")
-        response = self.redirect(back, f"signed in as {found.name}")
+        response = self.redirect(back, f"signed in as {name}")
         response.set_cookie(
             SESSION_COOKIE,
-            session_value(found.name, bound, self.bench.session_key),
+            session_value(name, bound, self.bench.session_key),
             httponly=True,
             samesite="strict",
             max_age=SESSION_SECONDS,
         )
+        return response
+
+    def key_matches(self, name: str, key: str) -> str | None:
+        """The fingerprint of `name`'s key when `key` is it (a session is bound to it)."""
+        with Session(self.bench.engine) as session:
+            found = signed_in(session, name, key)
+            return credential(session, found.name) if found is not None else None
+
+    def too_many(self, request: Request, name: str, wait: int) -> HTMLResponse:
+        detail = (
+            f"too many failed sign-ins for {name or 'this name'} or from this address: try "
+            f"again in {wait} s (at most {FAILURES_PER_NAME} a name and {FAILURES_PER_CLIENT} "
+            f"an address every {THROTTLE_SECONDS // 60} minutes)"
+        )
+        answer = self.problem(request, 429, "sign-in refused for now", detail)
+        answer.headers["Retry-After"] = str(wait)
+        return answer
+
+    async def sign_in_page(self, request: Request) -> Response:
+        """The address `review reviewers add` prints: a sign-in form with the name filled
+        in, the key typed. It changes nothing (a key in the address is ignored, and the
+        page says so: it would be a credential in browser and shell history)."""
+        name = request.query_params.get("name", "")[:200]
+        keyed = "key" in request.query_params
+        return self.render(request, "signin.html", named=name, keyed=keyed)
+
+    async def sign_out(self, request: Request) -> Response:
+        """Ends this browser's session on the server (its cookie is refused from now on)
+        and drops the cookie."""
+        form = await request.form()
+        if refused := self.refused(request, form):
+            return refused
+        cookie = request.cookies.get(SESSION_COOKIE)
+        if cookie:
+            self.bench.ended_sessions.add(cookie.rsplit(".", 1)[-1])
+        response = self.redirect(url("queue"), "signed out")
+        response.delete_cookie(SESSION_COOKIE)
         return response
 
     def recorded(self, detail: ItemDetail, decision: HumanDecision) -> str:
@@ -493,19 +533,23 @@ class Pages:
     def redirect(self, target: str, message: str | None, kind: str = "ok") -> RedirectResponse:
         """See `target`, with a status line this server signed."""
         if message:
-            signed = urlencode({"msg": message, "kind": kind, "sig": self.signature(message)})
+            signature = self.signature(message, kind)
+            signed = urlencode({"msg": message, "kind": kind, "sig": signature})
             target += ("&" if "?" in target else "?") + signed
         return RedirectResponse(target, status_code=303)
 
-    def signature(self, message: str) -> str:
-        key = self.bench.csrf.encode()
-        return hmac.new(key, message.encode("utf-8", "replace"), "sha256").hexdigest()[:32]
+    def signature(self, message: str, kind: str) -> str:
+        """Signed with the server's session key, which no page prints (the CSRF token is
+        on every page, an anonymous visitor's too), over the line and its kind."""
+        text = f"{kind}\n{message}".encode("utf-8", "replace")
+        return hmac.new(self.bench.session_key, text, "sha256").hexdigest()[:32]
 
     def message(self, request: Request) -> str | None:
         """The status line, when this server wrote it; a link's own `?msg=` is not shown."""
         shown = request.query_params.get("msg")
+        kind = request.query_params.get("kind", "ok")
         offered = request.query_params.get("sig", "")
-        if shown is None or not same_secret(offered, self.signature(shown)):
+        if shown is None or not same_secret(offered, self.signature(shown, kind)):
             return None
         return shown
 

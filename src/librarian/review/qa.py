@@ -57,6 +57,9 @@ def adjudicate(
     item = next((i for i in checked_items(session) if i.check_id == check_id), None)
     if item is None or item.kind != DOUBLE or not item.disagreed:
         raise ReviewError(f"check {check_id} is no disagreement to rule on")
+    parties = {item.first.reviewer, *(d.reviewer for d in item.disagreed)}
+    if lead in parties:
+        raise ReviewError(f"{lead} is a party to check {check_id}: another lead rules on it")
     if outcome == SECOND:
         second = item.disagreed[0]
         request = DecisionRequest(

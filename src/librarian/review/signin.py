@@ -23,10 +23,15 @@ import hashlib
 import hmac
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 SESSION_COOKIE = "librarian_session"
 SESSION_SECONDS = 7 * 24 * 3600
+# Failed sign-ins allowed in THROTTLE_SECONDS, per reviewer name and per client address;
+# past either, sign-in is refused (429, with the seconds to wait) without checking a key.
+FAILURES_PER_NAME = 5
+FAILURES_PER_CLIENT = 20
+THROTTLE_SECONDS = 300
 
 
 @dataclass(frozen=True)
@@ -71,3 +76,33 @@ def session_name(
 def _mac(encoded: str, issued: str, credential: str, key: bytes) -> str:
     message = f"{encoded}.{issued}.{credential}".encode()
     return hmac.new(key, message, hashlib.sha256).hexdigest()
+
+
+@dataclass
+class Throttle:
+    """Failed sign-ins by reviewer name and by client, over a sliding window: a guesser
+    gets FAILURES_PER_NAME tries at one name, and FAILURES_PER_CLIENT at any, every
+    THROTTLE_SECONDS; a key is never checked past that (scrypt costs the server ~50 ms)."""
+
+    failures: dict[str, list[float]] = field(default_factory=dict)
+
+    def wait(self, name: str, client: str, now: float | None = None) -> int:
+        """Seconds before `client` may try `name` again (0: now)."""
+        now = now if now is not None else time.time()
+        waits = [
+            self._wait(f"name:{name}", FAILURES_PER_NAME, now),
+            self._wait(f"client:{client}", FAILURES_PER_CLIENT, now),
+        ]
+        return max(waits)
+
+    def failed(self, name: str, client: str, now: float | None = None) -> None:
+        now = now if now is not None else time.time()
+        for key in (f"name:{name}", f"client:{client}"):
+            self.failures.setdefault(key, []).append(now)
+
+    def _wait(self, key: str, limit: int, now: float) -> int:
+        recent = [t for t in self.failures.get(key, []) if now - t < THROTTLE_SECONDS]
+        self.failures[key] = recent
+        if len(recent) < limit:
+            return 0
+        return max(1, int(recent[-limit] + THROTTLE_SECONDS - now) + 1)

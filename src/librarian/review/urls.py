@@ -11,6 +11,7 @@ PATHS = {
     "undo": "/undo",
     "bulk": "/bulk",
     "signin": "/signin",
+    "signout": "/signout",
     "search": "/api/search",
     "qa": "/qa",
     "rule": "/qa/{}",

@@ -19,8 +19,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from fastapi import FastAPI
-from fastapi.responses import HTMLResponse, Response
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import HTMLResponse, JSONResponse, Response
 from fastapi.staticfiles import StaticFiles
 from fastapi.templating import Jinja2Templates
 from markupsafe import Markup
@@ -64,6 +65,7 @@ def create_app(bench: Workbench) -> FastAPI:
     templates.env.finalize = lambda value: (
         visible(value) if isinstance(value, str) and not isinstance(value, Markup) else value
     )
+    app.add_exception_handler(RequestValidationError, _refused_input)
     app.mount("/static", StaticFiles(directory=str(HERE / "static")), name="static")
     app.mount(SWAGGER_ASSETS, StaticFiles(directory=str(swagger_assets())), name="swagger")
     app.middleware("http")(guard(bench))
@@ -82,18 +84,35 @@ def create_app(bench: Workbench) -> FastAPI:
         ("/undo", pages.undo),
         ("/bulk", pages.bulk),
         ("/signin", pages.sign_in),
+        ("/signout", pages.sign_out),
         ("/qa/{check_id}", pages.qa.rule),
     )
     for path, action in posted:
         app.post(path, include_in_schema=False)(action)
     app.get("/api/search", include_in_schema=False)(pages.search)
-    app.get("/signin", include_in_schema=False)(pages.sign_in_link)
+    app.get("/signin", response_class=HTMLResponse, include_in_schema=False)(pages.sign_in_page)
     app.get("/favicon.ico", include_in_schema=False)(_no_icon)
     app.include_router(suggest_router(bench.suggest_pipeline, bench.source_context))
     app.get("/docs", response_class=HTMLResponse, include_in_schema=False)(
         lambda: docs_page(OPENAPI_PATH, SWAGGER_ASSETS)
     )
     return app
+
+
+async def _refused_input(request: Request, exc: Exception) -> Response:
+    """A request the API's schema refuses: 422 naming each field and what is wrong with
+    it, never the input itself (FastAPI's own answer echoes it, and a lone surrogate in it
+    cannot be encoded: a 500 with a traceback)."""
+    assert isinstance(exc, RequestValidationError)
+    detail = [
+        {
+            "loc": [str(part) for part in error.get("loc", ())],
+            "msg": str(error.get("msg", "")).encode("utf-8", "backslashreplace").decode(),
+            "type": str(error.get("type", "")),
+        }
+        for error in exc.errors()
+    ]
+    return JSONResponse({"detail": detail}, status_code=422)
 
 
 async def _no_icon() -> Response:

@@ -13,6 +13,7 @@ from sqlalchemy.orm import Session
 
 from librarian.policy import (
     CALIBRATION_SAMPLE,
+    ReviewPlan,
     RiskPolicy,
     calibration_sample,
     choose_cut,
@@ -118,9 +119,9 @@ def source_progress(session: Session) -> list[SourceProgress]:
         linked = latest_of[key]
         stored = source_cut(session, key)
         latest = stored.threshold if stored is not None else latest_cut(session, key) or 1.0
-        sample = calibration_sample(
-            [r.confidence or 0.0 for r in open_items], max(0, CALIBRATION_SAMPLE - seen), key
-        )
+        pending = [r.confidence or 0.0 for r in open_items]
+        policy = source_policy(session, key) or RiskPolicy()
+        plan = source_plan(session, key, pending, policy)
         out.append(
             SourceProgress(
                 key,
@@ -128,8 +129,8 @@ def source_progress(session: Session) -> list[SourceProgress]:
                 seen,
                 max(0, MIN_SOURCE_DECISIONS - seen),
                 linked,
-                tuple(str(open_items[i].review_id) for i in sample),
-                certified_now(session, key, [r.confidence or 0.0 for r in open_items], latest),
+                tuple(str(open_items[i].review_id) for i in review_next(pending, plan, key)),
+                certified_now(session, key, pending, latest, policy),
                 int(sizes.get(key, 0)),
                 stored.now(seen) if stored is not None else "",
             )
@@ -147,6 +148,43 @@ def source_sizes(session: Session) -> dict[str, int]:
     return {str(key): int(n) for key, n in counted}
 
 
+def review_next(pending: list[float], plan: ReviewPlan, seed: str) -> list[int]:
+    """The open items the plan asks its reviewers to decide next (indices into `pending`):
+    a seeded probability sample of its band, as many as it needs (at most
+    CALIBRATION_SAMPLE); none once a cut is certified; with no band to certify, the
+    calibration sample of the most confident items, which each need a person anyway."""
+    if plan.certified:
+        return []
+    if not plan.more:
+        return calibration_sample(pending, max(0, CALIBRATION_SAMPLE - plan.reviewed), seed)
+    band = [i for i, c in enumerate(pending) if c >= plan.at]
+    picks = calibration_sample([pending[i] for i in band], min(plan.more, CALIBRATION_SAMPLE), seed)
+    return sorted(band[j] for j in picks)
+
+
+def reviewed_evidence(session: Session, source: str) -> list[tuple[float, bool]]:
+    """Each item of `source` decided one by one: the confidence its first suggestion had
+    as its run decided it, and whether the person took that suggestion."""
+    rows = session.execute(
+        select(DecisionRow.confidence, DecisionRow.top_cre_id, HumanDecisionRow)
+        .join(HumanDecisionRow, HumanDecisionRow.decision_row_id == DecisionRow.id)
+        .where(DecisionRow.source_key == source, HumanDecisionRow.standing())
+    ).all()
+    return [
+        (confidence or 0.0, human.action != "reject" and top in (human.final_cre_ids or "").split())
+        for confidence, top, human in rows
+        if not by_bulk(human.record)
+    ]
+
+
+def source_plan(
+    session: Session, source: str, pending: list[float], policy: RiskPolicy
+) -> ReviewPlan:
+    """The source's review plan from the confidences the store holds (no model run)."""
+    reviewed = reviewed_evidence(session, source)
+    return review_plan(pending, [c for c, _ in reviewed], [ok for _, ok in reviewed], policy)
+
+
 def certified_now(
     session: Session,
     source: str,
@@ -157,18 +195,9 @@ def certified_now(
     """The band the source's reviewed items certify now, in words, from the confidences
     the store holds (each item's first suggestion as its run decided it, no model run):
     where a decision just moved the source's cut, what the next run or `relink` would
-    link. `cut`: the one its last run used."""
+    link; else its review plan. `cut`: the one its last run used."""
     policy = policy or source_policy(session, source) or RiskPolicy()
-    rows = session.execute(
-        select(DecisionRow.confidence, DecisionRow.top_cre_id, HumanDecisionRow)
-        .join(HumanDecisionRow, HumanDecisionRow.decision_row_id == DecisionRow.id)
-        .where(DecisionRow.source_key == source, HumanDecisionRow.standing())
-    ).all()
-    reviewed = [
-        (confidence or 0.0, human.action != "reject" and top in (human.final_cre_ids or "").split())
-        for confidence, top, human in rows
-        if not by_bulk(human.record)
-    ]
+    reviewed = reviewed_evidence(session, source)
     confidences, correct = [c for c, _ in reviewed], [ok for _, ok in reviewed]
     band = choose_cut(pending, confidences, correct, policy)
     if band.basis != "reviewed" or not band.auto_links:

@@ -19,6 +19,9 @@ from librarian.store.tables import ReviewerRow
 # scrypt's cost: 16 MiB and ~50 ms a check on the project machine; a sign-in is rare.
 SCRYPT_N, SCRYPT_R, SCRYPT_P = 2**14, 8, 1
 NAME_LIMIT = 200
+# The key a command acting for a registered reviewer reads (never an option: a key on a
+# command line stays in shell history and in the process list).
+KEY_ENV = "LIBRARIAN_KEY"
 
 
 def hash_secret(secret: str) -> str:
@@ -73,6 +76,26 @@ def signed_in(session: Session, name: str, secret: str) -> ReviewerRow | None:
     if row is None or not secret_matches(secret, row.secret_hash):
         return None
     return row
+
+
+def proven(session: Session, name: str, key: str | None, lead: bool) -> str:
+    """`name`, when the store has them (as a lead, when `lead`) and `key` is theirs: how a
+    command acting for a person proves who it is. UsageError saying what is missing."""
+    row = session.get(ReviewerRow, name.strip()[:NAME_LIMIT])
+    add = f"`librarian review reviewers add {name.strip()}{' --lead' if lead else ''}`"
+    if row is None:
+        raise UsageError(f"{name.strip()!r} is not a registered reviewer here: {add} first")
+    if lead and not row.lead:
+        raise UsageError(f"{row.name} does not lead here (the store says so): {add}")
+    if not key:
+        raise UsageError(f"acting as {row.name} needs their key: set {KEY_ENV}")
+    if not secret_matches(key, row.secret_hash):
+        raise UsageError(f"that is not {row.name}'s key ({KEY_ENV})")
+    return row.name
+
+
+def is_registered(session: Session, name: str) -> bool:
+    return session.get(ReviewerRow, name.strip()[:NAME_LIMIT]) is not None
 
 
 def credential(session: Session, name: str) -> str | None:

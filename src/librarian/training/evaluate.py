@@ -343,7 +343,9 @@ def product_reviewed(
     chosen: set[int] = set()
     for indices in by_source.values():
         confidences = [cold.outcomes[i].confidence for i in indices]
-        picks = calibration_sample(confidences, k, source_of(rows[indices[0]]) + salt)
+        seed = source_of(rows[indices[0]]) + salt
+        policy = pipeline.source_level.policy
+        picks = calibration_sample(confidences, k, seed, policy)
         chosen.update(indices[j] for j in picks)
     reviewed = [rows[i] for i in sorted(chosen)]
     return reviewed, [row for i, row in enumerate(rows) if i not in chosen]

@@ -58,8 +58,8 @@ def read(path: Path) -> Iterator[PlainRow | Unreadable]:
     with _pypdf_said() as said:
         reader = _open(path, said)
         pages: list[list[Line]] = []
-        unread: dict[int, str] = {}  # page -> why it could not be read
-        for n, page in enumerate(reader.pages, start=1):
+        numbers, unread = _page_numbers(reader, said)  # unread: page -> why it is lost
+        for n, page in zip(numbers, reader.pages, strict=False):
             lines, why = _lines(page, n, said)
             pages.append(lines)
             if why is not None:
@@ -76,6 +76,39 @@ def read(path: Path) -> Iterator[PlainRow | Unreadable]:
     # document read with sections silently missing.
     for offset, (n, why) in enumerate(sorted(unread.items()), start=1):
         yield Unreadable(sections.count + offset, f"page {n}", f"page {n} cannot be read: {why}")
+
+
+# How deep a page tree may nest before it is taken for a loop (real files: 2 to 4 levels).
+PAGE_TREE_DEPTH = 32
+
+
+def _page_numbers(reader: Any, said: list[str]) -> tuple[list[int], dict[int, str]]:
+    """Each page pypdf reads, numbered as the document's page tree places it, and the
+    pages of the tree pypdf cannot read at all (a damaged page object: pypdf drops it
+    from `pages` with only a log line, and every later page's number would shift)."""
+    numbers: list[int] = []
+    lost: dict[int, str] = {}
+
+    def walk(node: Any, depth: int) -> None:
+        for kid in node.get("/Kids", []) if depth < PAGE_TREE_DEPTH else []:
+            found = kid.get_object() if hasattr(kid, "get_object") else kid
+            where = len(numbers) + len(lost) + 1
+            if not hasattr(found, "get"):
+                number = getattr(kid, "idnum", "?")
+                why = f"; pypdf: {said[-1]}" if said else ""
+                lost[where] = f"its page object ({number} 0 obj) is damaged{why}"
+            elif found.get("/Type") == "/Pages":
+                walk(found, depth + 1)
+            else:
+                numbers.append(where)
+
+    try:
+        walk(reader.trailer["/Root"]["/Pages"], 0)
+    except (KeyError, TypeError, AttributeError, ValueError):
+        return list(range(1, len(reader.pages) + 1)), {}
+    if len(numbers) != len(reader.pages):  # a tree pypdf reads its own way: trust pypdf
+        return list(range(1, len(reader.pages) + 1)), lost
+    return numbers, lost
 
 
 @contextmanager

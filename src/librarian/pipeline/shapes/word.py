@@ -5,8 +5,12 @@ columns is read like a CSV, a row a section. Text under a heading with no requir
 it is one section, its id the heading path's slug (as in Markdown).
 
 Refused in one line, before python-docx reads anything: a password-protected file (an
-encrypted Word file is an OLE container, not a zip), a damaged one, and one that carries
-macros (a `vbaProject.bin` part, as a .docm does).
+encrypted Word file is an OLE container, not a zip), a damaged one, one that carries
+macros (a `vbaProject.bin` part, as a .docm does), one whose XML declares a DTD anywhere
+in any part (entity expansion; Word never writes one), and one whose parts inflate past
+MAX_PART_BYTES each or MAX_PACKAGE_BYTES together (a zip bomb): sizes checked as declared
+and as actually inflated, streamed a chunk at a time, so memory is bounded by the limits
+and never by the input.
 """
 
 from __future__ import annotations
@@ -28,6 +32,12 @@ from librarian.pipeline.shapes.rows import (
 )
 
 OLE_MAGIC = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"
+# Inflated size limits of a package's parts (docs/reliability.md): a 100,000-paragraph
+# document's main part is ~30 MB.
+MAX_PART_BYTES = 128 * 1024 * 1024
+MAX_PACKAGE_BYTES = 512 * 1024 * 1024
+INFLATE_CHUNK = 1024 * 1024
+DOCTYPE = b"<!DOCTYPE"
 
 
 W = "{http://schemas.openxmlformats.org/wordprocessingml/2006/main}"
@@ -114,11 +124,7 @@ def _open(path: Path) -> Any:
             names = package.namelist()
     except (zipfile.BadZipFile, OSError) as exc:
         raise PlainInputError(f"{path} is damaged: not a Word .docx package ({exc})") from exc
-    if _declares_dtd(path, names):
-        raise PlainInputError(
-            f"{path} is damaged: its document declares a DTD (entities), which no Word "
-            "document does; save a copy from Word"
-        )
+    _check_parts(path)
     if any(name.lower().endswith("vbaproject.bin") for name in names):
         raise PlainInputError(
             f"{path} carries macros: save it as a plain .docx (Word: File > Save As > Word "
@@ -135,14 +141,52 @@ def _open(path: Path) -> Any:
         raise PlainInputError(f"{path} is damaged: its XML does not parse ({exc.msg})") from exc
 
 
-def _declares_dtd(path: Path, names: list[str]) -> bool:
-    """Whether the main document part opens with a DOCTYPE: entity amplification needs
-    one, and Word never writes one. Only the part's first 4 KB are read (its prolog)."""
-    main = "word/document.xml"
-    if main not in names:
-        return False
-    with zipfile.ZipFile(path) as package, package.open(main) as part:
-        return b"<!DOCTYPE" in part.read(4096).upper()
+def _check_parts(path: Path) -> None:
+    """Refuses a package whose XML declares a DTD anywhere, or whose parts inflate past
+    the limits: each XML part streamed a chunk at a time, its declared and its actual
+    inflated size counted (a zip entry may lie about its size)."""
+    total = 0
+    with zipfile.ZipFile(path) as package:
+        infos = package.infolist()
+        declared = sum(info.file_size for info in infos)
+        if declared > MAX_PACKAGE_BYTES or any(i.file_size > MAX_PART_BYTES for i in infos):
+            raise _too_big(path, max(declared, *(i.file_size for i in infos)))
+        for info in infos:
+            if not info.filename.lower().endswith((".xml", ".rels")):
+                total += info.file_size
+                continue
+            total += _scan_part(path, package, info.filename, total)
+
+
+def _scan_part(path: Path, package: zipfile.ZipFile, name: str, before: int) -> int:
+    """The part's inflated size, read a chunk at a time; a DTD or a size past the limits
+    refused on the way."""
+    size, tail = 0, b""
+    try:
+        with package.open(name) as part:
+            while chunk := part.read(INFLATE_CHUNK):
+                size += len(chunk)
+                if size > MAX_PART_BYTES or before + size > MAX_PACKAGE_BYTES:
+                    raise _too_big(path, before + size)
+                if DOCTYPE in (tail + chunk).upper():
+                    raise PlainInputError(
+                        f"{path} is damaged: its part {name} declares a DTD (entities), which "
+                        "no Word document does; save a copy from Word"
+                    )
+                tail = chunk[-len(DOCTYPE) :]
+    except (zipfile.BadZipFile, OSError, EOFError) as exc:
+        raise PlainInputError(
+            f"{path} is damaged: its part {name} does not inflate ({exc})"
+        ) from exc
+    return size
+
+
+def _too_big(path: Path, size: int) -> PlainInputError:
+    return PlainInputError(
+        f"{path} inflates past what a Word document holds ({size / 2**20:.0f} MiB or more; "
+        f"the limits are {MAX_PART_BYTES // 2**20} MiB a part and "
+        f"{MAX_PACKAGE_BYTES // 2**20} MiB in all): a zip bomb, or not a document"
+    )
 
 
 @dataclass
