@@ -443,3 +443,25 @@ def test_a_session_ends_with_its_key_on_every_store(database: str) -> None:
     upgrade(engine)
     seed(engine, TEXTS)
     signed_in_sessions_end_with_their_key(engine)
+
+
+def test_migrators_at_once_on_a_fresh_postgresql_database_both_succeed(postgres_url: str) -> None:
+    """Issue 47, item 15: two commit runs at once on a fresh PostgreSQL database, and one
+    failed with a duplicate key from concurrent migrations. Migrations now take an advisory
+    lock: six migrators at once, every one succeeds, and the schema is current."""
+    from librarian.store.db import check_current
+
+    errors: list[BaseException] = []
+    engines = [make_engine(postgres_url) for _ in range(6)]
+
+    def migrate(engine: Engine) -> None:
+        try:
+            upgrade(engine)
+        except BaseException as exc:  # the test reports them all
+            errors.append(exc)
+
+    race(*[lambda e=e: migrate(e) for e in engines])
+    assert errors == []
+    check_current(postgres_url)  # raises when the schema is not the newest
+    for engine in engines:
+        engine.dispose()

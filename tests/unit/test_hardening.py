@@ -592,6 +592,24 @@ def test_a_file_of_no_known_shape_is_refused(tmp_path: Path, name: str) -> None:
     assert ".csv" in result.output and ".md" in result.output and ".jsonl" in result.output
 
 
+@pytest.mark.parametrize(
+    ("head", "what"),
+    [(b"%PDF-1.7\n", "is a PDF document"), (b"PK\x03\x04\x14\x00", "is a zip package")],
+)
+@pytest.mark.parametrize("name", ["report.jsonl", "report.csv", "report.md"])
+def test_a_file_whose_name_misleads_is_refused_by_what_it_is(
+    tmp_path: Path, head: bytes, what: str, name: str
+) -> None:
+    """Issue 47, item 13: a PDF named .jsonl was read as 102 rejected queue lines, exit 0."""
+    path = tmp_path / name
+    path.write_bytes(head + b"\x00" * 100)
+    for extra in ([], ["--source", "Acme"]):
+        said = runner.invoke(app, ["run", str(path), "--out", str(tmp_path / "out"), *extra])
+        assert said.exit_code == 2, said.output
+        assert what in " ".join(said.output.split()) and "name it" in said.output
+    assert not (tmp_path / "out").exists()
+
+
 # Issue 21, items 14 and 15: never stuck ---------------------------------------------------
 
 
@@ -636,8 +654,13 @@ def test_read_commands_open_a_read_only_database_without_writing(
     older = run_cli("queue", "status", "--db", read_only)
     assert older.exit_code == 2 and "queue migrate" in older.output
     with monkeypatch.context() as patched:  # a file this user cannot write: opened read-only
-        patched.setattr("librarian.store.db.os.access", lambda *_: False)
+        patched.setattr(
+            "librarian.store.db.os.access", lambda where, _: Path(where) != path.resolve()
+        )
         assert store_db.read_only(f"sqlite:///{path}").endswith("?mode=ro&uri=true")
+    with monkeypatch.context() as patched:  # nor its folder (issue 47, item 16): immutable
+        patched.setattr("librarian.store.db.os.access", lambda *_: False)
+        assert store_db.read_only(f"sqlite:///{path}").endswith("?immutable=1&uri=true")
 
 
 @pytest.mark.parametrize("field", ["chunk_id", "artifact_id", "pipeline_run_id"])

@@ -218,6 +218,17 @@ def test_a_standards_name_is_neutralised_in_the_header_too() -> None:
     assert f"'{hostile}|name" in header
 
 
+def test_bidi_and_zero_width_characters_are_shown_in_the_export() -> None:
+    """Issue 47, item 14: a right-to-left override in a title went raw into the export."""
+    from librarian.review.myopencre import SectionLink
+
+    title = "Keys \u202eevil.exe\u202c must \u200bbe rotated"
+    link = SectionLink("Acme\u2067", "SEC-01", title, "", title, "200-001", "USER_CONFIRMED")
+    text = to_myopencre([link], small_hub())
+    assert not any(c in text for c in "\u202e\u202c\u200b\u2067")
+    assert "⟨U+202E⟩evil.exe⟨U+202C⟩" in text and "⟨U+200B⟩be" in text
+
+
 def test_a_rule_is_named_by_its_id_not_its_chapter_and_links_to_its_anchor() -> None:
     """Issue 41, item 7: `|name` was the chapter heading for every rule, `|hyperlink`
     empty on every row; OpenCRE imports every link alike, so the statuses and the

@@ -135,6 +135,48 @@ def test_after_each_decision_the_workbench_says_what_the_source_now_certifies(
     assert "this+source%3A+its+18+reviewed+items" in said, after.certified
 
 
+def test_reviewers_who_follow_the_plan_reach_a_certified_cut_in_the_workbench(
+    tmp_path: Path,
+) -> None:
+    """Issue 46, item 3, done when: a source walked from its first decision to a certified
+    cut, each decision the next one the plan asks for (`queue status`'s list, the same
+    the queue page links), every suggestion right. The plan then stops asking."""
+    import random
+
+    from librarian.store.progress import source_progress
+    from tests.unit.test_workbench import client, post, seed
+
+    engine = make_engine(f"sqlite:///{tmp_path / 'plan.db'}")
+    upgrade(engine)
+    seed(engine, [f"requirement number {i} about session tokens" for i in range(300)])
+    draw = random.Random(5)
+    with Session(engine) as session, session.begin():
+        for row in session.execute(select(DecisionRow)).scalars():
+            row.confidence = round(draw.uniform(0.05, 0.99), 4)
+    web = client(engine)
+    with Session(engine) as session:
+        (first,) = source_progress(session)
+    assert first.certified.startswith("review plan: no decisions yet; ") and first.review_first
+    promised = int(first.certified.split("; ")[1].split(" more decisions")[0])
+    decided = 0
+    while True:
+        with Session(engine) as session:
+            (now,) = source_progress(session)
+        if not now.review_first:
+            break
+        assert post(web, f"/item/{now.review_first[0]}", action="approve").status_code == 303
+        decided += 1
+        assert decided <= 2 * promised, now.certified
+        if decided == 5:  # the item page draws the evidence: 5 right, the plan's band
+            page = web.get(f"/item/{now.review_first[1]}").text
+            assert '<svg id="evidence-chart"' in page and 'class="band"' in page
+            assert page.count('class="right"') == 5 and 'class="wrong"' not in page
+            assert "5 decided items: 5 right, 0 wrong" in page
+    above = int(now.certified.removeprefix("its ").split(" reviewed items above")[0])
+    assert 0 < above <= decided and "(0 wrong) now certify" in now.certified, now.certified
+    assert decided <= promised + 10  # the plan's count held, give or take its strata
+
+
 def test_the_workbenchs_rescorer_relinks_and_commits_with_models_built_once(
     engine: Engine,
 ) -> None:

@@ -223,6 +223,11 @@ def test_the_workbench_mixes_checks_in_blind_and_a_lead_rules(engine: Engine) ->
     assert 'id="decided"' not in page.text and "ann" not in page.text  # blind
     assert ids[0] not in page.text  # no review id in the title, the address or the form
     assert f'action="{check_url}"' in page.text
+    # Issue 47, item 12: rendered as any open item, with its neighbours and source panel,
+    # and listed in the queue at its address, as an open item is.
+    assert 'id="next"' in page.text and 'id="source"' in page.text
+    queue = web.get("/").text
+    assert f'href="{check_url}"' in queue and ids[0] not in queue
     # The item's own address, and the decided list, are blind for bob until he answers.
     own = web.get(f"/item/{ids[0]}").text
     assert 'id="decided"' not in own and "ann" not in own and "history" not in own

@@ -218,19 +218,21 @@ def test_a_pdf_whose_outline_lists_chapters_alone(tmp_path: Path) -> None:
         pdf.cell(0, 8, text, new_x="LMARGIN", new_y="NEXT")
     path = tmp_path / "manual.pdf"
     pdf.output(str(path))
+    # Issue 48, item 2: headings are context without their numbering (a Word file of the
+    # same manual keeps "1 Sessions" as its heading's text; both read "Sessions").
     assert sections(path) == [
-        ("1-sessions", "Sessions are kept on the server.", ["1 Sessions"], "1 Sessions"),
+        ("sessions", "Sessions are kept on the server.", ["Sessions"], "Sessions"),
         (
             "TOK-1",
             "Tokens must be rotated after login. ASN.1 encodings are not used for tokens.",
-            ["1 Sessions", "1.1 Tokens"],
-            "1.1 Tokens",
+            ["Sessions", "Tokens"],
+            "Tokens",
         ),
         (
-            "1-sessions/1-2-expiry",
+            "sessions/expiry",
             "Idle sessions end after thirty minutes.",
-            ["1 Sessions", "1.2 Expiry"],
-            "1.2 Expiry",
+            ["Sessions", "Expiry"],
+            "Expiry",
         ),
     ]
 
@@ -588,3 +590,59 @@ def test_a_word_zip_bomb_is_refused_before_it_is_inflated(tmp_path: Path) -> Non
     _, peak = tracemalloc.get_traced_memory()
     tracemalloc.stop()
     assert peak < 16 * 1024 * 1024, peak
+
+
+HOUSE_IDS = [
+    "POL-AC-01",
+    "POL-AC02",
+    "POL.AC.03",
+    "POL_AC_04",
+    "ISP-3.2",
+    "A.5.1",
+    "AC-2(1)",
+    "REQ-001",
+]
+
+
+@pytest.mark.parametrize("kind", ["docx", "pdf"])
+def test_requirement_ids_of_every_common_house_style_start_their_own_item(
+    tmp_path: Path, kind: str
+) -> None:
+    """Issue 48, item 1: `POL-AC-01` was no requirement id (`AC-01` was), so a company's 40
+    requirements became 10 items, one a chapter, silently."""
+    rows = [  # two chapters, a page each: the PDF's running lines recur, and are cut
+        {
+            "id": rule,
+            "text": f"Rule {n} says the system must log event {n}.",
+            "section_path": "Logs" if n <= 4 else "Access",
+        }
+        for n, rule in enumerate(HOUSE_IDS, start=1)
+    ]
+    build = policy_docx if kind == "docx" else policy_pdf
+    read = sections(build(rows, tmp_path / f"house.{kind}"))
+    assert [r[0] for r in read] == HOUSE_IDS
+    assert [r[1] for r in read] == [row["text"] for row in rows]
+
+
+def test_numbered_and_generic_headings_read_alike_in_word_and_pdf(tmp_path: Path) -> None:
+    """Issue 48, item 2: the Word heading kept its number ("5 Logging and monitoring"), the
+    PDF's dropped it, so ids and first suggestions differed; a generic heading ("Part 3")
+    was prepended to every requirement under it."""
+    import docx
+
+    document = docx.Document()
+    document.add_heading("5 Logging and monitoring", 1)
+    document.add_paragraph("Security events are kept for a year and reviewed weekly.")
+    document.add_heading("Part 3", 1)
+    document.add_paragraph("SEC-07 Passwords must be hashed with a slow, salted function.")
+    path = tmp_path / "numbered.docx"
+    document.save(str(path))
+    read = sections(path)
+    assert read[0][:3] == (
+        "logging-and-monitoring",
+        "Security events are kept for a year and reviewed weekly.",
+        ["Logging and monitoring"],
+    )
+    assert read[0][3] == "Logging and monitoring"
+    assert read[1][0] == "SEC-07" and read[1][2] == ["Part 3"]
+    assert read[1][3] is None  # "Part 3" titles nothing: the models read the rule alone

@@ -248,3 +248,22 @@ def test_reviewers_commands_and_one_person_mode_on_loopback_only(engine: Engine)
     assert removed.exit_code == 0
     again = CliRunner().invoke(app, ["review", "reviewers", "remove", "lena", *db])
     assert again.exit_code == 2
+
+
+def test_one_person_mode_from_the_environment_is_said_at_start(
+    engine: Engine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 47, item 18: LIBRARIAN_REVIEWER in the environment silently made the workbench
+    one person's."""
+    import uvicorn
+
+    from librarian.cli import app
+
+    monkeypatch.setattr(uvicorn, "run", lambda *a, **k: None)  # the server itself: not here
+    db = ["--db", str(engine.url)]
+    said = CliRunner().invoke(app, ["review", "serve", *db], env={"LIBRARIAN_REVIEWER": "rita"})
+    assert said.exit_code == 0, said.output
+    assert "one-person mode: every decision here is recorded as rita's" in said.output
+    assert "LIBRARIAN_REVIEWER is set" in said.output
+    named = CliRunner().invoke(app, ["review", "serve", "--reviewer", "rita", *db], env={})
+    assert "one-person mode" not in named.output

@@ -890,9 +890,14 @@ def test_undoing_a_change_brings_back_the_decision_it_replaced(engine: Engine) -
     rita = client(engine, "rita")
     post(rita, f"/item/{first}", action="reject", rejection="NO_CRE_FITS")
     post(rita, f"/item/{first}", change="yes", pick="400-000")
-    assert post(rita, "/undo").status_code == 303
+    undone = post(rita, "/undo")
+    assert undone.status_code == 303
     assert [d["action"] for d in decisions(engine)] == ["reject"]
     assert "3 open items" in rita.get("/").text  # still decided: the reject stands again
+    # Issue 47, item 18: it said "is open again"; it says what stands.
+    said = rita.get(undone.headers["location"]).text
+    assert "rita&#39;s earlier reject stands again" in said or "rita's earlier reject" in said
+    assert "is open again" not in said
 
 
 def test_a_change_of_an_open_item_or_one_changed_meanwhile_is_refused(engine: Engine) -> None:

@@ -86,7 +86,16 @@ def review_serve(
     from librarian.review.web import create_app
 
     token, from_env = access_token(token)
+    named = reviewer
     reviewer = served_identity(host, token, reviewer)
+    if reviewer and not named:
+        err.print(
+            visible(
+                f"one-person mode: every decision here is recorded as {reviewer}'s, because "
+                f"{REVIEWER_ENV} is set; unset it to have reviewers sign in"
+            ),
+            markup=False,
+        )
     if db is not None and reviews is not None:
         raise UsageError("--db or --reviews, not both")
     url = _reviews_database(reviews) if reviews else database(db, home_of(home), create=False)

@@ -72,14 +72,35 @@ def quiet_prefect(quiet: bool, verbose: bool = False) -> None:
         os.environ.setdefault("PREFECT_LOGGING_HANDLERS_CONSOLE_LEVEL", "WARNING")
 
 
+class _NoRunTracebacks(logging.Filter):
+    """Drops the flow and task engines' records that carry a traceback (a run that fails
+    says so in the librarian's own one line: "error: run … failed: OSError: …"; the ~38
+    lines of Prefect's traceback before it come back with --verbose)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return record.exc_info is None and not record.exc_text
+
+
+def one_line_failures(verbose: bool) -> None:
+    """Without --verbose, a failed run prints one line, not Prefect's traceback too."""
+    if verbose:
+        return
+    for name in ("prefect.flow_runs", "prefect.task_runs"):
+        logger = logging.getLogger(name)
+        if not any(isinstance(f, _NoRunTracebacks) for f in logger.filters):
+            logger.addFilter(_NoRunTracebacks())
+
+
 def check_input(input: Path | None, from_db: bool) -> None:
     if from_db and input is not None:
         raise UsageError("give INPUT or --from-db, not both")
     if input is None and not from_db:
         raise UsageError("INPUT is missing (or use --from-db)")
     if input is not None:
-        from librarian.pipeline.sources import binary_shape, known_shape
+        from librarian.pipeline.sources import binary_shape, known_shape, mislabelled
 
+        if input.is_file() and (why := mislabelled(input)) is not None:
+            raise UsageError(why)
         readable_input(input, binary=binary_shape(input))
 
         if not known_shape(input):
@@ -125,6 +146,7 @@ def run(
         show_plan(pipeline, settings, found, target, db, dry_run, as_json)
         return
     server_ready()
+    one_line_failures(verbose)
     with ExitStack() as stack:
         in_flight = 1
         dask = None

@@ -18,7 +18,7 @@ import sys
 import tempfile
 import time
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -105,6 +105,28 @@ def prefect_server(
             stop(server)
 
 
+# Linux's prctl option that signals a child when the process that started it ends.
+PR_SET_PDEATHSIG = 1
+
+
+def dies_with(parent: int) -> Callable[[], None] | None:
+    """What a throwaway server's child runs before it starts: on Linux, it is sent SIGTERM
+    when `parent` (the `librarian run` that started it) ends, even killed with SIGKILL,
+    when no exit handler runs (each killed run left a ~220 MB server behind). None
+    elsewhere: there the server is stopped by the run's exit handler alone."""
+    if not sys.platform.startswith("linux"):
+        return None
+
+    def arm() -> None:
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
+        if os.getppid() != parent:  # the parent died before the line above took effect
+            os.kill(os.getpid(), signal.SIGTERM)
+
+    return arm
+
+
 def stop(server: subprocess.Popen[bytes]) -> None:
     if server.poll() is not None:
         return
@@ -175,6 +197,7 @@ class TemporaryServer:
             stdout=self.log,
             stderr=subprocess.STDOUT,
             start_new_session=True,
+            preexec_fn=dies_with(os.getpid()),  # started before any thread: a fork is safe
         )
         atexit.register(self.stop)
 

@@ -29,6 +29,7 @@ from librarian.pipeline.shapes.rows import (
     PlainShape,
     Unreadable,
     is_preamble,
+    title_of,
 )
 from librarian.schemas.records import plain_locator_id
 
@@ -119,7 +120,7 @@ def knowledge_item(row: PlainRow, source: PlainSource) -> dict[str, Any]:
         else source.urn
     )
     section_path = list(row.section_path)
-    title = row.title or (section_path[-1] if section_path else None)
+    title = row.title or title_of(row.section_path)
     item: dict[str, Any] = {
         "schema_version": "0.2.0",
         "chunk_id": f"plain:{_short(source.name)}:{row_id}" if row_id else None,

@@ -35,6 +35,32 @@ def known_shape(path: Path) -> bool:
     return path.suffix.lower() in shapes.suffixes()
 
 
+# What a file is, by its first bytes, whatever its name says.
+MAGIC = (
+    (b"%PDF-", "a PDF document", ".pdf"),
+    (b"PK\x03\x04", "a zip package (a Word document, if it is one)", ".docx"),
+    (b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1", "an old binary Office file or a protected one", ".docx"),
+)
+
+
+def mislabelled(path: Path) -> str | None:
+    """Why `path`'s name misleads about what it is ("report.jsonl is a PDF document: name
+    it .pdf"), or None: a PDF named .jsonl was read as 102 rejected queue lines, exit 0."""
+    try:
+        with path.open("rb") as handle:
+            head = handle.read(8)
+    except OSError:
+        return None  # the readable-input check says why
+    for magic, what, suffix in MAGIC:
+        if head.startswith(magic) and path.suffix.lower() != suffix:
+            named = path.suffix or "plain"
+            return (
+                f"{path} is {what} (its first bytes say so), not a {named} file: name it "
+                f"{suffix} to read it as one"
+            )
+    return None
+
+
 class Source(Protocol):
     @property
     def name(self) -> str:

@@ -33,8 +33,11 @@ class ReviewPlan:
 
     def says(self, policy: RiskPolicy) -> str:
         """One line with numbers, for the CLI, `queue status` and the workbench."""
-        share = f"{self.right / self.reviewed:.0%}" if self.reviewed else "-"
-        so_far = f"right so far {self.right} of {self.reviewed} ({share})"
+        so_far = (
+            f"right so far {self.right} of {self.reviewed} ({self.right / self.reviewed:.0%})"
+            if self.reviewed
+            else "no decisions yet"
+        )
         if self.certified:
             return (
                 f"{so_far}; the cut is certified ({policy.guarantee()}) for {self.certified} "

@@ -17,8 +17,10 @@ from sqlalchemy.exc import OperationalError
 from sqlalchemy.orm import Session
 from starlette.concurrency import run_in_threadpool
 
+from librarian.policy import RiskPolicy
 from librarian.retrieval.hub_search import HubSearch
 from librarian.review.bench import Workbench
+from librarian.review.chart import evidence_chart
 from librarian.review.decisions import DecisionRequest, change, decide
 from librarian.review.forms import (
     BULK_LIMIT,
@@ -59,13 +61,17 @@ from librarian.store.human import (
     current_review_id,
     decided_since,
     reviewer_stats,
+    standing_on,
     undo_last,
 )
-from librarian.store.policies import source_cut
+from librarian.store.policies import source_cut, source_policy
 from librarian.store.progress import (
     band_after,
     decisions_seen,
+    open_confidences,
+    reviewed_evidence,
     source_of_row,
+    source_plan,
     source_progress,
 )
 from librarian.store.review import (
@@ -155,6 +161,8 @@ class Pages:
         page = min(MAX_PAGE, max(1, int_of(request.query_params.get("page"), 1)))
         with Session(self.bench.engine) as session:
             found = queue_page(session, flt, page, PAGE_SIZE)
+            first_open = flt.status == "open" and page == 1
+            checks = self.qa.queued(session, self.reviewer_of(request)) if first_open else []
             matching = self.matching(session, flt) if flt.status == "open" else []
             agreement = agreement_by_reason(session)
             sources = source_progress(session)
@@ -169,6 +177,7 @@ class Pages:
             request,
             "queue.html",
             page=found,
+            checks=checks,
             flt=flt,
             agreement=agreement,
             sources=sources,
@@ -193,10 +202,8 @@ class Pages:
                 return self.redirect(url("item", now_id), said)  # a kept tab still works
             if detail is None:
                 return self.problem(request, 404, "no such review item", review_id)
-            moment, row = detail.item.created_at, detail.item.row_id
-            following = neighbour(session, moment, row, later=True)
-            previous = neighbour(session, moment, row, later=False)
-            source = source_panel(session, detail, self.bench.rescored)
+            around = self.surroundings(session, detail)
+        source = around["source"]
         reviewer = self.reviewer_of(request)
         standing = detail.decision
         may_change = (
@@ -213,10 +220,17 @@ class Pages:
             **context,
             may_change=may_change,
             editable=detail.item.status == "open" or may_change,
-            following=following,
-            previous=previous,
-            source=source,
+            **around,
         )
+
+    def surroundings(self, session: Session, detail: ItemDetail) -> dict[str, Any]:
+        """An item page's previous and next items and its source's panel."""
+        moment, row = detail.item.created_at, detail.item.row_id
+        return {
+            "following": neighbour(session, moment, row, later=True),
+            "previous": neighbour(session, moment, row, later=False),
+            "source": source_panel(session, detail, self.bench.rescored),
+        }
 
     def item_context(self, detail: ItemDetail) -> dict[str, Any]:
         locator = detail.envelope.get("knowledge", {}).get("locator", {})
@@ -444,8 +458,14 @@ class Pages:
         mine.remove(review_id)
         with Session(self.bench.engine) as session:
             undone = items_by_id(session, [review_id])
+            stands = standing_on(session, review_id)
         what = f"“{undone[0].label}”" if undone else "the item"
-        return self.redirect(url("item", review_id), f"undone: {what} is open again")
+        if stands is None:
+            return self.redirect(url("item", review_id), f"undone: {what} is open again")
+        earlier = f"{stands.decided_by}'s earlier {stands.action}"
+        cres = f" ({stands.final_cre_ids})" if stands.final_cre_ids else ""
+        said = f"undone: on {what}, {earlier}{cres} stands again"
+        return self.redirect(url("item", review_id), said)
 
     async def sign_in(self, request: Request) -> Response:
         """A reviewer signs in with their name and secret (`review reviewers add`), by a
@@ -574,7 +594,12 @@ def source_panel(
     linked = detail.item.linked_as
     seen = decisions_seen(session, key)
     stored = source_cut(session, key)
+    decided = reviewed_evidence(session, key)
+    policy = source_policy(session, key) or RiskPolicy()
+    plan = source_plan(session, key, open_confidences(session, key), policy)
+    band = plan.at if plan.more and not plan.certified else None
     return {
+        "chart": evidence_chart(decided, stored.threshold if stored else None, band),
         "key": key,
         "cut": stored.now(seen) if stored is not None else None,
         "threshold": stored.threshold if stored is not None else None,

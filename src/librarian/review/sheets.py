@@ -67,7 +67,10 @@ def formula_like(cell: str) -> bool:
 
 
 def neutralise(cell: str) -> str:
-    """Make a cell inert in a spreadsheet: one that could start a formula gets a quote."""
+    """Make a cell inert in a spreadsheet: its bidi, zero-width and control characters
+    shown as ⟨U+…⟩ (a right-to-left override in a title reorders what a person reads),
+    and one that could start a formula gets a quote."""
+    cell = visible(cell)
     return "'" + cell if formula_like(cell) else cell
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any, Protocol, TypeVar
 
 from fastapi import Request
@@ -22,7 +23,15 @@ from librarian.review.qa import adjudicate, answer_check, qa_report
 from librarian.review.urls import url
 from librarian.store.human import ReviewError
 from librarian.store.qa import check_for, checks_waiting, pending_check
-from librarian.store.review import ItemDetail, OpenItem, QueueFilter, item_detail, queue_page
+from librarian.store.review import (
+    ItemDetail,
+    OpenItem,
+    QueueFilter,
+    item_detail,
+    items_by_id,
+    queue_page,
+)
+from librarian.store.status import NEEDS_REVIEW
 
 T = TypeVar("T")
 
@@ -31,14 +40,9 @@ class NotALead(ReviewError):
     """A ruling asked by a reviewer who is no lead (403)."""
 
 
-# A check's item page: answerable, nothing to change, no neighbours, no source panel.
-BLIND_PAGE: dict[str, Any] = {
-    "may_change": False,
-    "editable": True,
-    "following": None,
-    "previous": None,
-    "source": None,
-}
+# A check's item page: answerable, nothing to change; its neighbours and its source's
+# panel as any open item's (a page without them told a reviewer it was a check).
+BLIND_PAGE: dict[str, Any] = {"may_change": False, "editable": True}
 # The words a reviewer sees after answering a check: those after any decision.
 ANSWERED = "recorded"
 
@@ -56,6 +60,8 @@ class ItemPages(Protocol):
     def leads(self) -> list[str]: ...
 
     def item_context(self, detail: ItemDetail) -> dict[str, Any]: ...
+
+    def surroundings(self, session: Session, detail: ItemDetail) -> dict[str, Any]: ...
 
     def render(
         self, request: Request, name: str, status: int = 200, **context: Any
@@ -90,6 +96,26 @@ class QaPages:
         mac = hmac.new(key, f"check {check_id}".encode(), hashlib.sha256).hexdigest()
         return "rev-" + mac[:20]
 
+    def queued(self, session: Session, reviewer: str | None) -> list[OpenItem]:
+        """The checks waiting for `reviewer`, as the queue lists an open item: at their
+        opaque addresses, open, with no decision (a check absent from the queue told a
+        reviewer that the page they reached after a decision was one)."""
+        if reviewer is None:
+            return []
+        waiting = checks_waiting(session, reviewer)
+        found = {i.review_id: i for i in items_by_id(session, [c.review_id for c in waiting])}
+        return [
+            replace(
+                found[check.review_id],
+                review_id=self.address(check.id),
+                status="open",
+                section_status=NEEDS_REVIEW,
+                linked_as=None,
+            )
+            for check in waiting
+            if check.review_id in found
+        ]
+
     def checking(self, reviewer: str | None) -> dict[str, int]:
         """The checks waiting for `reviewer`, by every address they answer to: its opaque
         one, and the item's own (an item one is checking is shown blind there too)."""
@@ -112,8 +138,9 @@ class QaPages:
             except ReviewError as exc:
                 return pages.problem(request, 404, "no such item", str(exc))
             detail = item_detail(session, found.review_id)
-        if detail is None:
-            return pages.problem(request, 404, "no such item", address)
+            if detail is None:
+                return pages.problem(request, 404, "no such item", address)
+            surroundings = pages.surroundings(session, detail)
         context = pages.item_context(detail)
         # Blind: what was decided, by whom and when is not shown, nor that this is a check.
         context.update(decision=None, history=(), diff=None, open=True, check_blind=True)
@@ -124,6 +151,7 @@ class QaPages:
             action=url("item", address),
             shown_id=address,
             **BLIND_PAGE,
+            **surroundings,
         )
 
     async def answer(self, request: Request, check_id: int) -> Response:

@@ -4,15 +4,16 @@ from __future__ import annotations
 
 import os
 import re
+import sqlite3
 from pathlib import Path
 from urllib.parse import quote, unquote, urlsplit
 
-from sqlalchemy import Engine, create_engine, event
+from sqlalchemy import Engine, create_engine, event, text
 from sqlalchemy.engine import URL, make_url
 from sqlalchemy.exc import ArgumentError, SQLAlchemyError
 
 from librarian.errors import UsageError
-from librarian.sql import StoreError, reason
+from librarian.sql import StoreError, is_postgres, reason
 
 DATABASE_ENV = "LIBRARIAN_DB"
 MIGRATIONS = Path(__file__).resolve().parent / "migrations"
@@ -66,11 +67,18 @@ def check_database(url: str, create: bool) -> None:
 
 def read_only(url: str) -> str:
     """A SQLite file this user may not write, opened read-only (SQLite's `mode=ro` URI);
-    any other URL as it is."""
+    one in a folder nobody may write (a read-only file system, a read-only mount), opened
+    as immutable: SQLite cannot create the write-ahead log's shared-memory file there, and
+    nothing can change the file underneath. Any other URL as it is."""
     path = sqlite_file(url)
-    if path is None or os.access(path, os.W_OK) or _parse(url).query.get("uri") == "true":
+    if path is None or _parse(url).query.get("uri") == "true":
         return url
-    return f"sqlite:///file:{quote(str(path.resolve()))}?mode=ro&uri=true"
+    where = quote(str(path.resolve()))
+    if not os.access(path.resolve().parent, os.W_OK):
+        return f"sqlite:///file:{where}?immutable=1&uri=true"
+    if not os.access(path, os.W_OK):
+        return f"sqlite:///file:{where}?mode=ro&uri=true"
+    return url
 
 
 def _parse(url: str) -> URL:
@@ -112,7 +120,12 @@ def make_engine(url: str, lock_timeout_s: float | None = None) -> Engine:
 def _sqlite_pragmas(dbapi_connection: object, _record: object) -> None:
     cursor = dbapi_connection.cursor()  # type: ignore[attr-defined]
     # WAL: readers never block the writer; one writer at a time, said plainly in the README.
-    cursor.execute("PRAGMA journal_mode=WAL")
+    # A database opened read-only keeps the mode it has (it cannot be changed there).
+    try:
+        cursor.execute("PRAGMA journal_mode=WAL")
+    except sqlite3.OperationalError as exc:
+        if "readonly" not in str(exc).replace(" ", "").replace("-", ""):
+            raise
     cursor.execute("PRAGMA foreign_keys=ON")
     cursor.close()
     # Another writer may have put bytes that are not UTF-8 in a TEXT column: read them as
@@ -124,8 +137,15 @@ def _lenient_text(value: bytes) -> str:
     return value.decode("utf-8", "surrogateescape")
 
 
+# The PostgreSQL advisory lock migrations take (any number the database's other users do
+# not use): two runs starting at once on a fresh database both created the tables, and
+# one failed on a duplicate key.
+MIGRATION_LOCK = 0x4C1B_0001
+
+
 def upgrade(engine: Engine) -> None:
-    """Bring the schema to the newest migration (idempotent)."""
+    """Bring the schema to the newest migration (idempotent). On PostgreSQL under a
+    transaction-scoped advisory lock: a second migrator waits, then finds it done."""
     from alembic import command
     from alembic.config import Config
 
@@ -133,6 +153,10 @@ def upgrade(engine: Engine) -> None:
     config.set_main_option("script_location", str(MIGRATIONS))
     try:
         with engine.begin() as connection:
+            if is_postgres(engine):
+                connection.execute(
+                    text("SELECT pg_advisory_xact_lock(:key)"), {"key": MIGRATION_LOCK}
+                )
             config.attributes["connection"] = connection
             command.upgrade(config, "head")
     except SQLAlchemyError as exc:

@@ -184,6 +184,16 @@ def undo_last(session: Session, reviewer: str, among: Collection[str] | None = N
     return last.review_id
 
 
+def standing_on(session: Session, review_id: str) -> HumanDecisionRow | None:
+    """The decision that stands on item `review_id` now (None: it is open)."""
+    return session.execute(
+        select(HumanDecisionRow)
+        .where(HumanDecisionRow.review_id == review_id, HumanDecisionRow.standing())
+        .order_by(HumanDecisionRow.id.desc())
+        .limit(1)
+    ).scalar_one_or_none()
+
+
 def latest_standing(
     session: Session, reviewer: str, among: Collection[str] | None = None
 ) -> HumanDecisionRow | None:

@@ -222,6 +222,12 @@ def band_after(session: Session, row_id: int) -> str:
     source = source_of_row(session, row_id)
     if source is None:
         return ""
+    cut = latest_cut(session, source)
+    return certified_now(session, source, open_confidences(session, source), cut or 1.0)
+
+
+def open_confidences(session: Session, source: str) -> list[float]:
+    """The first suggestion's confidence of each of `source`'s open items."""
     pending = session.execute(
         select(DecisionRow.confidence).where(
             DecisionRow.source_key == source,
@@ -229,8 +235,7 @@ def band_after(session: Session, row_id: int) -> str:
             DecisionRow.consumed_at.is_(None),
         )
     ).scalars()
-    cut = latest_cut(session, source)
-    return certified_now(session, source, [c or 0.0 for c in pending], cut or 1.0)
+    return [c or 0.0 for c in pending]
 
 
 def latest_cut(session: Session, source: str) -> float | None:

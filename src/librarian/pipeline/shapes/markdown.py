@@ -8,7 +8,14 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from librarian.pipeline.shapes.rows import PlainRow, PlainShape, Unreadable, text_of
+from librarian.pipeline.shapes.rows import (
+    PlainRow,
+    PlainShape,
+    Unreadable,
+    heading_title,
+    text_of,
+    title_of,
+)
 
 # A block longer than this is split at paragraph ends (requirement-sized).
 BLOCK_CHARS = 1500
@@ -40,7 +47,7 @@ def markdown_blocks(text: str) -> Iterator[PlainRow]:
         intro = slugs.seen_once(slug) and len(path) == 1 and next_level > path[0][0]
         for i, block in enumerate(_blocks(body), start=1):
             count += 1
-            title = headings[-1] if headings else None
+            title = title_of(headings)
             yield PlainRow(count, f"{slug}-{i}", block, title, None, headings, intro=intro)
 
     tokens = _parser().parse(text)
@@ -53,7 +60,8 @@ def markdown_blocks(text: str) -> Iterator[PlainRow]:
             level = int(token.tag[1:])
             yield from flush(level)
             body = []
-            path = [*(p for p in path if p[0] < level), (level, tokens[index + 1].content)]
+            heading = heading_title(tokens[index + 1].content)
+            path = [*(p for p in path if p[0] < level), (level, heading)]
             slug = slugs.of([h for _, h in path])
             continue
         first, last = token.map

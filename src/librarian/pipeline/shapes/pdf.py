@@ -27,6 +27,8 @@ from librarian.pipeline.shapes.rows import (
     PlainRow,
     PlainShape,
     Unreadable,
+    heading_title,
+    title_of,
 )
 
 # A numbered heading when there is no outline: a short line, "4.2 Title words", no
@@ -272,7 +274,11 @@ class _Sections:
                 continue  # "2.1 Naming . . . . . 3": the contents, not a section
             heading = NUMBERED_HEADING.match(line.text)
             titles = {line.text, heading.group("title")} if heading else {line.text}
-            if self.outline and self.path and self.path[-1][1] in titles:
+            if (
+                self.outline
+                and self.path
+                and self.path[-1][1] in titles | {heading_title(line.text)}
+            ):
                 continue  # the heading's own line, numbered or not
             if heading and _plausible(heading):
                 # A numbered heading the outline does not list (an outline often holds
@@ -286,12 +292,10 @@ class _Sections:
         yield from self.flush()
 
     def enter(self, heading: Heading) -> None:
-        if self.path and self.path[-1] == (heading.level, heading.title):
+        title = heading_title(heading.title)
+        if self.path and self.path[-1] == (heading.level, title):
             return  # a bookmark to the numbered heading just read: the same heading
-        self.path = [
-            *(p for p in self.path if p[0] < heading.level),
-            (heading.level, heading.title),
-        ]
+        self.path = [*(p for p in self.path if p[0] < heading.level), (heading.level, title)]
         self.slug = self.slugs.of([t for _, t in self.path])
 
     def line(self, line: Line) -> Iterator[PlainRow]:
@@ -306,7 +310,7 @@ class _Sections:
 
     def flush(self) -> Iterator[PlainRow]:
         path = tuple(t for _, t in self.path)
-        title = path[-1] if path else None
+        title = title_of(path)
         if self.pending is not None:
             (first, row_id, parts), self.pending = self.pending, None
             yield self.row(first, row_id, " ".join(parts), path, title)

@@ -95,15 +95,44 @@ def text_of(path: Path) -> str:
         raise PlainInputError(f"{path} is not UTF-8 (byte {exc.start})") from exc
 
 
-# A requirement's own id at the start of a paragraph or line: "SEC-01", "AC-2", "R1",
-# "V2.1.1", "4.2.1"; the requirement after it opens with a capital, a digit, a quote or a
-# bracket
-# ("ASN.1 definitions must …" is prose naming a standard, not requirement ASN.1).
+# A requirement's own id at the start of a paragraph or line, in the shapes policies and
+# standards write them: "SEC-01", "AC-2", "R1", "V2.1.1", "4.2.1", multi-part ones
+# ("POL-AC-01", "POL-AC01", "POL.AC.01", "POL_AC_01", "ISP-3.2", "REQ-001", ISO's "A.5.1"),
+# NIST's enhancements ("AC-2(1)") and sections ("§ 4.2"). The requirement after it opens
+# with a capital, a digit, a quote or a bracket ("ASN.1 definitions must …" is prose
+# naming a standard, not requirement ASN.1). Each letter part is set off by a separator,
+# so the pattern reads a line once (no part can be split two ways: no backtracking blow-up).
 REQUIREMENT_ID = re.compile(
-    r"^\s*(?P<id>(?:[A-Z][A-Z0-9]*[-.:]?\d+(?:[.-]\d+)*|\d+(?:\.\d+)+))[.:)]?\s+"
+    r"^\s*(?P<id>§\s?\d+(?:\.\d+)*"
+    r"|[A-Z]+(?:[-._:][A-Z]+)*[-._:]?\d+(?:[.\-_]\d+)*(?:\(\d+\))?"
+    r"|\d+(?:\.\d+)+)[.:)]?\s+"
     r"(?P<text>[A-Z\d\"'(\u201c\u2018].*)$",
     re.S,
 )
+
+
+# A heading's own numbering ("5 ", "4.2.1 ", "A. ", "IV. "): the same chapter is numbered
+# in one file and not in another (Word keeps "5 Logging", a PDF's outline says "Logging").
+_HEADING_NUMBER = re.compile(r"^\s*(?:\d+(?:\.\d+)*\.?|[A-Z]\.|[IVXL]+\.)\s+(?=\S)")
+# A heading that names a place, not a subject ("Part 3", "Section 2", "Chapter IV"): it
+# says nothing the models can use, and prepended to a requirement it only adds noise.
+_GENERIC_HEADING = re.compile(
+    r"^(?:part|section|chapter|appendix|annex|article|clause|schedule|unit)\s+"
+    r"(?:\d+(?:\.\d+)*|[ivxlc]+|[a-z])\.?$",
+    re.IGNORECASE,
+)
+
+
+def heading_title(text: str) -> str:
+    """A heading as context: without its numbering (a heading that is only a number keeps
+    it)."""
+    stripped = _HEADING_NUMBER.sub("", text, count=1).strip()
+    return stripped or text.strip()
+
+
+def title_of(path: tuple[str, ...]) -> str | None:
+    """The heading a section is titled by: its nearest one that names a subject."""
+    return next((h for h in reversed(path) if not _GENERIC_HEADING.match(h.strip())), None)
 
 
 # What a requirement says, in any of the forms policies and standards use.

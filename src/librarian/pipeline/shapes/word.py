@@ -29,6 +29,8 @@ from librarian.pipeline.shapes.rows import (
     PlainRow,
     PlainShape,
     Unreadable,
+    heading_title,
+    title_of,
 )
 
 OLE_MAGIC = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"
@@ -226,7 +228,8 @@ class _Walker:
         if style.startswith("Heading"):
             yield from self.flush()
             level = int(style.split()[-1]) if style.split()[-1].isdigit() else 1
-            self.headings = [*(h for h in self.headings if h[0] < level), (level, text)]
+            heading = heading_title(text)
+            self.headings = [*(h for h in self.headings if h[0] < level), (level, heading)]
             self.slug = self.slugs.of([h for _, h in self.headings])
             self.numbered = 0
             return
@@ -285,7 +288,7 @@ class _Walker:
 def _placed(row: PlainRow, path: tuple[str, ...]) -> PlainRow:
     from dataclasses import replace
 
-    return replace(row, section_path=path, title=row.title or (path[-1] if path else None))
+    return replace(row, section_path=path, title=row.title or title_of(path))
 
 
 SHAPE = PlainShape("a Word document (.docx)", (".docx", ".docm"), read, binary=True)
