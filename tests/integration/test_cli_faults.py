@@ -121,7 +121,15 @@ def test_a_full_output_disk_is_one_line(tmp_path: Path) -> None:
     subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(full)], check=True)
     try:
         sample = packaged_data("samples", "queue_sample.jsonl")
-        done = run_librarian("run", str(sample), "--out", str(full / "out"))
+        done = run_librarian(
+            "run",
+            str(sample),
+            "--out",
+            str(full / "out"),
+            "--cache-dir",
+            str(tmp_path / "cache"),
+            "--uncalibrated",
+        )
     finally:
         subprocess.run(["umount", str(full)], check=False)
     said = [line for line in done.stderr.splitlines() if line.strip()]
