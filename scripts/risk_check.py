@@ -72,6 +72,8 @@ class Outcome:
     auto_linked: int
     wrong: int
     stated_bound: float | None
+    taught: int = 0  # scored rows whose first suggestion the decisions made right
+    untaught: int = 0  # ... and made wrong (paired against the same rows cold)
 
     @property
     def over_bound(self) -> bool:
@@ -113,16 +115,23 @@ def models_without(framework: str, root: Path) -> Path:
     return out
 
 
-def outcome(golden: GoldenRun, cell: tuple[str, int, str, str], draw: int) -> Outcome:
+def outcome(
+    golden: GoldenRun, cell: tuple[str, int, str, str], draw: int, cold: dict[str, bool]
+) -> Outcome:
+    """`cold`: whether each row's first suggestion is right with nothing decided."""
     framework, k, order, risk = cell
     scored = [o for o in golden.outcomes if o.scored_for_ranking]
+    taught = sum(o.top1_correct and not cold[o.row.id] for o in scored)
+    untaught = sum(cold[o.row.id] and not o.top1_correct for o in scored)
     auto = [o for o in scored if o.auto_linked]
     said = next(iter(golden.sources.values()), {})
     cut = said.get("cut") if isinstance(said, dict) else None
     linked = isinstance(cut, dict) and cut.get("basis") == "reviewed"
     bound = float(cut["upper_bound"]) if linked and isinstance(cut, dict) else None
     wrong = sum(not o.top1_correct for o in auto)
-    return Outcome(framework, k, order, risk, draw, len(scored), len(auto), wrong, bound)
+    return Outcome(
+        framework, k, order, risk, draw, len(scored), len(auto), wrong, bound, taught, untaught
+    )
 
 
 def reviewed_of(
@@ -141,6 +150,7 @@ class Cold:
     framework: str
     confidences: list[float]
     correct: list[bool]
+    by_row: dict[str, bool]  # each ranked row's first suggestion right, by row id
 
 
 def separation(cold: list[Cold]) -> list[str]:
@@ -154,9 +164,8 @@ def separation(cold: list[Cold]) -> list[str]:
         "| framework | rows | top-1 | mean confidence | AUROC | ECE |",
         "|---|---:|---:|---:|---:|---:|",
     ]
-    pooled = Cold(
-        "POOLED", [c for f in cold for c in f.confidences], [ok for f in cold for ok in f.correct]
-    )
+    confidences = [c for f in cold for c in f.confidences]
+    pooled = Cold("POOLED", confidences, [ok for f in cold for ok in f.correct], {})
     for f in [*cold, pooled]:
         n = len(f.correct)
         both = 0 < sum(f.correct) < n
@@ -172,7 +181,12 @@ def separation(cold: list[Cold]) -> list[str]:
 def cold_of(framework: str, pipeline: Pipeline, rows: list[GoldenRow]) -> Cold:
     golden = run_golden(pipeline, rows)
     ranked = [o for o in golden.outcomes if o.scored_for_ranking]
-    return Cold(framework, [o.confidence for o in ranked], [o.top1_correct for o in ranked])
+    return Cold(
+        framework,
+        [o.confidence for o in ranked],
+        [o.top1_correct for o in ranked],
+        {o.row.id: o.top1_correct for o in ranked},
+    )
 
 
 def check_framework(
@@ -192,7 +206,8 @@ def check_framework(
                 for d in range(draws):
                     reviewed, scored = reviewed_of(pipeline, rows, k, order, seed + d)
                     golden = run_golden(pipeline, scored, reviewed)
-                    out.append(outcome(golden, (framework, k, order, risk), d))
+                    cell = (framework, k, order, risk)
+                    out.append(outcome(golden, cell, d, cold.by_row))
     assert cold is not None
     return out, cold
 
@@ -205,6 +220,8 @@ class Cell:
     mean_wrong: float  # over the draws that linked
     over_budget: float  # share of the draws that linked
     over_bound: float  # share of the draws that linked
+    taught: int  # scored rows made right by the decisions, over all draws
+    untaught: int  # ... made wrong
 
 
 def cell_of(found: list[Outcome], budget: float) -> Cell:
@@ -217,6 +234,8 @@ def cell_of(found: list[Outcome], budget: float) -> Cell:
         round(sum(o.wrong_share for o in linked) / n, 4),
         round(sum(o.wrong_share > budget + 1e-9 for o in linked) / n, 4),
         round(sum(o.over_bound for o in linked) / n, 4),
+        sum(o.taught for o in found),
+        sum(o.untaught for o in found),
     )
 
 
@@ -228,13 +247,13 @@ def table(found: list[Outcome], budget: float) -> tuple[list[str], dict[str, Cel
         groups[f"POOLED {o.risk}"].append(o)
     cells = {name: cell_of(rows, budget) for name, rows in sorted(groups.items())}
     lines = [
-        "| cell | draws | linked | auto share | wrong | >budget | >bound |",
-        "|---|---:|---:|---:|---:|---:|---:|",
+        "| cell | draws | linked | auto share | wrong | >budget | >bound | taught | untaught |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for name, c in cells.items():
         lines.append(
             f"| {name} | {c.draws} | {c.linked} | {c.mean_auto_share:.1%} | {c.mean_wrong:.1%} "
-            f"| {c.over_budget:.0%} | {c.over_bound:.0%} |"
+            f"| {c.over_budget:.0%} | {c.over_bound:.0%} | {c.taught} | {c.untaught} |"
         )
     return lines, cells
 

@@ -70,6 +70,7 @@ def quiet_prefect(quiet: bool, verbose: bool = False) -> None:
         os.environ.setdefault("PREFECT_LOGGING_HANDLERS_CONSOLE_LEVEL", "CRITICAL")
     elif not verbose:
         os.environ.setdefault("PREFECT_LOGGING_HANDLERS_CONSOLE_LEVEL", "WARNING")
+    one_line_failures(verbose)
 
 
 class _NoRunTracebacks(logging.Filter):
@@ -146,7 +147,6 @@ def run(
         show_plan(pipeline, settings, found, target, db, dry_run, as_json)
         return
     server_ready()
-    one_line_failures(verbose)
     with ExitStack() as stack:
         in_flight = 1
         dask = None
