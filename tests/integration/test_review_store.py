@@ -434,15 +434,25 @@ def race(*work: Any) -> None:
     assert errors == []
 
 
-def test_a_session_ends_with_its_key_on_every_store(database: str) -> None:
-    """Issue 47, item 1 (severe), on SQLite and PostgreSQL: re-keying a reviewer, and
-    removing then adding them back, end every session opened with an earlier key."""
-    from tests.unit.test_signin import signed_in_sessions_end_with_their_key
+@pytest.mark.parametrize(
+    "check",
+    [
+        "signed_in_sessions_end_with_their_key",  # item 1, severe
+        "sign_ins_are_throttled",  # item 3
+        "no_sign_in_by_address",  # item 4
+        "roles_come_from_the_store",  # item 7
+    ],
+)
+def test_sign_in_and_roles_hold_on_every_store(database: str, check: str) -> None:
+    """Issue 47, items 1, 3, 4 and 7, on SQLite and PostgreSQL: re-keying and removal end
+    every earlier session; failed sign-ins are limited; no sign-in by an address; a lead
+    is the store's, proven by their key."""
+    from tests.unit import test_signin
 
     engine = make_engine(database)
     upgrade(engine)
     seed(engine, TEXTS)
-    signed_in_sessions_end_with_their_key(engine)
+    getattr(test_signin, check)(engine)
 
 
 def test_migrators_at_once_on_a_fresh_postgresql_database_both_succeed(postgres_url: str) -> None:

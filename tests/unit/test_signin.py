@@ -98,6 +98,11 @@ def test_the_sign_in_address_carries_no_key_and_changes_nothing(engine: Engine) 
     victim's browser in as mallory, and the printed link put the key in shell and browser
     history. Now the address is a form with the name filled in; a key in it is ignored and
     nobody is signed in; only a same-origin POST (its CSRF token) signs in."""
+    no_sign_in_by_address(engine)
+
+
+def no_sign_in_by_address(engine: Engine) -> None:
+    """Shared with the PostgreSQL test."""
     key = register(engine, "mallory")
     victim = client(engine, reviewer=None)
     opened = victim.get("/signin", params={"name": "mallory", "key": key})
@@ -132,6 +137,11 @@ def test_failed_sign_ins_are_limited_per_name_and_per_client(engine: Engine) -> 
     """Issue 47, item 3: 16 clients guessing one name's key made every page wait on scrypt.
     Past FAILURES_PER_NAME wrong keys for a name, its sign-in is refused (429, with the
     wait) without checking any key, the right one included; another name still signs in."""
+    sign_ins_are_throttled(engine)
+
+
+def sign_ins_are_throttled(engine: Engine) -> None:
+    """Shared with the PostgreSQL test."""
     from librarian.review.signin import FAILURES_PER_NAME
 
     key = register(engine, "alice")
@@ -267,3 +277,25 @@ def test_one_person_mode_from_the_environment_is_said_at_start(
     assert "LIBRARIAN_REVIEWER is set" in said.output
     named = CliRunner().invoke(app, ["review", "serve", "--reviewer", "rita", *db], env={})
     assert "one-person mode" not in named.output
+
+
+def roles_come_from_the_store(engine: Engine) -> None:
+    """Issue 47, item 7 on a store: a lead is proven by the store's role and the key."""
+    from sqlalchemy.orm import Session as StoreSession
+
+    from librarian.errors import UsageError
+    from librarian.store.reviewers import proven
+
+    lena = register(engine, "lena", lead=True)
+    mallory = register(engine, "mallory")
+    with StoreSession(engine) as session:
+        assert proven(session, "lena", lena, True) == "lena"
+        assert proven(session, "mallory", mallory, False) == "mallory"
+        for name, key, lead, said in (
+            ("mallory", mallory, True, "does not lead here"),
+            ("lena", mallory, True, "not lena's key"),
+            ("lena", None, True, "needs their key"),
+            ("nobody", "x", False, "not a registered reviewer"),
+        ):
+            with pytest.raises(UsageError, match=said):
+                proven(session, name, key, lead)
