@@ -299,3 +299,16 @@ def roles_come_from_the_store(engine: Engine) -> None:
         ):
             with pytest.raises(UsageError, match=said):
                 proven(session, name, key, lead)
+
+
+def test_signing_in_again_right_after_signing_out_opens_a_new_session(engine: Engine) -> None:
+    """Found by the browser test: a sign-in in the same second as the sign-out made the
+    same cookie, which the sign-out had ended."""
+    key = register(engine, "alice")
+    web = client(engine, reviewer=None)
+    for _ in range(3):
+        said = web.post("/signin", data={"csrf": "test-csrf", "name": "alice", "key": key})
+        assert "signed+in+as+alice" in said.headers["location"]
+        assert session_holds(web)
+        assert post(web, "/signout").status_code == 303
+        assert not session_holds(web)

@@ -96,6 +96,8 @@ def prefect_server(
             stdout=log,
             stderr=subprocess.STDOUT,
             start_new_session=True,
+            # A Dask run killed with SIGKILL left this one running too (issue 47, item 19).
+            preexec_fn=dies_with(os.getpid()),
         )
         api = f"http://{'127.0.0.1' if host in ('0.0.0.0', '::') else host}:{port}/api"
         try:

@@ -21,6 +21,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import hmac
+import secrets
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -43,7 +44,9 @@ class Identity:
 def session_value(name: str, credential: str, key: bytes, now: float | None = None) -> str:
     """A cookie that says `name` signed in at `now` with the key `credential` fingerprints,
     signed with `key`."""
-    issued = str(int(now if now is not None else time.time()))
+    # A nonce beside the time: two sign-ins in one second are two sessions (signing out of
+    # one must not end the other, nor the one opened right after it).
+    issued = f"{int(now if now is not None else time.time())}n{secrets.token_hex(8)}"
     encoded = base64.urlsafe_b64encode(name.encode()).decode()
     return f"{encoded}.{issued}.{_mac(encoded, issued, credential, key)}"
 
@@ -61,7 +64,8 @@ def session_name(
     if not value or value.count(".") != 2:
         return None
     encoded, issued, mac = value.split(".")
-    if not issued.isdigit() or (now or time.time()) - int(issued) > SESSION_SECONDS:
+    at = issued.split("n", 1)[0]
+    if not at.isdigit() or (now or time.time()) - int(at) > SESSION_SECONDS:
         return None
     try:
         name = base64.urlsafe_b64decode(encoded.encode()).decode()
