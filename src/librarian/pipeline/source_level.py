@@ -300,7 +300,7 @@ class SourceLevelSlot:
         ordered = [
             self.ordered(row, evidence[items[i]], adaptation) for i, row in enumerate(pending)
         ]
-        cold = self._cold(claims, pending, decided, items)
+        cold = self._cold(claims, (pending, decided), items)
         status = self._status(name, len(groups), priors, len(decided), fit, cold)
         return [
             self._linked(warm, cold.pending[i], evidence[items[i]], cold.evidence[items[i]], status)
@@ -329,9 +329,8 @@ class SourceLevelSlot:
     def _cold(
         self,
         claims: Mapping[int, Claim],
-        pending: Sequence[SlotRow],
-        decided: Sequence[tuple[SlotRow, tuple[str, ...]]],
-        items: Sequence[int],
+        rows: tuple[list[SlotRow], list[Decided]],
+        items: list[int],
     ) -> _Cold:
         """Every item of the source, pending and decided, linked as if nothing were
         decided: its priors from its shape, no CRE taken, no adaptation. A decision moves
@@ -339,6 +338,7 @@ class SourceLevelSlot:
         sample of the items above any cut (random, or the calibration sample, which is
         drawn on the same confidences), and the exact test of `choose_cut` is valid."""
         assert self.model is not None
+        pending, decided = rows
         priors = self.model.rule.priors(list(claims.values()), self.is_leaf)
         everyone = set(claims)
         evidence = self._evidence(claims, everyone, [], [], priors, ())
@@ -477,6 +477,7 @@ class SourceLevelSlot:
 
 
 Ordered = tuple[list[ScoredHub], list[float] | None, float, dict[str, float]]
+Decided = tuple[SlotRow, tuple[str, ...]]  # a decided row, with the CREs people chose
 
 
 # The reviewed items' adapted confidences are cross-fitted over this many folds.

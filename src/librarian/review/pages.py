@@ -177,7 +177,6 @@ class Pages:
             request,
             "queue.html",
             page=found,
-            checks=checks,
             flt=flt,
             agreement=agreement,
             sources=sources,
@@ -189,6 +188,7 @@ class Pages:
             reasons=REASONS,
             sorts=SORTS,
             page_url=page_url,
+            checks=checks,
         )
 
     async def item(self, request: Request, review_id: str) -> Response:

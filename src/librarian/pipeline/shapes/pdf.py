@@ -27,9 +27,9 @@ from librarian.pipeline.shapes.rows import (
     PlainRow,
     PlainShape,
     Unreadable,
-    heading_title,
-    title_of,
 )
+from librarian.pipeline.shapes.rows import heading_title as titled
+from librarian.pipeline.shapes.rows import title_of as subject_of
 
 # A numbered heading when there is no outline: a short line, "4.2 Title words", no
 # closing full stop (a requirement "4.2.1 Passwords must be hashed." is a sentence).
@@ -274,11 +274,7 @@ class _Sections:
                 continue  # "2.1 Naming . . . . . 3": the contents, not a section
             heading = NUMBERED_HEADING.match(line.text)
             titles = {line.text, heading.group("title")} if heading else {line.text}
-            if (
-                self.outline
-                and self.path
-                and self.path[-1][1] in titles | {heading_title(line.text)}
-            ):
+            if self.outline and self.path and self.path[-1][1] in titles | {titled(line.text)}:
                 continue  # the heading's own line, numbered or not
             if heading and _plausible(heading):
                 # A numbered heading the outline does not list (an outline often holds
@@ -292,7 +288,7 @@ class _Sections:
         yield from self.flush()
 
     def enter(self, heading: Heading) -> None:
-        title = heading_title(heading.title)
+        title = titled(heading.title)
         if self.path and self.path[-1] == (heading.level, title):
             return  # a bookmark to the numbered heading just read: the same heading
         self.path = [*(p for p in self.path if p[0] < heading.level), (heading.level, title)]
@@ -310,7 +306,7 @@ class _Sections:
 
     def flush(self) -> Iterator[PlainRow]:
         path = tuple(t for _, t in self.path)
-        title = title_of(path)
+        title = subject_of(path)
         if self.pending is not None:
             (first, row_id, parts), self.pending = self.pending, None
             yield self.row(first, row_id, " ".join(parts), path, title)
