@@ -23,7 +23,7 @@ from librarian.pipeline.dedup import ChunkRegistry
 from librarian.pipeline.pipeline import Pipeline
 from librarian.pipeline.run import Executor, Progress, RunParts, Silent, Sink, run_source
 from librarian.pipeline.sinks import FileSink
-from librarian.pipeline.sources import Source, file_source
+from librarian.pipeline.sources import Source, file_source, reading_of
 from librarian.pipeline.spill import DiskSpill
 from librarian.pipeline.summary import describe_pipeline, new_summary
 from librarian.schemas.records import RunSummary
@@ -104,6 +104,7 @@ def _run(job: LinkJob, where: Where, hand_off: HandOff, engine: Engine | None) -
     shown = redacted(job.database) if job.database else None
     mode = "commit" if job.commits else "dry-run"
     summary = new_summary(source.name, job.out_dir, job.settings, job.run_id, mode, shown)
+    summary.reading = reading_of(source)
     started = time.perf_counter()
     hand_off.progress.phase("loading models")
     pipeline = where.load(job.settings)

@@ -37,6 +37,8 @@ def run_summary(summary: RunSummary, target: Path) -> None:
         table.add_row(outcome, str(getattr(summary, outcome)), plain(detail))
     table.add_row("read", str(summary.read), f"{summary.blank_lines} blank lines tolerated")
     out.print(table)
+    for line in summary.reading:
+        out.print(plain(f"read: {line}"))
     # The full audit line (every stage's component and settings) is in summary.json and
     # every envelope's `retrieval.retriever`; a person reads which models decided.
     models = summary.models or {}

@@ -134,6 +134,8 @@ def summary_markdown(summary: RunSummary) -> str:
         detail = ", ".join(f"{k} {v}" for k, v in sorted(reasons.items()))
         lines.append(f"| {outcome.value} | {getattr(summary, outcome.value)} | {detail} |")
     lines.append(f"| **read** | **{summary.read}** | {summary.blank_lines} blank lines |")
+    if summary.reading:
+        lines += ["", *(f"- read: {markdown_cell(line)}" for line in summary.reading)]
     lines += ["", "| stage | seconds |", "|---|---:|"]
     lines += [f"| {stage} | {seconds:.2f} |" for stage, seconds in summary.timings_s.items()]
     models = ", ".join(f"{k}: {v}" for k, v in summary.models.items() if v)

@@ -27,8 +27,8 @@ from librarian.pipeline.shapes.rows import (
     PlainInputError,
     PlainRow,
     PlainShape,
+    Split,
     Unreadable,
-    is_preamble,
     title_of,
 )
 from librarian.schemas.records import plain_locator_id
@@ -74,14 +74,8 @@ class PlainRows:
 
     lines: list[tuple[int, bytes]]
     unreadable: dict[int, str]
-    not_requirements: dict[int, str] = field(default_factory=dict)  # its preamble
-
-
-NOT_A_REQUIREMENT = (
-    "the document's preamble: no requirement id and no requirement's words (must, shall, "
-    "should, required, ...); kept out of the items (give it an id, or a heading of a rule, "
-    "to link it)"
-)
+    not_requirements: dict[int, str] = field(default_factory=dict)  # notes, preamble: why
+    split: Split | None = None  # how a document shape split it (None: a table shape)
 
 
 def plain_lines(
@@ -95,17 +89,21 @@ def plain_lines(
     source = PlainSource.of(path, source_name)
     lines: list[tuple[int, bytes]] = []
     unreadable: dict[int, str] = {}
-    preamble: dict[int, str] = {}
+    notes: dict[int, str] = {}
+    split = None
     for row in shape.read(path):
+        if isinstance(row, Split):
+            split = row
+            continue
         if isinstance(row, Unreadable):
             lines.append((row.line, row.raw.encode("utf-8", "surrogateescape")))
             if row.why is not None:
                 unreadable[row.line] = row.why
             continue
         lines.append((row.line, json.dumps(knowledge_item(row, source)).encode()))
-        if is_preamble(row):
-            preamble[row.line] = NOT_A_REQUIREMENT
-    return PlainRows(lines, unreadable, preamble)
+        if row.note is not None:
+            notes[row.line] = row.note
+    return PlainRows(lines, unreadable, notes, split)
 
 
 def knowledge_item(row: PlainRow, source: PlainSource) -> dict[str, Any]:

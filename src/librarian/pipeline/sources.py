@@ -128,6 +128,14 @@ class PlainFile:
             )
 
 
+def reading_of(source: Source) -> list[str]:
+    """How a document input was split into items, and any warning (none: a table or the
+    queue)."""
+    if isinstance(source, PlainFile) and source.rows.split is not None:
+        return source.rows.split.lines()
+    return []
+
+
 def file_source(path: Path, document: str | None = None) -> JsonlFile | PlainFile:
     """The file as a source, its shape found once (a .jsonl file's first row read) and
     carried to the reading."""

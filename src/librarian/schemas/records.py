@@ -196,6 +196,10 @@ class RunSummary(BaseModel):
         description="sections routed, by effective strategy; narrowed and widened counts",
     )
     timings_s: dict[str, float] = Field(default_factory=dict)
+    reading: list[str] = Field(
+        default_factory=list,
+        description="a document's input: how it was split into items, and any warning",
+    )
     sources: dict[str, dict[str, Any]] = Field(
         default_factory=dict,
         description="by source key: how it was linked as a whole (items, priors, decisions "

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import re
-import unicodedata
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -11,62 +10,94 @@ from typing import Any
 from librarian.pipeline.shapes.rows import (
     PlainRow,
     PlainShape,
+    Split,
     Unreadable,
     heading_title,
     text_of,
-    title_of,
 )
+from librarian.pipeline.shapes.segment import Block, BlockKind, Segmenter
 
 # A block longer than this is split at paragraph ends (requirement-sized).
 BLOCK_CHARS = 1500
 
 
-def read(path: Path) -> Iterator[PlainRow | Unreadable]:
-    yield from markdown_blocks(text_of(path))
+def read(path: Path) -> Iterator[PlainRow | Unreadable | Split]:
+    yield from _segmented(text_of(path))
 
 
 def markdown_blocks(text: str) -> Iterator[PlainRow]:
-    """Sections of a Markdown document by heading (fences of either kind, setext headings;
-    YAML front matter is no section). Each with text becomes one or more requirement-sized
-    blocks (split between top-level blocks past BLOCK_CHARS). Ids are the heading path as
-    Unicode slugs, a repeated heading numbered (`example`, `example-1`), then the block's
-    number within its heading; `line` counts blocks, from 1."""
+    """Items of a Markdown document (`segment.Segmenter`): headings (ATX and setext; a
+    fence's `#` is no heading) make section paths, paragraphs, list items and pipe tables
+    its blocks; YAML front matter is no text. A section's text is split into
+    requirement-sized blocks (past BLOCK_CHARS, between paragraphs); ids are the heading
+    path as Unicode slugs (a repeat numbered) and the item's number under it."""
+    return (row for row in _segmented(text) if isinstance(row, PlainRow))
+
+
+def _segmented(text: str) -> Iterator[PlainRow | Split]:
+    segmenter = Segmenter(numbered_body=True, body_chars=BLOCK_CHARS, titled=True)
+    for block in _document_blocks(text):
+        yield from segmenter.feed(block)
+    yield from segmenter.end()
+    yield segmenter.split
+
+
+def _document_blocks(text: str) -> Iterator[Block]:
     lines = text.splitlines()
-    path: list[tuple[int, str]] = []  # (level, heading) from the top
-    body: list[str] = []
-    slugs = Slugs()
-    slug = "preamble"
-    count = 0
-
-    def flush(next_level: int = 0) -> Iterator[PlainRow]:
-        """The blocks of the section just read; `next_level`: the heading that follows.
-        The text under the document's first heading, when its sections follow (a title
-        and then its chapters), is the document's introduction."""
-        nonlocal count
-        headings = tuple(h for _, h in path)
-        intro = slugs.seen_once(slug) and len(path) == 1 and next_level > path[0][0]
-        for i, block in enumerate(_blocks(body), start=1):
-            count += 1
-            title = title_of(headings)
-            yield PlainRow(count, f"{slug}-{i}", block, title, None, headings, intro=intro)
-
     tokens = _parser().parse(text)
     for index, token in enumerate(tokens):
         if token.level != 0 or token.map is None or token.nesting == -1:
             continue
         if token.type == "hr" or (token.type == "front_matter" and _is_metadata(token.content)):
             continue
-        if token.type == "heading_open":
-            level = int(token.tag[1:])
-            yield from flush(level)
-            body = []
-            heading = heading_title(tokens[index + 1].content)
-            path = [*(p for p in path if p[0] < level), (level, heading)]
-            slug = slugs.of([h for _, h in path])
-            continue
         first, last = token.map
-        body.append("\n".join(lines[first:last]))
-    yield from flush()
+        where = f"line {first + 1}"
+        if token.type == "heading_open":
+            title = heading_title(tokens[index + 1].content)
+            yield Block("heading", title, where, level=int(token.tag[1:]))
+        elif token.type in ("bullet_list_open", "ordered_list_open"):
+            kind: BlockKind = "numbered" if token.type == "ordered_list_open" else "bullet"
+            yield from _list_items(tokens, index, lines, kind)
+        elif token.type == "table_open":
+            yield Block("table", "", where, cells=_table_cells(tokens, index))
+        else:
+            yield Block("paragraph", _unwrapped("\n".join(lines[first:last])), where)
+
+
+def _list_items(
+    tokens: list[Any], start: int, lines: list[str], kind: BlockKind
+) -> Iterator[Block]:
+    """A top-level list's items, each its lines without the marker."""
+    for token in tokens[start + 1 :]:
+        if token.level == 0:
+            return
+        if token.type == "list_item_open" and token.level == 1 and token.map is not None:
+            first, last = token.map
+            text = " ".join(ln.strip() for ln in lines[first:last] if ln.strip())
+            text = _unwrapped(LIST_MARKER.sub("", text, count=1))
+            yield Block(kind, text, f"line {first + 1}")
+
+
+def _table_cells(tokens: list[Any], start: int) -> tuple[tuple[str, ...], ...]:
+    rows: list[list[str]] = []
+    for token in tokens[start + 1 :]:
+        if token.type == "table_close":
+            break
+        if token.type == "tr_open":
+            rows.append([])
+        elif token.type == "inline" and rows:
+            rows[-1].append(_unwrapped(token.content))
+    return tuple(tuple(r) for r in rows)
+
+
+# A list item's own marker: "- ", "* ", "+ ", "1. ", "2) ".
+LIST_MARKER = re.compile(r"^\s*(?:[-*+]|\d{1,9}[.)])\s+")
+# Emphasis around a paragraph's opening id ("**POL-AC-01** Users must …").
+_EMPHASIS = re.compile(r"^(\*\*|__|\*|_)([^*_\n]{1,40})\1(?=\s)")
+
+
+def _unwrapped(text: str) -> str:
+    return _EMPHASIS.sub(r"\2", text.strip(), count=1)
 
 
 def _is_metadata(front: str) -> bool:
@@ -84,43 +115,7 @@ def _parser() -> Any:
     from markdown_it import MarkdownIt
     from mdit_py_plugins.front_matter import front_matter_plugin
 
-    return MarkdownIt("commonmark").use(front_matter_plugin)
-
-
-class Slugs:
-    """Slugs of heading paths, unique within a document: a repeat is numbered."""
-
-    def __init__(self) -> None:
-        self.seen: dict[str, int] = {}
-
-    def seen_once(self, slug: str) -> bool:
-        """Whether `slug` is the only heading read so far (the document's first)."""
-        return list(self.seen) == [slug]
-
-    def of(self, headings: list[str]) -> str:
-        slug = "/".join(slug_of(h) for h in headings) or "preamble"
-        count = self.seen.get(slug, 0)
-        self.seen[slug] = count + 1
-        return slug if count == 0 else f"{slug}-{count}"
-
-
-def _blocks(body: list[str]) -> Iterator[str]:
-    current: list[str] = []
-    for block in (b.strip() for b in body):
-        if not block:
-            continue
-        if current and sum(len(p) for p in current) + len(block) > BLOCK_CHARS:
-            yield "\n\n".join(current)
-            current = []
-        current.append(block)
-    if current:
-        yield "\n\n".join(current)
-
-
-def slug_of(heading: str) -> str:
-    """Lower-case words of any script joined by '-' (`## Безопасность` is not `section`)."""
-    words = re.findall(r"\w+", unicodedata.normalize("NFKC", heading).lower())
-    return "-".join(words)[:60].strip("-") or "section"
+    return MarkdownIt("commonmark").enable("table").use(front_matter_plugin)
 
 
 SHAPE = PlainShape("a Markdown document (.md)", (".md", ".markdown"), read)

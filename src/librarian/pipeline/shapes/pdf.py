@@ -16,20 +16,21 @@ import re
 from collections import Counter
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
+from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
-from librarian.pipeline.shapes.markdown import Slugs
 from librarian.pipeline.shapes.rows import (
     REQUIREMENT_ID,
     PlainInputError,
     PlainRow,
     PlainShape,
+    Split,
     Unreadable,
 )
 from librarian.pipeline.shapes.rows import heading_title as titled
-from librarian.pipeline.shapes.rows import title_of as subject_of
+from librarian.pipeline.shapes.segment import Block, Segmenter, is_note, states_requirement
 
 # A numbered heading when there is no outline: a short line, "4.2 Title words", no
 # closing full stop (a requirement "4.2.1 Passwords must be hashed." is a sentence).
@@ -37,6 +38,9 @@ NUMBERED_HEADING = re.compile(r"^(?P<number>\d+(?:\.\d+)*)\.?\s+(?P<title>[^\W\d
 # A line of a table of contents: dot leaders, then a page number.
 TABLE_OF_CONTENTS = re.compile(r"(?:\.\s*){4,}\d+\s*$")
 SAME_LINE = 2.0  # points: text fragments this close in height are one line
+GLYPH = 0.5  # an average glyph's width, in ems
+PARAGRAPH_GAP = 1.3  # a gap this many times the page's line pitch ends a paragraph
+LINE_PITCH = 1.4  # the widest line pitch of running text, in ems (Word's is ~1.25)
 RUNNING = 0.6  # a first or last line on this share of pages (or more) is a running header
 
 
@@ -46,6 +50,24 @@ class Line:
     number: int  # its line on the page, from 1
     y: float  # from the bottom of the page, in points
     text: str
+    size: float = 0.0  # its largest font size, in points (0: unknown)
+    bold: bool = False
+
+
+@dataclass(frozen=True)
+class Fragment:
+    """A piece of text as the page draws it: where it starts, its size, its font."""
+
+    y: float
+    x: float
+    text: str
+    size: float = 0.0
+    bold: bool = False
+
+    @property
+    def width(self) -> float:
+        """Roughly (an average glyph is about half its size wide)."""
+        return len(self.text) * max(self.size, 1.0) * GLYPH
 
 
 @dataclass(frozen=True)
@@ -56,7 +78,7 @@ class Heading:
     title: str
 
 
-def read(path: Path) -> Iterator[PlainRow | Unreadable]:
+def read(path: Path) -> Iterator[PlainRow | Unreadable | Split]:
     with _pypdf_said() as said:
         reader = _open(path, said)
         pages: list[list[Line]] = []
@@ -72,12 +94,15 @@ def read(path: Path) -> Iterator[PlainRow | Unreadable]:
                 "give the text as CSV or Markdown"
             )
         lines = [line for page in _without_running(pages) for line in page]
-        sections = _Sections(_outline(reader))
-        yield from sections.rows(lines)
+        segmenter = Segmenter()
+        for block in _Sections(_outline(reader), _body_size(lines)).blocks(lines):
+            yield from segmenter.feed(block)
+        yield from segmenter.end()
     # A page whose text could not be extracted is rejected with its number: never a
     # document read with sections silently missing.
     for offset, (n, why) in enumerate(sorted(unread.items()), start=1):
-        yield Unreadable(sections.count + offset, f"page {n}", f"page {n} cannot be read: {why}")
+        yield Unreadable(segmenter.count + offset, f"page {n}", f"page {n} cannot be read: {why}")
+    yield segmenter.split
 
 
 # How deep a page tree may nest before it is taken for a loop (real files: 2 to 4 levels).
@@ -156,37 +181,104 @@ def _open(path: Path, said: list[str]) -> Any:
 
 
 def _lines(page: Any, number: int, said: list[str]) -> tuple[list[Line], str | None]:
-    """The page's text lines, top to bottom, each with its height on the page; and why
-    the page could not be read (None: it could), from pypdf's error or its log."""
-    fragments: list[tuple[float, float, str]] = []
+    """The page's text lines in reading order (a two-column page: the left column, then
+    the right), each with its height on the page, and the values of its filled form
+    fields; and why the page could not be read (None: it could), from pypdf's error or
+    its log."""
+    fragments: list[Fragment] = []
     before = len(said)
 
-    def visit(text: str, cm: Sequence[float], tm: Sequence[float], *_: Any) -> None:
+    def visit(text: str, cm: Sequence[float], tm: Sequence[float], font: Any, size: Any) -> None:
         if text.strip():
             x = tm[4] * cm[0] + tm[5] * cm[2] + cm[4]
             y = tm[4] * cm[1] + tm[5] * cm[3] + cm[5]
-            fragments.append((y, x, text))
+            scale = abs(tm[3] * cm[3]) or 1.0
+            name = str(font.get("/BaseFont", "")) if hasattr(font, "get") else ""
+            bold = any(w in name for w in ("Bold", "Black", "Heavy"))
+            fragments.append(Fragment(y, x, text, float(size or 0) * scale, bold))
 
     try:
         page.extract_text(visitor_text=visit)
     except Exception as exc:  # pypdf raises many kinds on a broken content stream
         return [], f"{type(exc).__name__}: {' '.join(str(exc).split())[:200]}"
+    fragments.extend(_field_values(page))
     if len(said) > before and not fragments:
         return [], said[before][:200]
     if not fragments and (broken := _undecodable(page)) is not None:
         return [], broken
-    rows: list[list[tuple[float, float, str]]] = []
-    for fragment in sorted(fragments, key=lambda f: (-f[0], f[1])):
-        if rows and abs(rows[-1][0][0] - fragment[0]) <= SAME_LINE:
+    out: list[Line] = []
+    for column in _columns(fragments, _width(page)):
+        out.extend(_rows(column, number, len(out)))
+    return out, None
+
+
+def _rows(fragments: list[Fragment], page: int, before: int) -> list[Line]:
+    """Fragments at one height joined into lines, top to bottom."""
+    rows: list[list[Fragment]] = []
+    for fragment in sorted(fragments, key=lambda f: (-f.y, f.x)):
+        if rows and abs(rows[-1][0].y - fragment.y) <= SAME_LINE:
             rows[-1].append(fragment)
         else:
             rows.append([fragment])
     out: list[Line] = []
     for row in rows:
-        text = " ".join(" ".join(t for _, _, t in sorted(row, key=lambda f: f[1])).split())
+        text = " ".join(" ".join(f.text for f in sorted(row, key=lambda f: f.x)).split())
         if text:
-            out.append(Line(number, len(out) + 1, row[0][0], text))
-    return out, None
+            size, bold = max(f.size for f in row), all(f.bold for f in row)
+            out.append(Line(page, before + len(out) + 1, row[0].y, text, size, bold))
+    return out
+
+
+def _width(page: Any) -> float:
+    try:
+        return float(page.mediabox.width)
+    except Exception:  # a page without a usable box: no columns found
+        return 0.0
+
+
+# A page's second column starts this far across it (a share of its width).
+COLUMN_FROM, COLUMN_TO = 0.35, 0.65
+
+
+def _columns(fragments: list[Fragment], width: float) -> list[list[Fragment]]:
+    """A page's columns, left to right: two when three or more lines start at one place
+    in the middle of the page and no line on its left runs into it, and the left lines
+    fill their column (a table's narrow id column beside its text is one page)."""
+    middle = Counter(
+        round(f.x) for f in fragments if width and COLUMN_FROM * width < f.x < COLUMN_TO * width
+    )
+    if not middle:
+        return [fragments]
+    start, starting = middle.most_common(1)[0]
+    left = [f for f in fragments if f.x < start - SAME_LINE]
+    right = [f for f in fragments if f.x >= start - SAME_LINE]
+    if starting < 3 or len(left) < 3 or any(f.x + f.width > start + f.size for f in left):
+        return [fragments]
+    margin = min(f.x for f in left)
+    filled = sorted(f.x + f.width - margin for f in left)[len(left) // 2]
+    return [left, right] if filled >= 0.6 * (start - margin) else [fragments]
+
+
+def _field_values(page: Any) -> list[Fragment]:
+    """The text of a page's filled form fields, where each field sits (a field's value
+    lives in the form, not in the page's text)."""
+    out: list[Fragment] = []
+    try:
+        annotations = page.get("/Annots") or []
+        for ref in annotations:
+            annot = ref.get_object()
+            if annot.get("/Subtype") != "/Widget":
+                continue
+            value = annot.get("/V")
+            if value is None and annot.get("/Parent") is not None:
+                value = annot["/Parent"].get_object().get("/V")
+            if not isinstance(value, str) or value.startswith("/") or not value.strip():
+                continue  # a check box's state is a name ("/Yes"), no text
+            left, _, _, top = (float(v) for v in annot.get("/Rect", [0, 0, 0, 0]))
+            out.append(Fragment(top, left, " ".join(value.split())))
+    except Exception:  # a damaged annotation: its page's own text still reads
+        return out
+    return out
 
 
 def _undecodable(page: Any) -> str | None:
@@ -222,9 +314,13 @@ def _without_running(pages: list[list[Line]]) -> list[list[Line]]:
 
 
 def _running(line: Line, running: set[str]) -> bool:
-    """A running header or footer: never a line that carries a requirement id (a document
-    of one requirement a page has such a line first on every page)."""
-    return _shape(line) in running and REQUIREMENT_ID.match(line.text) is None
+    """A running header or footer: never a line that carries a requirement id or states
+    one (a document of one requirement a page has such a line first on every page)."""
+    return (
+        _shape(line) in running
+        and REQUIREMENT_ID.match(line.text) is None
+        and not states_requirement(line.text)
+    )
 
 
 def _shape(line: Line) -> str:
@@ -254,73 +350,127 @@ def _outline(reader: Any) -> list[Heading]:
     return sorted(headings, key=lambda h: (h.page, -(h.top if h.top is not None else 1e9)))
 
 
+# A list item's own marker: a bullet, or a number or letter ("1.", "a)", "(iv)").
+BULLET = re.compile(r"^\s*[\u2022\u25cf\u25aa\u25e6\u2023\u2219\u00b7\u2013*-]\s+")
+NUMBER = re.compile(r"^\s*\(?(?:\d{1,2}|[a-z]|[ivx]{1,4})[.)]\s+(?=\S)")
+_ENDS_SENTENCE = (".", ";", ":", "!", "?")
+
+
 @dataclass
 class _Sections:
-    outline: list[Heading]
-    path: list[tuple[int, str]] = field(default_factory=list)
-    slugs: Slugs = field(default_factory=Slugs)
-    slug: str = "preamble"
-    count: int = 0
-    pending: tuple[Line, str, list[str]] | None = None  # first line, id, text
-    body: list[Line] = field(default_factory=list)
+    """A PDF's lines as blocks: headings (the outline's, and numbered headings set larger
+    or bold than its text) and paragraphs, a paragraph ending at a wider gap than the
+    page's line pitch, at a line that opens with an id or a list marker, and at a page's
+    end after a full stop."""
 
-    def rows(self, lines: list[Line]) -> Iterator[PlainRow]:
+    outline: list[Heading]
+    body_size: float = 0.0
+    path: list[tuple[int, str]] = field(default_factory=list)
+    lines: list[Line] = field(default_factory=list)  # the paragraph being read
+    pitch: dict[int, float] = field(default_factory=dict)  # page -> its line pitch
+    read_any: bool = False  # a paragraph read
+
+    def blocks(self, lines: list[Line]) -> Iterator[Block]:
+        self.pitch = _pitches(lines)
         upcoming = list(self.outline)
-        for line in lines:
+        for at, line in enumerate(lines):
             while upcoming and _reached(upcoming[0], line):
-                yield from self.flush()
-                self.enter(upcoming.pop(0))
+                yield from self.paragraph()
+                yield from self.enter(upcoming.pop(0))
             if TABLE_OF_CONTENTS.search(line.text):
                 continue  # "2.1 Naming . . . . . 3": the contents, not a section
             heading = NUMBERED_HEADING.match(line.text)
             titles = {line.text, heading.group("title")} if heading else {line.text}
             if self.outline and self.path and self.path[-1][1] in titles | {titled(line.text)}:
                 continue  # the heading's own line, numbered or not
-            if heading and _plausible(heading):
+            if heading and _plausible(heading) and self._heading(line, lines[at + 1 : at + 2]):
                 # A numbered heading the outline does not list (an outline often holds
                 # the chapters alone) is a heading too, at its number's depth.
-                yield from self.flush()
+                yield from self.paragraph()
                 level = heading.group("number").count(".") + 1
                 title = line.text if self.outline else heading.group("title")
-                self.enter(Heading(line.page, line.y, level, title))
+                yield from self.enter(Heading(line.page, line.y, level, title))
                 continue
-            yield from self.line(line)
-        yield from self.flush()
+            if self._title(line):
+                continue
+            if self.lines and self._starts_paragraph(line):
+                yield from self.paragraph()
+            self.lines.append(line)
+        yield from self.paragraph()
 
-    def enter(self, heading: Heading) -> None:
+    def enter(self, heading: Heading) -> Iterator[Block]:
         title = titled(heading.title)
         if self.path and self.path[-1] == (heading.level, title):
             return  # a bookmark to the numbered heading just read: the same heading
         self.path = [*(p for p in self.path if p[0] < heading.level), (heading.level, title)]
-        self.slug = self.slugs.of([t for _, t in self.path])
+        where = f"page {heading.page}"
+        yield Block("heading", title, where, level=heading.level)
 
-    def line(self, line: Line) -> Iterator[PlainRow]:
-        found = REQUIREMENT_ID.match(line.text)
-        if found:
-            yield from self.flush()
-            self.pending = (line, found.group("id"), [found.group("text")])
-        elif self.pending is not None:
-            self.pending[2].append(line.text)
-        else:
-            self.body.append(line)
-
-    def flush(self) -> Iterator[PlainRow]:
-        path = tuple(t for _, t in self.path)
-        title = subject_of(path)
-        if self.pending is not None:
-            (first, row_id, parts), self.pending = self.pending, None
-            yield self.row(first, row_id, " ".join(parts), path, title)
-        if self.body:
-            first, text = self.body[0], " ".join(ln.text for ln in self.body)
-            self.body = []
-            yield self.row(first, self.slug, text, path, title)
-
-    def row(
-        self, first: Line, row_id: str, text: str, path: tuple[str, ...], title: str | None
-    ) -> PlainRow:
-        self.count += 1
+    def paragraph(self) -> Iterator[Block]:
+        if not self.lines:
+            return
+        lines, self.lines = self.lines, []
+        self.read_any = True
+        text, first = " ".join(ln.text for ln in lines), lines[0]
         where = f"page {first.page}, line {first.number}"
-        return replace(PlainRow(self.count, row_id, text, title, None, path), where=where)
+        yield _listed(text, where)
+
+    def _heading(self, line: Line, after: list[Line]) -> bool:
+        """A numbered line is a heading when it is set larger or bold than the text, or
+        states no requirement and the next line does not continue its sentence (a
+        numbered list item, "1. Users must be …", is no heading)."""
+        if not self.body_size or self._set_apart(line):
+            return True
+        continued = bool(after) and after[0].page == line.page and after[0].text[:1].islower()
+        return not continued and not states_requirement(line.text)
+
+    def _title(self, line: Line) -> bool:
+        """The document's title: set apart, on its first page, before any heading or text."""
+        first = line.page == 1 and not self.path and not self.lines and not self.read_any
+        return first and self._set_apart(line) and not states_requirement(line.text)
+
+    def _set_apart(self, line: Line) -> bool:
+        return bool(self.body_size) and (line.bold or line.size > self.body_size + 0.5)
+
+    def _starts_paragraph(self, line: Line) -> bool:
+        last = self.lines[-1]
+        if REQUIREMENT_ID.match(line.text) or BULLET.match(line.text) or NUMBER.match(line.text):
+            return True
+        if is_note(line.text):
+            return True
+        if line.page != last.page:
+            return last.text.rstrip().endswith(_ENDS_SENTENCE)
+        if line.y > last.y:  # above the line before it: the top of the next column
+            return True
+        pitch = self.pitch.get(line.page, 0.0)
+        if last.size:  # a page of one-line paragraphs has their gap as its commonest
+            pitch = min(pitch or LINE_PITCH * last.size, LINE_PITCH * last.size)
+        return bool(pitch) and last.y - line.y > pitch * PARAGRAPH_GAP + 0.5
+
+
+def _listed(text: str, where: str) -> Block:
+    """A paragraph as a block: a list item without its marker, when it has one."""
+    if REQUIREMENT_ID.match(text) is None:
+        if BULLET.match(text):
+            return Block("bullet", BULLET.sub("", text, count=1), where)
+        if NUMBER.match(text):
+            return Block("numbered", NUMBER.sub("", text, count=1), where)
+    return Block("paragraph", text, where)
+
+
+def _pitches(lines: list[Line]) -> dict[int, float]:
+    """Each page's line pitch: its most common gap between a line and the next."""
+    gaps: dict[int, Counter[float]] = {}
+    for a, b in pairwise(lines):
+        if a.page == b.page and a.y > b.y:
+            gaps.setdefault(a.page, Counter())[round(a.y - b.y, 0)] += 1
+    return {page: c.most_common(1)[0][0] for page, c in gaps.items()}
+
+
+def _body_size(lines: list[Line]) -> float:
+    """The size most of a document's text is set in (0: pypdf gave none)."""
+    sizes = Counter(round(ln.size, 1) for ln in lines if ln.size)
+    return sizes.most_common(1)[0][0] if sizes else 0.0
 
 
 def _plausible(heading: re.Match[str]) -> bool:

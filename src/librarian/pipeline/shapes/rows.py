@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -30,7 +30,7 @@ class PlainRow:
     url: str | None = None
     section_path: tuple[str, ...] = ()
     where: str | None = None
-    intro: bool = False  # the document's introduction (its shape knows: under its title)
+    note: str | None = None  # why it is no requirement (a note, scope, context), if it is not
 
 
 @dataclass(frozen=True)
@@ -43,7 +43,52 @@ class Unreadable:
     why: str | None = None
 
 
-Read = Callable[[Path], Iterator[PlainRow | Unreadable]]
+@dataclass
+class Split:
+    """How a document shape split its file into items: what the run says after reading
+    it (`segment.Segmenter` counts; a table shape has none)."""
+
+    blocks: int = 0  # paragraphs, list items and table rows read
+    by_id: int = 0
+    by_wording: int = 0
+    by_list: int = 0
+    by_table: int = 0
+    sections: int = 0  # text under a heading, no requirement in it: one item
+    notes: int = 0
+    requirement_sentences: int = 0
+    tables: list[str] = field(default_factory=list)  # what each table was read as
+    warnings: list[str] = field(default_factory=list)
+
+    @property
+    def items(self) -> int:
+        return self.by_id + self.by_wording + self.by_list + self.by_table + self.sections
+
+    def lines(self) -> list[str]:
+        """A line of how, then a line a table and a warning."""
+        ways = (
+            (self.by_id, "by id"),
+            (self.by_wording, "by requirement wording"),
+            (self.by_list, "as list items"),
+            (self.by_table, "as table rows"),
+            (self.sections, "as sections with no requirement of their own"),
+        )
+        how = ", ".join(f"{n} {what}" for n, what in ways if n) or "none"
+        said = f"{self.items} items from {self.blocks} paragraphs: {how}"
+        if self.notes:
+            said += f"; {self.notes} skipped as notes, scope or context"
+        return [said, *self.tables, *self.warnings, *self._doubts()]
+
+    def _doubts(self) -> list[str]:
+        if self.requirement_sentences >= 6 and self.items * 2 < self.requirement_sentences:
+            return [
+                f"warning: {self.requirement_sentences} sentences state requirements but "
+                f"only {self.items} items were read: requirements may be glued together "
+                "(give each an id, or a paragraph or list item of its own)"
+            ]
+        return []
+
+
+Read = Callable[[Path], Iterator[PlainRow | Unreadable | Split]]
 
 
 @dataclass(frozen=True)
@@ -102,13 +147,16 @@ def text_of(path: Path) -> str:
 # with a capital, a digit, a quote or a bracket ("ASN.1 definitions must …" is prose
 # naming a standard, not requirement ASN.1). Each letter part is set off by a separator,
 # so the pattern reads a line once (no part can be split two ways: no backtracking blow-up).
-REQUIREMENT_ID = re.compile(
-    r"^\s*(?P<id>§\s?\d+(?:\.\d+)*"
+ID_SHAPE = (
+    r"§\s?\d+(?:\.\d+)*"
     r"|[A-Z]+(?:[-._:][A-Z]+)*[-._:]?\d+(?:[.\-_]\d+)*(?:\(\d+\))?"
-    r"|\d+(?:\.\d+)+)[.:)]?\s+"
-    r"(?P<text>[A-Z\d\"'(\u201c\u2018].*)$",
-    re.S,
+    r"|\d+(?:\.\d+)+"
 )
+REQUIREMENT_ID = re.compile(
+    rf"^\s*(?P<id>{ID_SHAPE})[.:)]?\s+(?P<text>[A-Z\d\"'(\u201c\u2018].*)$", re.S
+)
+# A table cell that is an id and nothing else.
+ID_CELL = re.compile(rf"^\s*(?:{ID_SHAPE})[.:)]?\s*$")
 
 
 # A heading's own numbering ("5 ", "4.2.1 ", "A. ", "IV. "): the same chapter is numbered
@@ -141,18 +189,10 @@ _REQUIREMENT_WORDS = re.compile(
     r"is not permitted|are not permitted|mandatory)\b",
     re.IGNORECASE,
 )
-PREAMBLE_ID = "preamble"  # the id a document shape gives what comes before its first rule
+PREAMBLE_ID = "preamble"  # the id a document shape gives what comes before its first heading
 
 
 def requirement_shaped(text: str) -> bool:
     """Whether a text reads as a requirement: it says must, shall, should, required, … A
     document's preamble ("This policy applies to …") does not."""
     return bool(_REQUIREMENT_WORDS.search(text))
-
-
-def is_preamble(row: PlainRow) -> bool:
-    """A document's preamble or definitions: before its first rule (the shape named it
-    `preamble`, or read it as the introduction under the title) and no requirement's
-    words."""
-    before_rules = row.intro or (row.id or "").startswith(PREAMBLE_ID)
-    return before_rules and not requirement_shaped(row.text or "")

@@ -22,16 +22,15 @@ from pathlib import Path
 from typing import Any
 
 from librarian.pipeline.shapes.csv_table import TABLE_KEYS, table_row
-from librarian.pipeline.shapes.markdown import Slugs
 from librarian.pipeline.shapes.rows import (
-    REQUIREMENT_ID,
     PlainInputError,
     PlainRow,
     PlainShape,
+    Split,
     Unreadable,
     heading_title,
-    title_of,
 )
+from librarian.pipeline.shapes.segment import Block, BlockKind, Segmenter
 
 OLE_MAGIC = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"
 # Inflated size limits of a package's parts (docs/reliability.md): a 100,000-paragraph
@@ -43,19 +42,21 @@ DOCTYPE = b"<!DOCTYPE"
 
 
 W = "{http://schemas.openxmlformats.org/wordprocessingml/2006/main}"
+MC = "{http://schemas.openxmlformats.org/markup-compatibility/2006}"
 # Containers whose children are the document's own blocks: a content control, a tracked
 # insertion, custom XML and smart tags wrap paragraphs and tables, and their text counts.
 BLOCK_WRAPPERS = {f"{W}sdt", f"{W}sdtContent", f"{W}ins", f"{W}customXml", f"{W}smartTag"}
 
 
-def read(path: Path) -> Iterator[PlainRow | Unreadable]:
+def read(path: Path) -> Iterator[PlainRow | Unreadable | Split]:
     document = _open(path)
-    walker = _Walker(styles=_style_names(document))
+    walker = _Walker(_style_names(document), _list_formats(document))
     for kind, block in _blocks(document.element.body):
         yield from (walker.table(block) if kind == "table" else walker.paragraph(block))
-    yield from walker.flush()
+    yield from walker.segmenter.end()
     if not walker.read_any:
         raise PlainInputError(f"{path} has no text: nothing to link (is it an empty document?)")
+    yield walker.segmenter.split
 
 
 def _blocks(parent: Any) -> Iterator[tuple[str, Any]]:
@@ -72,10 +73,15 @@ def _blocks(parent: Any) -> Iterator[tuple[str, Any]]:
 
 def paragraph_text(p: Any) -> str:
     """A paragraph's text as Word shows it: every run's text, inserted ones and those in
-    content controls and hyperlinks included; deleted text (`w:delText`) left out."""
+    content controls, hyperlinks and text boxes included; deleted text (`w:delText`) left
+    out, and a text box's copy for older readers (its VML fallback) read once, not twice."""
+    fallbacks = list(p.iter(f"{MC}Fallback"))
     parts: list[str] = []
-    for node in p.iter(f"{W}t", f"{W}tab", f"{W}br", f"{W}cr"):
-        parts.append(node.text or "" if node.tag == f"{W}t" else " ")
+    for node in p.iter(f"{W}t", f"{W}tab", f"{W}br", f"{W}cr", f"{W}p"):
+        if fallbacks and any(a.tag == f"{MC}Fallback" for a in node.iterancestors()):
+            continue
+        parts.append(node.text or "" if node.tag == f"{W}t" else " ")  # a text box's own
+        # paragraph (w:p inside this one) is set off like a tab or a break
     return " ".join("".join(parts).split())
 
 
@@ -191,31 +197,37 @@ def _too_big(path: Path, size: int) -> PlainInputError:
     )
 
 
-@dataclass
-class _Pending:
-    line: int
-    id: str | None
-    parts: list[str]
-    where: str
+def _list_formats(document: Any) -> dict[tuple[str, str], str]:
+    """(numbering id, level) -> its number format ("bullet", "decimal", ...): whether a
+    paragraph numbered by Word's list numbering is a bullet or a numbered item."""
+    try:
+        numbering = document.part.numbering_part.element
+    except (KeyError, NotImplementedError, AttributeError):
+        return {}
+    abstract: dict[str, dict[str, str]] = {}
+    for definition in numbering.iter(f"{W}abstractNum"):
+        levels = abstract.setdefault(definition.get(f"{W}abstractNumId"), {})
+        for lvl in definition.iter(f"{W}lvl"):
+            fmt = lvl.find(f"{W}numFmt")
+            levels[lvl.get(f"{W}ilvl")] = fmt.get(f"{W}val") if fmt is not None else "decimal"
+    formats: dict[tuple[str, str], str] = {}
+    for num in numbering.iter(f"{W}num"):
+        ref = num.find(f"{W}abstractNumId")
+        for level, fmt in abstract.get(ref.get(f"{W}val") if ref is not None else "", {}).items():
+            formats[(num.get(f"{W}numId"), level)] = fmt
+    return formats
 
 
 @dataclass
 class _Walker:
-    styles: dict[str, str] = field(default_factory=dict)  # style id -> name
+    styles: dict[str, str]  # style id -> name
+    lists: dict[tuple[str, str], str]  # (numbering id, level) -> number format
+    segmenter: Segmenter = field(default_factory=Segmenter)
     read_any: bool = False  # any paragraph or table row with text
-    headings: list[tuple[int, str]] = field(default_factory=list)
-    slugs: Slugs = field(default_factory=Slugs)
-    slug: str = "preamble"
-    blocks: int = 0  # paragraphs and table rows so far: a row's `line`
     paragraphs: int = 0
     tables: int = 0
-    numbered: int = 0  # numbered list paragraphs under the current heading
-    pending: _Pending | None = None
-    body: list[str] = field(default_factory=list)  # text under a heading, no requirement
-    body_line: int = 0
 
     def paragraph(self, p: Any) -> Iterator[PlainRow]:
-        self.blocks += 1
         self.paragraphs += 1
         text = paragraph_text(p)
         if not text:
@@ -225,70 +237,44 @@ class _Walker:
         style = self.styles.get(style_id.get(f"{W}val"), "") if style_id is not None else ""
         if style == "Title":
             return
+        where = f"paragraph {self.paragraphs}"
         if style.startswith("Heading"):
-            yield from self.flush()
             level = int(style.split()[-1]) if style.split()[-1].isdigit() else 1
-            heading = heading_title(text)
-            self.headings = [*(h for h in self.headings if h[0] < level), (level, heading)]
-            self.slug = self.slugs.of([h for _, h in self.headings])
-            self.numbered = 0
+            yield from self.segmenter.feed(Block("heading", heading_title(text), where, level))
             return
-        found = REQUIREMENT_ID.match(text)
-        if found or style.startswith("List Number"):
-            yield from self.flush()
-            if found:
-                row_id, text = found.group("id"), found.group("text")
-            else:
-                self.numbered += 1
-                row_id = f"{self.slug}-{self.numbered}"
-            where = f"paragraph {self.paragraphs}"
-            self.pending = _Pending(self.blocks, row_id, [text], where)
-        elif self.pending is not None:
-            self.pending.parts.append(text)
-        else:
-            self.body_line = self.body_line or self.blocks
-            self.body.append(text)
+        yield from self.segmenter.feed(Block(self._list_kind(p, style), text, where))
+
+    def _list_kind(self, p: Any, style: str) -> BlockKind:
+        if style.startswith("List Number"):
+            return "numbered"
+        if style.startswith("List Bullet"):
+            return "bullet"
+        numbered = p.find(f"{W}pPr/{W}numPr")
+        if numbered is None:
+            return "paragraph"
+        num, level = numbered.find(f"{W}numId"), numbered.find(f"{W}ilvl")
+        key = (
+            num.get(f"{W}val") if num is not None else "",
+            level.get(f"{W}val") if level is not None else "0",
+        )
+        if key[0] == "0":  # numbering id 0: numbering switched off
+            return "paragraph"
+        return "bullet" if self.lists.get(key, "decimal") in ("bullet", "none") else "numbered"
 
     def table(self, tbl: Any) -> Iterator[PlainRow | Unreadable]:
-        yield from self.flush()
         self.tables += 1
         rows = table_rows(tbl)
         self.read_any = self.read_any or any(any(row) for row in rows)
         header = [h.lower() for h in rows[0]] if rows else []
+        where = f"table {self.tables}"
         if not set(header) >= TABLE_KEYS:
-            self.body.extend(" | ".join(c for c in row if c) for row in rows if any(row))
-            self.body_line = self.body_line or self.blocks + 1
-            self.blocks += len(rows)
+            table = tuple(tuple(row) for row in rows)
+            yield from self.segmenter.feed(Block("table", "", where, cells=table))
             return
-        for number, cells in enumerate(rows[1:], start=2):
-            self.blocks += 1
-            if not any(cells):
-                continue
-            named = dict(zip(header, cells, strict=False))
-            row = table_row(self.blocks, named, f"table {self.tables}, row {number}")
-            if not row.section_path:
-                row = _placed(row, self.path)
-            yield row
-
-    @property
-    def path(self) -> tuple[str, ...]:
-        return tuple(h for _, h in self.headings)
-
-    def flush(self) -> Iterator[PlainRow]:
-        if self.pending is not None:
-            p, self.pending = self.pending, None
-            yield _placed(PlainRow(p.line, p.id, " ".join(p.parts), where=p.where), self.path)
-        if self.body:
-            text, self.body = " ".join(self.body), []
-            where = f"paragraph {self.body_line}"
-            yield _placed(PlainRow(self.body_line, self.slug, text, where=where), self.path)
-            self.body_line = 0
-
-
-def _placed(row: PlainRow, path: tuple[str, ...]) -> PlainRow:
-    from dataclasses import replace
-
-    return replace(row, section_path=path, title=row.title or title_of(path))
+        for number, row in enumerate(rows[1:], start=2):
+            if any(row):
+                named = dict(zip(header, row, strict=False))
+                yield from self.segmenter.row(table_row(0, named, f"{where}, row {number}"))
 
 
 SHAPE = PlainShape("a Word document (.docx)", (".docx", ".docm"), read, binary=True)

@@ -1,0 +1,363 @@
+"""Requirements found as people write them: one segmenter for every document shape. A
+shape (Word, PDF, Markdown) turns its file into `Block`s in reading order (headings,
+paragraphs, list items, tables); the segmenter turns blocks into items, so the same
+document gives the same items whatever it was saved as.
+
+An item starts at
+- a requirement id of any common shape (`rows.REQUIREMENT_ID`: POL-AC-01, A.5.1, AC-2(1));
+- a numbered list item, and a bulleted one that states a requirement;
+- a paragraph that states one ("must", "shall", "is required", "may only", "is
+  prohibited") without an id: its own item, never glued to the one before;
+- a table row, when a column holds ids or requirement sentences.
+What follows an item and states nothing of its own continues it (as do the items of a
+list after "…:"). Notes, background, scope and definitions are skipped as
+NOT_A_REQUIREMENT wherever they sit ("Note:" paragraphs, the text under a "Scope"
+heading, the context before a section's first requirement), and counted; text under a
+heading with no requirement in it stays one section, as before. `Split` says how the
+document was split, and warns when it looks wrong.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Literal
+
+from librarian.pipeline.shapes.rows import (
+    ID_CELL,
+    PREAMBLE_ID,
+    REQUIREMENT_ID,
+    PlainRow,
+    Split,
+    requirement_shaped,
+    title_of,
+)
+
+BlockKind = Literal["heading", "paragraph", "numbered", "bullet", "table"]
+
+
+@dataclass(frozen=True)
+class Block:
+    """A piece of a document as its shape read it: `where` names it for people
+    ("paragraph 14", "page 3, line 12"); `level`: a heading's; `cells`: a table's rows."""
+
+    kind: BlockKind
+    text: str
+    where: str
+    level: int = 0
+    cells: tuple[tuple[str, ...], ...] = ()
+
+
+# A paragraph that states a requirement without an id: the strong words of policies
+# (advice, "should", stays with the text around it).
+_STATES_REQUIREMENT = re.compile(
+    r"\b(must|shall|is required|are required|may only|can only|is prohibited|are "
+    r"prohibited|is forbidden|are forbidden|is not permitted|are not permitted|is "
+    r"mandatory|are mandatory)\b",
+    re.IGNORECASE,
+)
+# A paragraph that explains rather than requires, whatever it says.
+NOTE_PREFIX = re.compile(
+    r"^\s*(?:notes?|background|rationale|explanation|example|examples|guidance|comment|"
+    r"discussion|informative|context|scope|purpose|definitions?|see also|reference|"
+    r"references|tip|hint)\s*(?:\d+\s*)?[:.\u2013\u2014-]\s",
+    re.IGNORECASE,
+)
+# A heading whose text explains the document rather than requires anything of it.
+NOTE_HEADING = re.compile(
+    r"^(?:(?:scope|purpose)(?: and (?:scope|purpose|objectives?|applicability))?|"
+    r"background|introduction|overview|definitions|terms and definitions|glossary|"
+    r"abbreviations|references|normative references|document (?:control|history|"
+    r"information)|revision history|version history|change log|changelog|about this "
+    r"(?:policy|document|standard)|audience|contacts?)$",
+    re.IGNORECASE,
+)
+
+
+def states_requirement(text: str) -> bool:
+    return bool(_STATES_REQUIREMENT.search(text))
+
+
+def is_note(text: str) -> bool:
+    return bool(NOTE_PREFIX.match(text))
+
+
+@dataclass
+class _Item:
+    where: str
+    id: str
+    parts: list[str]
+    kind: str  # what started it: id, wording, list, table
+
+    @property
+    def open_list(self) -> bool:
+        """It introduces a list ("… the following:"): its items continue it."""
+        return self.parts[-1].rstrip().endswith(":")
+
+
+@dataclass
+class Segmenter:
+    """Blocks in, rows out, in document order (each row's `line` its place). A section's
+    text is one row named by its heading's slug; `numbered_body` (Markdown's way): split
+    at `body_chars` and numbered like the section's other items (`slug-1`). `titled`:
+    the text under a first heading that deeper ones follow is the document's
+    introduction (Markdown's title is a heading; Word's and a PDF's are not)."""
+
+    numbered_body: bool = False
+    body_chars: int | None = None
+    titled: bool = False  # the first heading may be the document's title (Markdown's "#")
+    split: Split = field(default_factory=Split)
+    headings: list[tuple[int, str]] = field(default_factory=list)
+    slugs: Slugs = field(default_factory=lambda: Slugs())
+    slug: str = PREAMBLE_ID
+    count: int = 0  # rows so far: each row's `line`
+    numbered: int = 0  # items numbered under the current heading
+    noted: int = 0  # notes under it (numbered apart: a note leaves the items' ids alone)
+    items_here: int = 0  # items under the current heading
+    intro: bool = False  # the text under the document's title, its chapters after it
+    pending: _Item | None = None
+    body: list[tuple[str, str]] = field(default_factory=list)  # (where, text)
+    tables: int = 0
+
+    def feed(self, block: Block) -> Iterator[PlainRow]:
+        if block.kind == "heading":
+            first = self.titled and self.slugs.seen_once(self.slug) and len(self.headings) == 1
+            self.intro = first and block.level > self.headings[0][0]
+            yield from self.end()
+            self._enter(block.level, block.text)
+            return
+        if block.kind == "table":
+            yield from self._table(block)
+            return
+        self.split.blocks += 1
+        self.split.requirement_sentences += _requirement_sentences(block.text)
+        yield from self._text(block)
+
+    def row(self, row: PlainRow) -> Iterator[PlainRow]:
+        """A row its shape read whole (a table with `id` and `text` columns), placed."""
+        yield from self._close_item()
+        yield from self._close_body()
+        self.split.blocks += 1
+        self.split.by_table += 1
+        self.items_here += 1
+        self.count += 1
+        path = row.section_path or self.path
+        yield replace(row, line=self.count, section_path=path, title=row.title or title_of(path))
+
+    def end(self) -> Iterator[PlainRow]:
+        """The section read so far, closed (at a heading, and at the document's end)."""
+        yield from self._close_item()
+        yield from self._close_body()
+        self.intro = False
+
+    @property
+    def path(self) -> tuple[str, ...]:
+        return tuple(h for _, h in self.headings)
+
+    def _text(self, block: Block) -> Iterator[PlainRow]:
+        text, found = block.text, REQUIREMENT_ID.match(block.text)
+        if not found and (is_note(text) or self._note_section):
+            yield from self._close_item()
+            yield self._note(block.where, text)
+        elif found:
+            yield from self._open(block.where, found.group("id"), found.group("text"), "id")
+        elif self.pending is not None and self.pending.open_list:
+            self.pending.parts.append(text)
+        elif block.kind == "numbered" or states_requirement(text):
+            kind = "wording" if block.kind == "paragraph" else "list"
+            yield from self._open(block.where, "", text, kind)
+        elif self.pending is not None:
+            self.pending.parts.append(text)
+        else:
+            self.body.append((block.where, text))
+
+    def _open(self, where: str, row_id: str, text: str, kind: str) -> Iterator[PlainRow]:
+        yield from self._close_item()
+        yield from self._close_body(before_item=True)
+        self.items_here += 1
+        self.pending = _Item(where, row_id or self._next_id(), [text], kind)
+
+    def _next_id(self) -> str:
+        self.numbered += 1
+        return f"{self.slug}-{self.numbered}"
+
+    def _close_item(self) -> Iterator[PlainRow]:
+        if self.pending is None:
+            return
+        item, self.pending = self.pending, None
+        name = _COUNTED[item.kind]
+        setattr(self.split, name, getattr(self.split, name) + 1)
+        yield self._row(item.where, item.id, " ".join(item.parts))
+
+    def _close_body(self, before_item: bool = False) -> Iterator[PlainRow]:
+        """A section's text outside its requirements: the preamble, the introduction under
+        the title and the context beside requirements are skipped unless they read as a
+        requirement; any other is the section's own item."""
+        if not self.body:
+            return
+        body, self.body = self.body, []
+        why = self._aside(before_item)
+        if why is not None and not requirement_shaped(" ".join(t for _, t in body)):
+            for where, part in body:
+                yield self._note(where, part, why)
+            return
+        for where, chunk in self._body_chunks(body):
+            self.split.sections += 1
+            self.items_here += 1
+            yield self._row(where, self._next_id() if self.numbered_body else self.slug, chunk)
+
+    def _aside(self, before_item: bool) -> str | None:
+        """Why a section's text would be no item: None, it is the section's item."""
+        if self.slug == PREAMBLE_ID and not self.headings:
+            return PREAMBLE
+        if self.intro:
+            return "the document's introduction, under its title"
+        if before_item or self.items_here:
+            return "context beside this section's requirements"
+        return None
+
+    def _body_chunks(self, body: list[tuple[str, str]]) -> Iterator[tuple[str, str]]:
+        if not self.numbered_body:
+            yield body[0][0], " ".join(t for _, t in body)
+            return
+        where, current = body[0][0], list[str]()
+        for part_where, part in body:
+            size = sum(len(c) for c in current) + len(part)
+            if current and self.body_chars is not None and size > self.body_chars:
+                yield where, "\n\n".join(current)
+                where, current = part_where, []
+            current.append(part)
+        yield where, "\n\n".join(current)
+
+    def _note(self, where: str, text: str, why: str | None = None) -> PlainRow:
+        self.split.notes += 1
+        self.noted += 1
+        if why is None:
+            why = (
+                f"under '{self.headings[-1][1]}', which explains the document"
+                if self._note_section
+                else "a note, background or scope paragraph"
+            )
+        row = self._row(where, f"{self.slug}-note-{self.noted}", text)
+        said = why if why == PREAMBLE else f"{why}: no requirement to link (an id links it)"
+        return replace(row, note=said)
+
+    def _row(self, where: str, row_id: str, text: str) -> PlainRow:
+        self.count += 1
+        path = self.path
+        return PlainRow(self.count, row_id, text, title_of(path), None, path, where=where)
+
+    def _enter(self, level: int, title: str) -> None:
+        self.headings = [*(h for h in self.headings if h[0] < level), (level, title)]
+        self.slug = self.slugs.of(list(self.path))
+        self.numbered = self.items_here = self.noted = 0
+
+    @property
+    def _note_section(self) -> bool:
+        return bool(self.headings) and bool(NOTE_HEADING.match(self.headings[-1][1].strip()))
+
+    def _table(self, block: Block) -> Iterator[PlainRow]:
+        yield from self._close_item()
+        self.tables += 1
+        rows = [r for r in block.cells if any(c.strip() for c in r)]
+        reading = table_columns(rows)
+        name = f"table {self.tables} ({block.where})"
+        if reading is None:
+            self.split.warnings.append(
+                f"warning: {name} has no column of requirement ids or requirement sentences: "
+                "read as text of its section"
+            )
+            for n, cells in enumerate(rows, start=1):
+                self.split.blocks += 1
+                self.body.append((f"{block.where}, row {n}", " | ".join(c for c in cells if c)))
+            return
+        self.split.tables.append(f"{name}: a row per requirement, {reading.said}")
+        for n, cells in enumerate(rows[reading.first :], start=reading.first + 1):
+            self.split.blocks += 1
+            text = cells[reading.text].strip() if reading.text < len(cells) else ""
+            cell_id = cells[reading.ids].strip() if reading.ids is not None else ""
+            if text:
+                where = f"{block.where}, row {n}"
+                yield from self._open(where, cell_id.rstrip(".:)"), text, "table")
+        yield from self._close_item()
+
+
+_COUNTED = {"id": "by_id", "wording": "by_wording", "list": "by_list", "table": "by_table"}
+PREAMBLE = (
+    "the document's preamble: no requirement id and no requirement's words (must, shall, "
+    "should, required, ...); kept out of the items (give it an id, or a heading of a rule, "
+    "to link it)"
+)
+
+
+class Slugs:
+    """Slugs of heading paths, unique within a document: a repeat is numbered."""
+
+    def __init__(self) -> None:
+        self.seen: dict[str, int] = {}
+
+    def seen_once(self, slug: str) -> bool:
+        """Whether `slug` is the only heading read so far (the document's first)."""
+        return list(self.seen) == [slug]
+
+    def of(self, headings: list[str]) -> str:
+        slug = "/".join(slug_of(h) for h in headings) or PREAMBLE_ID
+        count = self.seen.get(slug, 0)
+        self.seen[slug] = count + 1
+        return slug if count == 0 else f"{slug}-{count}"
+
+
+def slug_of(heading: str) -> str:
+    """Lower-case words of any script joined by '-' (`## Безопасность` is not `section`)."""
+    words = re.findall(r"\w+", unicodedata.normalize("NFKC", heading).lower())
+    return "-".join(words)[:60].strip("-") or "section"
+
+
+@dataclass(frozen=True)
+class TableReading:
+    ids: int | None  # the column of requirement ids (None: numbered in order)
+    text: int  # the column of requirement text
+    first: int  # the first data row (1: the first row is a header)
+    said: str
+
+
+def table_columns(rows: Sequence[Sequence[str]]) -> TableReading | None:
+    """Which columns of a table hold ids and requirement text; None when none does (a
+    table of definitions, owners, versions)."""
+    if not rows:
+        return None
+    width = max(len(r) for r in rows)
+    column = [[r[j].strip() if j < len(r) else "" for r in rows] for j in range(width)]
+    has_header = len(rows) > 1 and not any(ID_CELL.match(c[0]) for c in column if c[0])
+    first = 1 if has_header else 0
+    data = [c[first:] for c in column]
+    ids = next((j for j, c in enumerate(data) if _mostly(c, _is_id)), None)
+    texts = [j for j in range(width) if j != ids]
+    worded = [j for j in texts if _mostly(data[j], requirement_shaped)]
+    if worded:
+        text = max(worded, key=lambda j: sum(len(v) for v in data[j]))
+    elif ids is not None and texts:
+        text = max(texts, key=lambda j: sum(len(v) for v in data[j]))
+    else:
+        return None
+
+    def named(j: int) -> str:
+        return f"'{column[j][0]}'" if has_header and column[j][0] else f"column {j + 1}"
+
+    said = (f"ids from {named(ids)}, " if ids is not None else "") + f"text from {named(text)}"
+    return TableReading(ids, text, first, said)
+
+
+def _mostly(cells: Sequence[str], test: Callable[[str], bool]) -> bool:
+    filled = [c for c in cells if c]
+    return bool(filled) and sum(1 for c in filled if test(c)) * 2 > len(filled)
+
+
+def _is_id(cell: str) -> bool:
+    return ID_CELL.match(cell) is not None
+
+
+def _requirement_sentences(text: str) -> int:
+    return sum(1 for s in re.split(r"(?<=[.;!?])\s+", text) if states_requirement(s))

@@ -1,0 +1,204 @@
+"""Issue 48: a company's policy as it is written. Every document of the house-style
+corpus (`tests/corpus.py`), saved as Word, PDF and Markdown, reads every requirement as
+its own item under the id a person would give it, skips every note, and gives the same
+items whatever it was saved as."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from librarian.pipeline.plain import plain_lines
+from tests.corpus import CORPUS, Document
+
+NAME = "House Style"
+
+
+def items(path: Path) -> tuple[list[tuple[str, str, tuple[str, ...], str | None]], int]:
+    """(id, text, section path, title) of every item, and the count of skipped notes."""
+    rows = plain_lines(path, NAME)
+    found = []
+    for line, raw in rows.lines:
+        if line in rows.not_requirements:
+            continue
+        item = json.loads(raw)
+        row_id = item["locator"]["id"].split("#", 1)[1].split(" (")[0]
+        path_ = tuple(item.get("section_path") or ())
+        found.append((row_id, item["content"]["text"], path_, item["content"].get("title_hint")))
+    return found, len(rows.not_requirements)
+
+
+CASES = [(doc, kind) for doc in CORPUS for kind in doc.formats]
+
+
+@pytest.mark.parametrize(("document", "kind"), CASES, ids=[f"{d.name}.{k}" for d, k in CASES])
+def test_every_requirement_is_its_own_item_and_every_note_is_skipped(
+    tmp_path: Path, document: Document, kind: str
+) -> None:
+    found, notes = items(document.save(kind, tmp_path))
+    assert [(i, t) for i, t, _, _ in found] == document.items()
+    assert notes == document.notes()
+
+
+@pytest.mark.parametrize("document", CORPUS, ids=[d.name for d in CORPUS])
+def test_word_pdf_and_markdown_give_the_same_items(tmp_path: Path, document: Document) -> None:
+    read = {kind: items(document.save(kind, tmp_path)) for kind in document.formats}
+    first = read[document.formats[0]]
+    assert all(other == first for other in read.values()), {k: v[0][:3] for k, v in read.items()}
+
+
+def test_the_run_says_how_a_document_was_split(tmp_path: Path) -> None:
+    from tests.corpus import COMPANY, TABLES
+
+    split = plain_lines(COMPANY.save("docx", tmp_path), NAME).split
+    assert split is not None
+    assert split.lines()[0] == (
+        "7 items from 12 paragraphs: 5 by id, 2 by requirement wording; 4 skipped as notes, "
+        "scope or context"
+    )
+    tables = plain_lines(TABLES.save("docx", tmp_path), NAME).split
+    assert tables is not None
+    assert tables.lines()[1:3] == [
+        "table 1 (table 1): a row per requirement, ids from 'Control', text from 'Description'",
+        "table 2 (table 2): a row per requirement, text from 'Requirement'",
+    ]
+
+
+RULES = [f"Rule {n}: the service must record event type {n} in the audit log." for n in range(13)][
+    1:
+]
+
+
+def _fpdf() -> Any:
+    from fpdf import FPDF
+
+    pdf: Any = FPDF()
+    pdf.set_font("helvetica", size=10)
+    return pdf
+
+
+def test_a_two_column_pdf_reads_each_column_in_turn(tmp_path: Path) -> None:
+    """The probe's two-column page read 12 requirements as 6, each right-column one glued
+    into its left neighbour."""
+    pdf = _fpdf()
+    pdf.add_page()
+    for n, rule in enumerate(RULES):
+        column, row = divmod(n, 6)
+        pdf.set_xy(10 + column * 100, 20 + row * 30)
+        pdf.multi_cell(90, 5, rule)
+    path = tmp_path / "columns.pdf"
+    pdf.output(str(path))
+    found, _ = items(path)
+    assert [t for _, t, _, _ in found] == RULES
+
+
+def test_a_pdf_of_one_requirement_a_page_without_ids_reads_each(tmp_path: Path) -> None:
+    """The probe's PDF of one requirement a page, no ids and no headings, read 0 items."""
+    pdf = _fpdf()
+    for rule in RULES[:4]:
+        pdf.add_page()
+        pdf.multi_cell(0, 5, rule)
+    path = tmp_path / "pages.pdf"
+    pdf.output(str(path))
+    found, _ = items(path)
+    assert [t for _, t, _, _ in found] == RULES[:4]
+
+
+def test_text_in_a_filled_pdf_form_field_is_read(tmp_path: Path) -> None:
+    """A requirement that lives only in a filled form field was dropped."""
+    from pypdf import PdfReader, PdfWriter
+    from pypdf.generic import (
+        ArrayObject,
+        DictionaryObject,
+        FloatObject,
+        NameObject,
+        TextStringObject,
+    )
+
+    pdf = _fpdf()
+    pdf.add_page()
+    pdf.multi_cell(0, 5, "SEC-01 Passwords must be hashed with a slow function.")
+    blank = tmp_path / "blank.pdf"
+    pdf.output(str(blank))
+    writer = PdfWriter(clone_from=PdfReader(str(blank)))
+    field = DictionaryObject(
+        {
+            NameObject("/Type"): NameObject("/Annot"),
+            NameObject("/Subtype"): NameObject("/Widget"),
+            NameObject("/FT"): NameObject("/Tx"),
+            NameObject("/T"): TextStringObject("rule2"),
+            NameObject("/V"): TextStringObject("SEC-02 Sessions must end after 30 minutes."),
+            NameObject("/Rect"): ArrayObject([FloatObject(v) for v in (28, 600, 500, 620)]),
+        }
+    )
+    writer.pages[0][NameObject("/Annots")] = ArrayObject([writer._add_object(field)])
+    path = tmp_path / "form.pdf"
+    with path.open("wb") as handle:
+        writer.write(handle)
+    found, _ = items(path)
+    assert [(i, t) for i, t, _, _ in found] == [
+        ("SEC-01", "Passwords must be hashed with a slow function."),
+        ("SEC-02", "Sessions must end after 30 minutes."),
+    ]
+
+
+def test_a_word_text_box_is_read_once(tmp_path: Path) -> None:
+    """A text box is written twice, for Word and for older readers (its VML fallback);
+    both were read, so its text was doubled."""
+    import docx
+    from docx.oxml import parse_xml
+
+    document = docx.Document()
+    paragraph = document.add_paragraph("SEC-01 Backups must be encrypted.")
+    box = (
+        '<w:r xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main" '
+        'xmlns:mc="http://schemas.openxmlformats.org/markup-compatibility/2006">'
+        '<mc:AlternateContent><mc:Choice Requires="wps"><w:drawing><w:txbxContent>'
+        "<w:p><w:r><w:t>Offsite copies are kept for a year.</w:t></w:r></w:p>"
+        "</w:txbxContent></w:drawing></mc:Choice><mc:Fallback><w:pict><w:txbxContent>"
+        "<w:p><w:r><w:t>Offsite copies are kept for a year.</w:t></w:r></w:p>"
+        "</w:txbxContent></w:pict></mc:Fallback></mc:AlternateContent></w:r>"
+    )
+    paragraph._p.append(parse_xml(box))
+    path = tmp_path / "box.docx"
+    document.save(str(path))
+    found, _ = items(path)
+    assert [t for _, t, _, _ in found] == [
+        "Backups must be encrypted. Offsite copies are kept for a year."
+    ]
+
+
+def test_a_table_with_no_column_of_requirements_is_named_in_a_warning(tmp_path: Path) -> None:
+    import docx
+
+    document = docx.Document()
+    document.add_heading("Definitions of roles", 1)
+    table = document.add_table(rows=3, cols=2)
+    for i, (term, meaning) in enumerate(
+        [("Term", "Meaning"), ("Owner", "The person accountable"), ("Custodian", "Runs it")]
+    ):
+        table.cell(i, 0).text, table.cell(i, 1).text = term, meaning
+    path = tmp_path / "terms.docx"
+    document.save(str(path))
+    split = plain_lines(path, NAME).split
+    assert split is not None
+    assert split.lines()[1] == (
+        "warning: table 1 (table 1) has no column of requirement ids or requirement "
+        "sentences: read as text of its section"
+    )
+
+
+def test_requirements_glued_into_one_paragraph_are_warned_of(tmp_path: Path) -> None:
+    import docx
+
+    document = docx.Document()
+    document.add_heading("Rules", 1)
+    document.add_paragraph(" ".join(f"Systems must do thing {n}." for n in range(8)))
+    path = tmp_path / "glued.docx"
+    document.save(str(path))
+    split = plain_lines(path, NAME).split
+    assert split is not None and split.items == 1
+    assert split.lines()[-1].startswith("warning: 8 sentences state requirements but only 1")
