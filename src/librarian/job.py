@@ -87,6 +87,18 @@ def source_of(job: LinkJob, given: Source | None, engine: Engine | None) -> Sour
     return QueueTable(engine)
 
 
+def withdrawn_from(engine: Engine, source: Source) -> list[str]:
+    """A document read whole: what its new version no longer holds, withdrawn (a part of
+    the queue withdraws nothing)."""
+    from librarian.pipeline.sources import PlainFile
+    from librarian.store.versions import withdraw_missing
+
+    if not isinstance(source, PlainFile):
+        return []
+    rows = source.rows
+    return withdraw_missing(engine, rows.artifact_id, rows.chunk_ids).lines()
+
+
 def run_job(job: LinkJob, where: Where, hand_off: HandOff) -> RunSummary:
     """The job run through `where`: its summary, once every row is accounted for."""
     # The caller migrates the database once (`librarian run`: before any model loads;
@@ -135,6 +147,8 @@ def _run(job: LinkJob, where: Where, hand_off: HandOff, engine: Engine | None) -
             skip = stored_in.failed_ids if stored_in is not None else set()
             batches = source.batches(job.settings.batch_size, skip)
             run_source(pipeline, batches, pipeline.context(job.run_id), summary, parts)
+            if engine is not None and stored_in is not None:
+                summary.withdrawn = withdrawn_from(engine, source)
             hand_off.progress.phase("writing")
         finally:
             spill.close()

@@ -101,6 +101,7 @@ def test_a_run_never_maps_a_persons_decision_again_unless_its_text_changed(
         "UNMAPPABLE": 0,
         "USER_CONFIRMED": 1,
         "USER_REJECTED": 1,
+        "WITHDRAWN": 0,
     }
 
 
@@ -153,7 +154,8 @@ def test_the_unmappable_gate_marks_review_items_and_keeps_envelopes_valid(
     status = CliRunner().invoke(app, ["queue", "status", "--db", str(engine.url)])
     said = " ".join(status.output.split())
     assert (
-        "sections by status (OpenCRE's names): AUTO_MAPPED 0, NEEDS_REVIEW 3, UNMAPPABLE 1" in said
+        "sections by status (OpenCRE's names; WITHDRAWN ours): AUTO_MAPPED 0, NEEDS_REVIEW 3, "
+        "UNMAPPABLE 1" in said
     )
     item = next(i for i in review_items(Session(engine), "all") if i.chunk_id == "u-c3")
     assert 'id="section-status"' in web.get(f"/item/{item.review_id}").text

@@ -472,7 +472,7 @@ def test_a_dry_run_refuses_a_store_older_than_this_build(tmp_path: Path) -> None
     with engine.begin() as conn:
         config.attributes["connection"] = conn
         command.upgrade(config, "0004")
-    with pytest.raises(DatabaseUrlError, match="revision 0004, this build reads 0012"):
+    with pytest.raises(DatabaseUrlError, match="revision 0004, this build reads 0013"):
         check_current(url)
     upgrade(engine)
     check_current(url)  # up to date: nothing to say

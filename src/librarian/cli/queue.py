@@ -198,13 +198,20 @@ def _read(url: str, work: Callable[[Session], T]) -> T:
 def _status_line(url: str) -> None:
     """How many stored sections have each of OpenCRE's statuses."""
     from librarian.store.status import status_counts
+    from librarian.store.versions import decided_but_gone
 
     by_status = _read(url, status_counts)
     out.print(
-        "  sections by status (OpenCRE's names): "
+        "  sections by status (OpenCRE's names; WITHDRAWN ours): "
         + ", ".join(f"{name} {n}" for name, n in by_status.items()),
         markup=False,
     )
+    if gone := _read(url, decided_but_gone):
+        out.print(
+            f"  {gone} decided sections no longer in their document (kept, marked, left out "
+            "of the OpenCRE export)",
+            markup=False,
+        )
 
 
 @app.command("check")

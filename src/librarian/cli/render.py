@@ -39,6 +39,8 @@ def run_summary(summary: RunSummary, target: Path) -> None:
     out.print(table)
     for line in summary.reading:
         out.print(plain(f"read: {line}"))
+    for line in summary.withdrawn:
+        out.print(plain(f"withdrawn: {line}"))
     # The full audit line (every stage's component and settings) is in summary.json and
     # every envelope's `retrieval.retriever`; a person reads which models decided.
     models = summary.models or {}

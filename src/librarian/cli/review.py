@@ -364,12 +364,23 @@ def _myopencre(
     import json
 
     from librarian.catalogue.teams import load_hubs
-    from librarian.review.myopencre import counted, links_to_export, sidecar, to_myopencre
+    from librarian.review.myopencre import (
+        counted,
+        links_to_export,
+        sidecar,
+        to_myopencre,
+        withdrawn_links,
+    )
 
     with_auto, confirmed = picked.status in ("linked", "auto"), picked.status != "auto"
     links = links_to_export(session, with_auto, confirmed)
     by = counted(links)
     said = ", ".join(f"{n} {kind}" for kind, n in sorted(by.items())) or "0"
+    if waiting := sum(link.pending_update for link in links):
+        said += f"; {waiting} of a text changed since, its update waiting for review (the "
+        said += "sidecar marks them: pending_update)"
+    if gone := withdrawn_links(session):
+        said += f"; {gone} confirmed links left out: their section left its document"
     hubs = catalogue_paths(hub)
     text = to_myopencre(links, load_hubs(hubs[0], hubs[1]), base)
     if sidecar_file is not None:

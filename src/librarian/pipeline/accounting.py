@@ -136,6 +136,8 @@ def summary_markdown(summary: RunSummary) -> str:
     lines.append(f"| **read** | **{summary.read}** | {summary.blank_lines} blank lines |")
     if summary.reading:
         lines += ["", *(f"- read: {markdown_cell(line)}" for line in summary.reading)]
+    if summary.withdrawn:
+        lines += ["", *(f"- withdrawn: {markdown_cell(line)}" for line in summary.withdrawn)]
     lines += ["", "| stage | seconds |", "|---|---:|"]
     lines += [f"| {stage} | {seconds:.2f} |" for stage, seconds in summary.timings_s.items()]
     models = ", ".join(f"{k}: {v}" for k, v in summary.models.items() if v)

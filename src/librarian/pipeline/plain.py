@@ -49,6 +49,10 @@ class PlainSource:
         return cls(name or default_name(path), hashlib.sha256(data).hexdigest(), modified)
 
     @property
+    def artifact_id(self) -> str:
+        return f"plain:{self.name}"
+
+    @property
     def urn(self) -> str:
         return f"urn:librarian:plain:{self.sha256}"
 
@@ -76,6 +80,8 @@ class PlainRows:
     unreadable: dict[int, str]
     not_requirements: dict[int, str] = field(default_factory=dict)  # notes, preamble: why
     split: Split | None = None  # how a document shape split it (None: a table shape)
+    artifact_id: str = ""  # the document's, in every row
+    chunk_ids: frozenset[str] = frozenset()  # every row's: what this version holds
 
 
 def plain_lines(
@@ -90,6 +96,7 @@ def plain_lines(
     lines: list[tuple[int, bytes]] = []
     unreadable: dict[int, str] = {}
     notes: dict[int, str] = {}
+    chunks: set[str] = set()
     split = None
     for row in shape.read(path):
         if isinstance(row, Split):
@@ -100,10 +107,12 @@ def plain_lines(
             if row.why is not None:
                 unreadable[row.line] = row.why
             continue
-        lines.append((row.line, json.dumps(knowledge_item(row, source)).encode()))
+        item = knowledge_item(row, source)
+        lines.append((row.line, json.dumps(item).encode()))
+        chunks.add(item.get("chunk_id", ""))
         if row.note is not None:
             notes[row.line] = row.note
-    return PlainRows(lines, unreadable, notes, split)
+    return PlainRows(lines, unreadable, notes, split, source.artifact_id, frozenset(chunks - {""}))
 
 
 def knowledge_item(row: PlainRow, source: PlainSource) -> dict[str, Any]:
@@ -122,7 +131,7 @@ def knowledge_item(row: PlainRow, source: PlainSource) -> dict[str, Any]:
     item: dict[str, Any] = {
         "schema_version": "0.2.0",
         "chunk_id": f"plain:{_short(source.name)}:{row_id}" if row_id else None,
-        "artifact_id": f"plain:{source.name}",
+        "artifact_id": source.artifact_id,
         "filtered_at": source.modified.isoformat(),
         "status": "accepted",
         "source": {"type": "url", "url": source.urn, "committed_at": source.modified.isoformat()},

@@ -31,14 +31,14 @@ from dataclasses import dataclass, replace
 from typing import Any, Literal
 from urllib.parse import quote
 
-from sqlalchemy import select
+from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from librarian.catalogue.hub import Hub
 from librarian.errors import InputError
 from librarian.review.sheets import neutralise
 from librarian.schemas.records import split_plain_locator_id
-from librarian.store.decisions import LINKED
+from librarian.store.decisions import LINKED, REVIEW_REQUIRED
 from librarian.store.tables import DecisionRow, HumanDecisionRow
 
 SEPARATOR = "|"
@@ -65,6 +65,8 @@ class SectionLink:
     cre_id: str
     status: LinkStatus
     confidence: float | None = None  # the linker's, for a link it made; None: a person's
+    # Its section's text changed since it was linked, and the new text waits for review.
+    pending_update: bool = False
 
 
 def reads_empty(cell: str) -> bool:
@@ -78,34 +80,74 @@ def links_to_export(
     """Every link a person confirmed (the standing approve or correct of an item), and
     with `with_auto` every link made automatically, oldest first (`confirmed_too` False:
     those alone, for a file of their own)."""
+    updated = _updates_waiting(session)
     confirmed = session.execute(
-        select(DecisionRow.envelope, DecisionRow.text, HumanDecisionRow.final_cre_ids)
+        select(
+            DecisionRow.id,
+            DecisionRow.chunk_id,
+            DecisionRow.envelope,
+            DecisionRow.text,
+            HumanDecisionRow.final_cre_ids,
+        )
         .join(HumanDecisionRow, HumanDecisionRow.decision_row_id == DecisionRow.id)
-        .where(HumanDecisionRow.standing(), HumanDecisionRow.action != "reject")
+        .where(
+            HumanDecisionRow.standing(),
+            HumanDecisionRow.action != "reject",
+            DecisionRow.withdrawn_at.is_(None),
+        )
         .order_by(DecisionRow.id)
     ).all()
     out = [
-        section_link(envelope, text, cre, "USER_CONFIRMED")
-        for envelope, text, cres in confirmed
+        replace(
+            section_link(envelope, text, cre, "USER_CONFIRMED"),
+            pending_update=updated.get(chunk, 0) > row_id,
+        )
+        for row_id, chunk, envelope, text, cres in confirmed
         for cre in (cres or "").split()
     ]
     if not confirmed_too:
         out = []
     if with_auto:
         automatic = session.execute(
-            select(DecisionRow.envelope, DecisionRow.text)
-            .where(DecisionRow.status == LINKED)
+            select(DecisionRow.id, DecisionRow.chunk_id, DecisionRow.envelope, DecisionRow.text)
+            .where(DecisionRow.status == LINKED, DecisionRow.withdrawn_at.is_(None))
             .order_by(DecisionRow.id)
         ).all()
         out += [
             replace(
                 section_link(envelope, text, link["cre_id"], "AUTO_MAPPED"),
                 confidence=link.get("confidence"),
+                pending_update=updated.get(chunk, 0) > row_id,
             )
-            for envelope, text in automatic
+            for row_id, chunk, envelope, text in automatic
             for link in envelope.get("links") or []
         ]
     return out
+
+
+def _updates_waiting(session: Session) -> dict[str, int]:
+    """By chunk: its newest open item (a link made before it is of an older text)."""
+    rows = session.execute(
+        select(DecisionRow.chunk_id, func.max(DecisionRow.id))
+        .where(DecisionRow.status == REVIEW_REQUIRED, DecisionRow.consumed_at.is_(None))
+        .group_by(DecisionRow.chunk_id)
+    ).all()
+    return {str(chunk): int(newest) for chunk, newest in rows}
+
+
+def withdrawn_links(session: Session) -> int:
+    """Links left out of the export: their section is no longer in its document."""
+    rows = session.execute(
+        select(func.count())
+        .select_from(DecisionRow)
+        .join(HumanDecisionRow, HumanDecisionRow.decision_row_id == DecisionRow.id)
+        .where(
+            HumanDecisionRow.standing(),
+            HumanDecisionRow.action != "reject",
+            DecisionRow.withdrawn_at.is_not(None),
+        )
+    ).scalar_one()
+    return int(rows)
 
 
 def section_link(
@@ -204,6 +246,7 @@ def sidecar(links: Sequence[SectionLink]) -> list[dict[str, Any]]:
             "cre_id": link.cre_id,
             "status": link.status,
             "confidence": link.confidence,
+            "pending_update": link.pending_update,
         }
         for link in links
     ]

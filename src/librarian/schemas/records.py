@@ -200,6 +200,11 @@ class RunSummary(BaseModel):
         default_factory=list,
         description="a document's input: how it was split into items, and any warning",
     )
+    withdrawn: list[str] = Field(
+        default_factory=list,
+        description="commit mode, a document's input: the requirements its new version no "
+        "longer holds, withdrawn or marked, and those back in it",
+    )
     sources: dict[str, dict[str, Any]] = Field(
         default_factory=dict,
         description="by source key: how it was linked as a whole (items, priors, decisions "

@@ -39,6 +39,7 @@ from librarian.text import content_hash
 
 LINKED = "linked"
 REVIEW_REQUIRED = "review_required"
+WITHDRAWN = "withdrawn"  # an open item whose section left its document (store/versions.py)
 
 
 @dataclass

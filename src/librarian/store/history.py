@@ -37,6 +37,7 @@ def source_history(
             select(DecisionRow.id, DecisionRow.top_cre_id).where(
                 DecisionRow.source_key == source,
                 DecisionRow.status == LINKED,
+                DecisionRow.withdrawn_at.is_(None),
                 DecisionRow.top_cre_id.is_not(None),
             )
         ).all()
@@ -56,7 +57,7 @@ def source_context(session: Session, source: str, pending: Collection[str]) -> K
     history, in which those items' own links do not count as taken (in a file they would
     be rows of the window, not links it already has)."""
     open_or_linked = or_(
-        DecisionRow.status == LINKED,
+        and_(DecisionRow.status == LINKED, DecisionRow.withdrawn_at.is_(None)),
         and_(DecisionRow.status == REVIEW_REQUIRED, DecisionRow.consumed_at.is_(None)),
     )
     rows = session.execute(

@@ -139,10 +139,11 @@ def source_progress(session: Session) -> list[SourceProgress]:
 
 
 def source_sizes(session: Session) -> dict[str, int]:
-    """How many sections each source has in the store: open, decided or linked."""
+    """How many sections each source has in the store: open, decided or linked (none
+    that left its document)."""
     counted = session.execute(
         select(DecisionRow.source_key, func.count(DecisionRow.id))
-        .where(DecisionRow.source_key.is_not(None))
+        .where(DecisionRow.source_key.is_not(None), DecisionRow.withdrawn_at.is_(None))
         .group_by(DecisionRow.source_key)
     ).all()
     return {str(key): int(n) for key, n in counted}

@@ -8,6 +8,8 @@ read from the store as it is now, never stored beside it (so it cannot disagree)
   another review tool closed on the shared queue table counts here too, the handoff
   contract recording that it was decided, not how.
 - USER_REJECTED: a person's decision stands that no CRE fits.
+- WITHDRAWN (ours: OpenCRE's RFC has no word for it): open when its section left its
+  document, closed so (`store/versions.py`).
 
 A run never maps a person's decision again: a decided item keeps its decision until its
 text changes (then the new text is a new item, an update of it).
@@ -21,20 +23,23 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from librarian.schemas.envelopes import UNMAPPABLE
-from librarian.store.decisions import LINKED
+from librarian.store.decisions import LINKED, WITHDRAWN
 from librarian.store.tables import DecisionRow, HumanDecisionRow
 
 AUTO_MAPPED = "AUTO_MAPPED"
 NEEDS_REVIEW = "NEEDS_REVIEW"
 USER_CONFIRMED = "USER_CONFIRMED"
 USER_REJECTED = "USER_REJECTED"
-STATUSES = (AUTO_MAPPED, NEEDS_REVIEW, UNMAPPABLE, USER_CONFIRMED, USER_REJECTED)
+WITHDRAWN_STATUS = "WITHDRAWN"
+STATUSES = (AUTO_MAPPED, NEEDS_REVIEW, UNMAPPABLE, USER_CONFIRMED, USER_REJECTED, WITHDRAWN_STATUS)
 
 
 def section_status(row_status: str, reason: str | None, decided: bool, action: str | None) -> str:
     """`action`: the standing decision's (approve, correct, reject), None when none."""
     if row_status == LINKED:
         return AUTO_MAPPED
+    if row_status == WITHDRAWN:
+        return WITHDRAWN_STATUS
     if not decided:
         return UNMAPPABLE if reason == UNMAPPABLE else NEEDS_REVIEW
     return USER_REJECTED if action == "reject" else USER_CONFIRMED

@@ -52,7 +52,7 @@ class DecisionRow(Base):
     pipeline_run_id: Mapped[str] = mapped_column(String(128), index=True)
     schema_version: Mapped[str] = mapped_column(String(16), server_default="0.1.0")
     source_label: Mapped[str] = mapped_column(String(16), server_default="KNOWLEDGE")
-    status: Mapped[str] = mapped_column(String(32))  # linked | review_required
+    status: Mapped[str] = mapped_column(String(32))  # linked | review_required | withdrawn
     top_cre_id: Mapped[str | None] = mapped_column(String(7), index=True)
     confidence: Mapped[float | None] = mapped_column(Float)
     reason_code: Mapped[str | None] = mapped_column(String(64))
@@ -76,6 +76,9 @@ class DecisionRow(Base):
     candidates: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)
     # How its source was linked when it was decided (`DecisionFacts.linked_as`).
     source_linked: Mapped[str | None] = mapped_column(Text, nullable=True)  # a sentence
+    # When its section left its document (a plain document read whole no longer holds
+    # it): an open item is closed as `withdrawn`; a decided one keeps its decision.
+    withdrawn_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
 
 
 class RejectedRow(Base):

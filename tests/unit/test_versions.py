@@ -1,0 +1,94 @@
+"""Issue 48, item 3: versions end cleanly. Version 2 of a policy removed a requirement:
+its open item stayed open and nothing said so, and the OpenCRE export carried the
+version-1 text of a changed requirement as a confirmed link, unmarked."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from sqlalchemy import Engine, select
+from sqlalchemy.orm import Session
+
+from librarian.job import HandOff, LinkJob, Where, run_job
+from librarian.pipeline.run import InProcess
+from librarian.review.decisions import DecisionRequest, decide
+from librarian.review.myopencre import links_to_export, withdrawn_links
+from librarian.settings import LinkerSettings
+from librarian.store.db import make_engine, upgrade
+from librarian.store.decisions import WITHDRAWN
+from librarian.store.status import WITHDRAWN_STATUS, status_counts
+from librarian.store.tables import DecisionRow
+from librarian.store.versions import decided_but_gone
+from tests.stubs import small_hub, stub_pipeline
+
+V1 = (
+    "id,text\n"
+    "R1,Rotate the session token after login.\n"
+    "R2,Hash passwords with a slow function.\n"
+    "R3,Encrypt data at rest with AES.\n"
+    "R4,Log every failed login.\n"
+)
+# R2 changed, R3 removed, R5 added.
+V2 = (
+    "id,text\n"
+    "R1,Rotate the session token after login.\n"
+    "R2,Hash passwords with a slow salted function.\n"
+    "R4,Log every failed login.\n"
+    "R5,Lock the account after five failed logins.\n"
+)
+
+
+def _run(tmp_path: Path, text: str, db: str, run_id: str) -> list[str]:
+    policy = tmp_path / "policy.csv"
+    policy.write_text(text)
+    pipeline = stub_pipeline(threshold=0.99)  # every item to review
+    job = LinkJob(policy, tmp_path / run_id, LinkerSettings(), run_id, db, source_name="Acme")
+    where = Where(InProcess(pipeline), lambda _: pipeline, lambda _: None)
+    return run_job(job, where, HandOff()).withdrawn
+
+
+def _decide(engine: Engine, row_name: str) -> None:
+    with Session(engine) as session:
+        row = session.scalars(
+            select(DecisionRow).where(DecisionRow.chunk_id.endswith(f":{row_name}"))
+        ).one()
+        decide(
+            session,
+            DecisionRequest(str(row.review_id), "correct", "ana", ("200-001",)),
+            small_hub().ids,
+        )
+        session.commit()
+
+
+def test_a_requirement_removed_from_the_document_is_withdrawn_and_said(tmp_path: Path) -> None:
+    db = f"sqlite:///{tmp_path / 'store.db'}"
+    engine = make_engine(db)
+    upgrade(engine)
+    assert _run(tmp_path, V1, db, "v1") == []
+    _decide(engine, "R2")  # confirmed: its text then changes
+    _decide(engine, "R4")  # confirmed, and unchanged
+    said = _run(tmp_path, V2, db, "v2")
+    assert said == ["1 requirement no longer in the document: open item closed as withdrawn (R3)"]
+    with Session(engine) as session:
+        gone = session.scalars(
+            select(DecisionRow).where(DecisionRow.chunk_id.endswith(":R3"))
+        ).one()
+        assert gone.status == WITHDRAWN and gone.withdrawn_at is not None
+        assert status_counts(session)[WITHDRAWN_STATUS] == 1
+        links = {link.section_id: link for link in links_to_export(session, with_auto=False)}
+        # R2's confirmed link is of its old text, and the new one waits for review.
+        assert links["R2"].pending_update and not links["R4"].pending_update
+        assert withdrawn_links(session) == 0
+    # Version 3 drops R4, which a person had confirmed: kept, marked, out of the export.
+    v3 = V2.replace("R4,Log every failed login.\n", "")
+    assert _run(tmp_path, v3, db, "v3") == [
+        "1 requirement no longer in the document: decided, marked so and left out of the "
+        "OpenCRE export (R4)"
+    ]
+    with Session(engine) as session:
+        assert decided_but_gone(session) == 1 and withdrawn_links(session) == 1
+        assert "R4" not in {link.section_id for link in links_to_export(session, False)}
+    # Back in version 4: restored, its open item open again.
+    assert (
+        _run(tmp_path, V1, db, "v4")[-1] == "2 requirements back in the document: restored (R3, R4)"
+    )
