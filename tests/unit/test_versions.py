@@ -54,7 +54,7 @@ def _decide(engine: Engine, row_name: str) -> None:
         ).one()
         decide(
             session,
-            DecisionRequest(str(row.review_id), "correct", "ana", ("200-001",)),
+            DecisionRequest(str(row.review_id), "choose", "ana", ("200-001",)),
             small_hub().ids,
         )
         session.commit()
