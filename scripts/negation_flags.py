@@ -61,6 +61,39 @@ def count(pairs: list[tuple[str, str | None]]) -> dict[str, int]:
     }
 
 
+# Issue 48, item 4: a prohibition that agrees, and permission-style contradictions ("need
+# not", "should not be required to", "is not necessary"), each beside the obligation it
+# agrees with or lifts, with whether it must flag.
+STATED = [
+    (
+        "Only approved cryptographic algorithms may be used; home-grown cryptography is "
+        "prohibited.",
+        "Use approved cryptographic algorithms",
+        False,
+    ),
+    (
+        "Users should not be required to authenticate before accessing administrative functions.",
+        "Authenticate users before administrative access",
+        True,
+    ),
+    (
+        "Multi-factor authentication need not be used for remote access.",
+        "Use MFA for remote access",
+        True,
+    ),
+    ("Encryption of backups is not necessary.", "Encrypt backups", True),
+    ("There is no need to rotate session tokens after login.", "Rotate session tokens", True),
+    ("Session tokens are not required to be rotated after login.", "Rotate session tokens", True),
+    ("Backups are not mandatory for test systems.", "Back up systems", True),
+    ("Users are prohibited from sharing accounts.", "Do not share accounts", False),
+]
+
+
+def stated() -> dict[str, int]:
+    right = sum(negation_differs(text, name) is flag for text, name, flag in STATED)
+    return {"pairs": len(STATED), "right": right}
+
+
 def golden(name: str) -> list[dict[str, Any]]:
     return list(json.loads((ROOT / "data" / "golden" / f"{name}.json").read_text()))
 
@@ -110,6 +143,7 @@ def main() -> None:
                 zip(hard, first_names([section_from_text(t) for t in hard], settings), strict=True)
             )
         ),
+        "issue 48 pairs, each as it must flag (right of pairs)": stated(),
     }
     print(json.dumps(report, indent=1))
 

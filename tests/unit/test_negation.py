@@ -69,6 +69,36 @@ from librarian.pipeline.negation import negation_differs
             "Inform users of logins",
             False,
         ),  # "not" in a word
+        # Issue 48, item 4: a prohibition that agrees is no mismatch ...
+        (
+            "Only approved cryptographic algorithms may be used; home-grown cryptography is "
+            "prohibited.",
+            "Use approved cryptographic algorithms",
+            False,
+        ),
+        ("Users are prohibited from sharing accounts.", "Do not share accounts", False),
+        ("Storing passwords in plaintext is prohibited.", "Store passwords securely", False),
+        ("Sharing accounts is prohibited.", "Share accounts between users", True),
+        # ... and a permission lifting the obligation is a contradiction, said any way
+        (
+            "Users should not be required to authenticate before accessing administrative "
+            "functions.",
+            "Authenticate users before administrative access",
+            True,
+        ),
+        (
+            "Multi-factor authentication need not be used for remote access.",
+            "Use multi-factor authentication for remote access",
+            True,
+        ),
+        ("Encryption of backups is not necessary.", "Encrypt backups", True),
+        ("There is no need to rotate session tokens after login.", "Rotate session tokens", True),
+        (
+            "Session tokens are not required to be rotated after login.",
+            "Rotate session tokens after login",
+            True,
+        ),
+        ("Backups are not mandatory for test systems.", "Back up systems", True),
     ],
 )
 def test_negation_parity(text: str, hub: str, flag: bool) -> None:

@@ -21,8 +21,18 @@ from functools import lru_cache
 
 # A negation cue and the words it governs: those after it ("not hashed"), or, for the
 # adjectives that follow what they negate, those before it ("CSRF protection is optional").
-_CUE = re.compile(r"^(not|never|no|none|nor|cannot|without|neither|needn't|[a-z]+n't|prohibited)$")
+_CUE = re.compile(
+    r"^(not|never|no|none|nor|cannot|without|neither|needn't|[a-z]+n't|prohibited|forbidden)$"
+)
 _POSTPOSED = frozenset({"optional", "unnecessary", "exempt"})
+# A prohibition said after what it forbids ("home-grown cryptography is prohibited"),
+# unless a "from" follows it ("users are prohibited from sharing accounts").
+_PROHIBITED = frozenset({"prohibited", "forbidden"})
+# A "not" that lifts an obligation rather than forbids: "should not be required to",
+# "is not necessary", "no need to": a permission, which contradicts the obligation.
+_OBLIGATION = frozenset(
+    {"required", "necessary", "mandatory", "needed", "need", "obliged", "compulsory", "obligatory"}
+)
 # A negation in a relative or purpose clause is about someone or something else:
 # "reviewers who were not involved", "… so attackers cannot forge log entries".
 _RELATIVE = frozenset({"who", "whom", "whose", "which", "so"})
@@ -153,12 +163,17 @@ def _scoped(words: list[str]) -> list[_Negation]:
         if word in _POSTPOSED:
             scope = _content(words[max(0, i - SCOPE_WORDS) : i])
             scoped.append(_Negation(word, frozenset(scope), False, True))
+        elif word in _PROHIBITED and words[i + 1 : i + 2] != ["from"]:
+            scope = _content(words[max(0, i - SCOPE_WORDS) : i])
+            scoped.append(_Negation(word, frozenset(scope), True, False))
         elif _CUE.match(word) and not _RELATIVE & set(words[max(0, i - 3) : i]):
             if word == "not" and i > 0 and words[i - 1] == "or":
                 continue  # "… or not", "whether or not": an alternative, not a negation
             scope = _content(words[i + 1 : i + 1 + SCOPE_WORDS])
-            loosens = word in _LOOSENING or "need" in before or word == "needn't"
-            scoped.append(_Negation(word, frozenset(scope), bool(_MODALS & before), loosens))
+            lifted = bool(_OBLIGATION & set(words[i + 1 : i + 3]))
+            loosens = word in _LOOSENING or "need" in before or word == "needn't" or lifted
+            forbids = bool(_MODALS & before) and not lifted
+            scoped.append(_Negation(word, frozenset(scope), forbids, loosens))
     return scoped
 
 
