@@ -246,3 +246,20 @@ def test_source_names_the_standard_in_every_command() -> None:
     assert "--source" in helps["run"] and "the standard" in helps["run"]
     assert "--source" in helps["relink"] and "the standard" in helps["relink"]
     assert "--source" not in helps["quantize"] and "--model-dir" in helps["quantize"]
+
+
+def test_a_dry_run_reads_earlier_decisions_from_librarian_db(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 48, item 5: a dry run with only LIBRARIAN_DB exported read no earlier
+    decisions (`--db` did); every other command reads it."""
+    from librarian.cli.options import LinkerOptions
+    from librarian.cli.run import run_database
+    from librarian.store.db import make_engine, upgrade
+
+    url = f"sqlite:///{tmp_path / 'store.db'}"
+    upgrade(make_engine(url))
+    monkeypatch.setenv("LIBRARIAN_DB", url)
+    assert run_database(LinkerOptions({}), dry_run=True, from_db=False) == url
+    monkeypatch.delenv("LIBRARIAN_DB")
+    assert run_database(LinkerOptions({}), dry_run=True, from_db=False) is None

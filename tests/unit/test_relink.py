@@ -10,6 +10,7 @@ import pytest
 from sqlalchemy import Engine, select
 from sqlalchemy.orm import Session
 
+from librarian.cli.options import LinkerOptions, with_linker_options
 from librarian.pipeline.ingest import section_from_text
 from librarian.review.decisions import DecisionRequest, decide
 from librarian.review.relink import open_sections, relink
@@ -380,3 +381,53 @@ def test_writers_of_one_sources_cut_at_once_leave_one_row_and_no_error(tmp_path:
         cuts = [source_cut(session, f"src-{r}") for r in range(10)]
     assert all(cut is not None and cut.run_id in {f"r{i}" for i in range(writers)} for cut in cuts)
     engine.dispose()
+
+
+def test_a_policy_given_to_relink_is_applied_and_becomes_the_sources_policy(
+    engine: Engine,
+) -> None:
+    """Issue 48, item 5: `relink --wrong-budget 0.25` was silently ignored (the stored
+    policy won). A policy given is applied, said, and with --commit stored."""
+    from librarian.policy import RiskPolicy
+    from librarian.store.policies import record_policy, source_policy
+
+    key = rows(engine)[0].source_key
+    assert key is not None
+    with Session(engine) as session:
+        record_policy(session, "r1", RiskPolicy(budget=0.03, risk="bound", confidence=0.9))
+        session.commit()
+    pipeline = stub_pipeline(threshold=None, top_k=6, top_n=5)
+    dry = relink(engine, pipeline, key, "d", False, {"budget": 0.25})
+    assert dry.policy_changed and dry.status["policy"]["budget"] == 0.25
+    with Session(engine) as session:
+        stored = source_policy(session, key)
+    assert stored is not None and stored.budget == 0.03  # a dry run stores nothing
+    done = relink(engine, pipeline, key, "relink-1", True, {"budget": 0.25})
+    assert done.policy_changed
+    with Session(engine) as session:
+        stored = source_policy(session, key)
+    assert stored is not None and (stored.budget, stored.confidence) == (0.25, 0.9)
+    # Given again, it is the stored one: nothing changes.
+    again = relink(engine, pipeline, key, "d2", False, {"budget": 0.25})
+    assert not again.policy_changed
+
+
+def test_relink_takes_a_budget_given_on_its_command_line() -> None:
+    """Only what was set on the command line (or in the environment) is a choice."""
+    import typer
+    from typer.testing import CliRunner
+
+    from librarian.cli.relink import policy_given
+
+    seen: list[dict[str, object]] = []
+    app = typer.Typer()
+
+    @app.command()
+    @with_linker_options
+    def command(*, linker: LinkerOptions) -> None:
+        seen.append(policy_given(linker))
+
+    for args in (["--wrong-budget", "0.25"], []):
+        done = CliRunner().invoke(app, args)
+        assert done.exit_code == 0, done.output
+    assert seen == [{"budget": 0.25}, {}]

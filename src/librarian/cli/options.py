@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import functools
 import inspect
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, fields
 from datetime import datetime
 from pathlib import Path
@@ -315,10 +315,21 @@ class LinkerOptions:
     hub: list[Path] | None = None
     db: str | None = None
     home: Path | None = None
+    given: frozenset[str] = frozenset()  # the fields set on the command line or environment
 
     @property
     def vector_backend(self) -> str:
         return str(self.values.get("vector_backend", default_of("vector_backend")))
+
+
+def chosen(context: Any, names: Iterable[str]) -> frozenset[str]:
+    """The options of `names` a person set (on the command line, or in the environment):
+    a default is no choice."""
+    sources = {name: context.get_parameter_source(name) for name in names}
+    return frozenset(n for n, s in sources.items() if s is not None and s.name in _SET_BY_HAND)
+
+
+_SET_BY_HAND = frozenset({"COMMANDLINE", "ENVIRONMENT"})
 
 
 def with_linker_options(command: F) -> F:
@@ -327,12 +338,15 @@ def with_linker_options(command: F) -> F:
         inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=None, annotation=hint)
         for name, hint in (("hub", HubsOpt), ("db", DbOpt), ("home", HomeOpt))
     ]
-    added = own + [_setting_parameter(f) for f in option_fields()]
+    context = inspect.Parameter(
+        "linker_context", inspect.Parameter.KEYWORD_ONLY, annotation=typer.Context
+    )
+    added = [context, *own, *(_setting_parameter(f) for f in option_fields())]
 
     def collect(kwargs: dict[str, Any]) -> LinkerOptions:
         values = {f: kwargs.pop(f) for f in option_fields()}
         hub, db, home = (kwargs.pop(n) for n in ("hub", "db", "home"))
-        return LinkerOptions(values, hub, db, home)
+        return LinkerOptions(values, hub, db, home, chosen(kwargs.pop("linker_context"), values))
 
     return _with_parameters(command, "linker", added, collect)
 

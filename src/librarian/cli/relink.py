@@ -4,11 +4,25 @@ certify (an item a person decided is never touched)."""
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from typing import Any
 
 from librarian.cli.common import database, engine_of, home_of, linker_settings, out, redacted
 from librarian.cli.options import CommitOpt, LinkerOptions, SourceKeyOpt, with_linker_options
 from librarian.errors import UsageError
 from librarian.text import visible
+
+# The options that set a risk policy, by the RiskPolicy field each sets.
+POLICY_OPTIONS = {"wrong_budget": "budget", "risk_confidence": "confidence", "risk": "risk"}
+
+
+def policy_given(linker: LinkerOptions) -> dict[str, Any]:
+    """The policy fields set on the command line or in the environment (a default is no
+    choice: the stored policy stands)."""
+    return {
+        field: linker.values[option]
+        for option, field in POLICY_OPTIONS.items()
+        if option in linker.given and option in linker.values
+    }
 
 
 @with_linker_options
@@ -37,8 +51,15 @@ def relink(
             )
         built = build_pipeline(linker_settings(linker, vector_db=None))
         run_id = "relink-" + datetime.now(UTC).strftime("%Y%m%dT%H%M%S")
-        done = relink_source(engine, built, source, run_id, commit)
+        done = relink_source(engine, built, source, run_id, commit, policy_given(linker))
     verb = "linked" if commit else "would link"
+    if done.policy_changed and done.policy is not None:
+        kept = "stored as its policy from now on" if commit else "stored so with --commit"
+        out.print(
+            f"{source}: decided under the policy given ({done.policy.guarantee()}), not the "
+            f"one stored; {kept}",
+            markup=False,
+        )
     out.print(
         visible(
             f"{source}: {done.open_items} open items; {verb} {done.linked} automatically; "

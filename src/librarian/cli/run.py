@@ -201,17 +201,19 @@ def loaded(settings: LinkerSettings, run_id: str, quiet: bool) -> Pipeline:
 
 
 def run_database(linker: LinkerOptions, dry_run: bool, from_db: bool) -> str | None:
-    """Commit mode: the database, migrated. A dry run given --db reads prior decisions from
-    it (update detection) and writes nothing there; without --db it reads none."""
+    """Commit mode: the database, migrated. A dry run given --db (or LIBRARIAN_DB, as
+    every command reads it) reads prior decisions from it (update detection) and writes
+    nothing there; without either it reads none."""
     if not dry_run:
         return database(linker.db, home_of(linker.home), create=not from_db)
-    if linker.db is None or linker.vector_backend != "memory":
-        return None
-    from librarian.store.db import check_current, check_database
+    from librarian.store.db import DATABASE_ENV, check_current, check_database
 
-    check_database(linker.db, create=False)
-    check_current(linker.db)
-    return linker.db
+    given = linker.db or os.environ.get(DATABASE_ENV) or None
+    if given is None or linker.vector_backend != "memory":
+        return None
+    check_database(given, create=False)
+    check_current(given)
+    return given
 
 
 def show_plan(

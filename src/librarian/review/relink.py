@@ -9,8 +9,8 @@ touched, even one decided while this runs.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass, field
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any
 
@@ -22,6 +22,7 @@ from librarian.pipeline.batches import Admitted
 from librarian.pipeline.pipeline import Pipeline
 from librarian.pipeline.run import Collected, GivenHistory, RunParts, Sink, run_source
 from librarian.pipeline.summary import describe_pipeline, new_summary
+from librarian.policy import RiskPolicy
 from librarian.schemas.envelopes import LinkProposal, ReviewItem
 from librarian.schemas.records import RawBatch, RunSummary, Section
 from librarian.settings import LinkerSettings
@@ -48,6 +49,8 @@ class Relinked:
     stored: WriteResult | None = None
     mean_confidence: float = 0.0  # of each item's first suggestion, as decided now
     summary: RunSummary | None = None  # the run's own accounting (None: nothing open)
+    policy: RiskPolicy | None = None  # what it was decided under
+    policy_changed: bool = False  # a policy given for it replaced the stored one
 
 
 def open_sections(session: Session, source: str) -> list[Section]:
@@ -77,11 +80,20 @@ def open_sources(session: Session) -> list[str]:
     return sorted(str(r) for r in rows if r)
 
 
-def relink(engine: Engine, pipeline: Pipeline, source: str, run_id: str, commit: bool) -> Relinked:
+def relink(
+    engine: Engine,
+    pipeline: Pipeline,
+    source: str,
+    run_id: str,
+    commit: bool,
+    given: Mapping[str, Any] | None = None,
+) -> Relinked:
     """Link `source`'s open items again with its history, under the policy the store
-    holds for it (the team's budget and guarantee, never a default): a run like any
-    other (`run_source`), counted in its own summary; with `commit`, stored through the
-    database sink (each open item decided again), and that policy kept for `run_id`."""
+    holds for it (the team's budget and guarantee, never a default), or with `given`
+    (RiskPolicy fields a person set for this relink) over it: a run like any other
+    (`run_source`), counted in its own summary; with `commit`, stored through the
+    database sink (each open item decided again), and that policy kept for `run_id`,
+    the source's policy from then on."""
     with Session(engine) as session:
         sections = open_sections(session, source)
         history = source_history(session, {source})
@@ -90,6 +102,10 @@ def relink(engine: Engine, pipeline: Pipeline, source: str, run_id: str, commit:
     if not sections:
         return done
     policy = applied(stored, pipeline.source_level.policy)
+    if given:
+        policy = replace(policy, **given)
+        done.policy_changed = stored != policy
+    done.policy = policy
     linker = pipeline.with_policy(policy)
     collected = Collected()
     sink = DatabaseSink(engine, run_id, source, pipeline.models_digest, relink_open=True)
