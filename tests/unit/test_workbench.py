@@ -997,3 +997,39 @@ def test_a_decision_message_names_the_rule_not_the_chapter_it_shares(
     done = post(web, f"/item/{item.review_id}", action="approve")
     message = parse_qs(urlsplit(done.headers["location"]).query)["msg"][0]
     assert "§ AUTH-2" in message and "“1. Authentication”" not in message, message
+
+
+def test_accept_first_on_an_item_re_scored_under_it(engine: Engine) -> None:
+    """Issue 48, item 5: the workbench re-scored a source at its 20th decision while a
+    reviewer was on an item. "Accept first" is kept when the first suggestion is still
+    the one shown; when it changed, nothing is recorded and the item shows the new one."""
+    web = client(engine)
+    first, second = review_ids(engine)[:2]
+    page = web.get(f"/item/{first}").text
+    shown = re.search(r'name="shown_first" value="([^"]*)"', page)
+    assert shown is not None and shown.group(1)
+    with Session(engine) as session, session.begin():  # decided again, as a re-score does
+        row = session.execute(select(DecisionRow).where(DecisionRow.review_id == first))
+        stored = row.scalar_one()
+        links = list(stored.envelope["suggested_links"])
+        stored.envelope = {**stored.envelope, "suggested_links": [links[1], links[0], *links[2:]]}
+    moved = post(web, f"/item/{first}", action="approve", shown_first=shown.group(1))
+    assert moved.status_code == 303 and moved.headers["location"].startswith(f"/item/{first}")
+    assert decisions(engine) == []
+    said = web.get(moved.headers["location"]).text
+    assert f"its first suggestion is now {links[1]['cre_id']}" in said
+    # The page now shows the new first suggestion; accepting it is recorded.
+    again = post(web, f"/item/{first}", action="approve", shown_first=links[1]["cre_id"])
+    assert again.headers["location"].startswith(f"/item/{second}")
+    (decision,) = decisions(engine)
+    assert decision["final_links"][0]["cre_id"] == links[1]["cre_id"]
+
+
+def test_the_item_page_says_what_confidence_means_and_folds_the_cut_under_the_text(
+    engine: Engine,
+) -> None:
+    """Issue 48, item 5: no legend said what "confidence 0.585" means, and the cut's 6-9
+    lines sat above the requirement's text."""
+    page = client(engine).get(f"/item/{review_ids(engine)[0]}").text
+    assert 'id="legend">confidence: how likely the CRE is right' in page
+    assert page.index('id="text"') < page.index('<details class="source" id="source">')

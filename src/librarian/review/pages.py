@@ -60,6 +60,7 @@ from librarian.store.human import (
     agreement_by_reason,
     current_review_id,
     decided_since,
+    open_row,
     reviewer_stats,
     standing_on,
     undo_last,
@@ -329,6 +330,9 @@ class Pages:
         changing = form.get("change") == "yes"
         try:
             with Session(self.bench.engine) as session, session.begin():
+                moved = rescored_under(session, asked, form.get("shown_first"))
+                if moved is not None:  # nothing recorded: the reviewer sees what is new
+                    return self.redirect(url("item", review_id), moved, "error")
                 if changing:
                     leads = {reviewer} if self.is_lead(request) else set()
                     decision = change(session, asked, self.hub_ids, leads)
@@ -576,6 +580,26 @@ class Pages:
     async def search(self, request: Request) -> JSONResponse:
         hits = self.finder().search(request.query_params.get("q", "")[:500])
         return JSONResponse([{"cre_id": h.cre_id, "name": h.name, "path": h.path} for h in hits])
+
+
+def rescored_under(session: Session, asked: DecisionRequest, shown: object) -> str | None:
+    """Why an "accept first" must not be recorded: the item was decided again (re-scored)
+    after its page was shown, and its first suggestion is no longer the one shown; None
+    when it is (the decision is kept), or the decision names its CREs itself."""
+    if asked.action != "approve" or not isinstance(shown, str):
+        return None
+    try:
+        row = open_row(session, asked.review_id)
+    except ReviewError:
+        return None  # decided meanwhile: `decide` says so
+    links = (row.envelope or {}).get("suggested_links") or []
+    now = str(links[0].get("cre_id")) if links else ""
+    if now == shown:
+        return None
+    return (
+        f"nothing recorded: this item was decided again while you were on it, and its first "
+        f"suggestion is now {now or 'none'} (the page showed {shown or 'none'}): decide again"
+    )
 
 
 def source_panel(

@@ -100,19 +100,28 @@
       pending = setTimeout(function () { find(search.value); }, 120);
     });
     search.addEventListener("keydown", function (ev) {
-      if (ev.key === "Enter") {  // Enter ticks the first result not yet ticked
+      if (ev.key === "Enter") {  // Enter ticks the first hit of what is typed, not yet ticked
         ev.preventDefault();
-        var box = results.querySelector("input[type=checkbox]:not(:checked)");
-        if (box) { box.checked = true; }
+        if (pending) { clearTimeout(pending); pending = null; }
+        // Typed faster than the search answers: search now, and tick when the hits are in.
+        var shown = shownFor === search.value ? Promise.resolve() : find(search.value);
+        shown.then(function () {
+          var box = results.querySelector("input[type=checkbox]:not(:checked)");
+          if (box) { box.checked = true; }
+        });
       }
     });
   }
 
+  var shownFor = null;  // the query the hits on the page answer
+
   function find(q) {
-    if (!q.trim()) { results.textContent = ""; return; }
-    fetch(search.getAttribute("data-endpoint") + "?q=" + encodeURIComponent(q), {credentials: "same-origin"})
+    if (!q.trim()) { results.textContent = ""; shownFor = q; return Promise.resolve(); }
+    return fetch(search.getAttribute("data-endpoint") + "?q=" + encodeURIComponent(q), {credentials: "same-origin"})
       .then(function (r) { return r.json(); })
       .then(function (found) {
+        if (search.value !== q) { return; }  // an answer to what was typed before
+        shownFor = q;
         var ticked = {};
         results.querySelectorAll("input:checked").forEach(function (b) { ticked[b.value] = b.closest("li"); });
         results.textContent = "";
