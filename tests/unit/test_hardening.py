@@ -400,6 +400,8 @@ def test_the_html_export_allows_no_inline_script_but_its_own(review_db: Any) -> 
     assert "unsafe-inline" not in policy and "'sha256-" in policy
     assert "default-src 'none'" in policy
     assert "<script>alert(1)</script>" not in page
+    # Issue 48, item 5: each suggested CRE links to its page on opencre.org.
+    assert 'href="https://www.opencre.org/cre/' in page
 
 
 # 11. Trained-model integrity -------------------------------------------------------------

@@ -204,6 +204,13 @@ def test_the_command_line_writes_it_and_refuses_what_it_cannot_mean(
         isinstance(x["confidence"], float) for x in json.loads(side.read_text())
     )
     assert "https://x.example/p#" in auto.read_text()
+    # Issue 48, item 5: each CRE's page on opencre.org, and the import steps printed.
+    assert all(
+        x["cre_url"] == f"https://www.opencre.org/cre/{x['cre_id']}"
+        for x in json.loads(side.read_text())
+    )
+    said = " ".join(done.output.split())
+    assert f'/rest/v1/cre_csv_import -F "cre_csv=@{out}"' in said and "CRE_ALLOW_IMPORT" in said
 
 
 def test_a_standards_name_is_neutralised_in_the_header_too() -> None:

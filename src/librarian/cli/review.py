@@ -351,6 +351,11 @@ def review_export(
     out_file.parent.mkdir(parents=True, exist_ok=True)
     out_file.write_text(text, encoding="utf-8")
     err.print(f"{said} -> {out_file}", markup=False)
+    if fmt == "myopencre":
+        from librarian.review.myopencre import import_steps
+
+        for line in import_steps(str(out_file)):
+            err.print(line, markup=False)
 
 
 def _myopencre(

@@ -36,7 +36,7 @@ from sqlalchemy.orm import Session
 
 from librarian.catalogue.hub import Hub
 from librarian.errors import InputError
-from librarian.review.sheets import neutralise
+from librarian.review.sheets import cre_url, neutralise
 from librarian.schemas.records import split_plain_locator_id
 from librarian.store.decisions import LINKED, REVIEW_REQUIRED
 from librarian.store.tables import DecisionRow, HumanDecisionRow
@@ -247,8 +247,20 @@ def sidecar(links: Sequence[SectionLink]) -> list[dict[str, Any]]:
             "status": link.status,
             "confidence": link.confidence,
             "pending_update": link.pending_update,
+            "cre_url": cre_url(link.cre_id),
         }
         for link in links
+    ]
+
+
+def import_steps(path: str) -> list[str]:
+    """How the file gets into an OpenCRE instance (its MyOpenCRE import), in steps."""
+    return [
+        "to import it into OpenCRE: run an instance that allows imports (CRE_ALLOW_IMPORT=1, "
+        "as OpenCRE's MyOpenCRE guide starts it locally), then",
+        f'  curl -X POST http://localhost:5000/rest/v1/cre_csv_import -F "cre_csv=@{path}"',
+        "  (or its MyOpenCRE page's upload); every link imports as a plain LinkedTo: keep the "
+        "sidecar (--sidecar) to tell automatic links from confirmed ones",
     ]
 
 

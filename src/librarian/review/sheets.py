@@ -16,6 +16,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 from pydantic import ValidationError
 
@@ -140,6 +141,14 @@ def to_human_decisions(decisions: Iterable[HumanDecision]) -> str:
     return "".join(json.dumps(dump_decision(d), ensure_ascii=False) + "\n" for d in decisions)
 
 
+OPENCRE_CRE = "https://www.opencre.org/cre/"
+
+
+def cre_url(cre_id: str) -> str:
+    """A CRE's page on opencre.org."""
+    return OPENCRE_CRE + quote(cre_id, safe="")
+
+
 def to_html(items: Sequence[OpenItem], title: str = "librarian: review queue") -> str:
     """One static page: a filterable table with confidence bars and links to the source.
     No inline style attribute, and the one script and style sheet allowed by hash."""
@@ -147,7 +156,8 @@ def to_html(items: Sequence[OpenItem], title: str = "librarian: review queue") -
     rows = []
     for item in items:
         bars = "".join(
-            f'<div class="s"><span class="id">{e(s.cre_id)}</span> {e(s.name)} '
+            f'<div class="s"><a class="id" href="{e(cre_url(s.cre_id))}" '
+            f'rel="noopener noreferrer">{e(s.cre_id)}</a> {e(s.name)} '
             f'<meter min="0" max="1" value="{s.confidence:.3f}"></meter> '
             f'<span class="c">{s.confidence:.2f}</span></div>'
             for s in item.suggestions
