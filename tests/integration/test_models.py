@@ -235,6 +235,13 @@ def test_hub_search_finds_cres_by_meaning_and_hub_show_names_them() -> None:
     assert all(0 <= hit["meaning"] <= 1 and 0 <= hit["words"] <= 1 for hit in rotation)
     plain = runner.invoke(app, ["hub", "search", "key rotation", "--limit", "2"]).output
     assert "meaning: the cosine of TEXT to the CRE's name and path, 0-1" in " ".join(plain.split())
+    # Issue 48, item 5: several queries from stdin, the models loaded once.
+    many = runner.invoke(
+        app, ["hub", "search", "-", "--json", "--limit", "1"], input="DoS\n\nkey rotation\n"
+    )
+    answers = [json.loads(line) for line in many.output.splitlines()]
+    assert [a["query"] for a in answers] == ["DoS", "key rotation"]
+    assert answers[0]["hits"][0]["cre_id"] == "623-550"
     shown = runner.invoke(app, ["hub", "show", "616-305", "--json"])
     assert shown.exit_code == 0
     card = json.loads(shown.output)

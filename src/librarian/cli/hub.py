@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Iterator
 from typing import Annotated, Any
 
 import typer
@@ -18,35 +19,65 @@ app = typer.Typer(no_args_is_help=True, help="The hub catalogue: find a CRE, sho
 
 @app.command("search")
 def hub_search(
-    text: Annotated[str, typer.Argument(help="what the CRE is about, in words or an id")],
+    text: Annotated[
+        str,
+        typer.Argument(
+            help="what the CRE is about, in words or an id; '-': a query a line on stdin"
+        ),
+    ],
     limit: LimitOpt = 10,
     as_json: JsonOpt = False,
     hub: HubsOpt = None,
     home: HomeOpt = None,
 ) -> None:
     """CREs by meaning and by words together ("DoS" finds "Denial Of Service protection"),
-    with the embedder the trained models use (else the packaged MiniLM)."""
+    with the embedder the trained models use (else the packaged MiniLM). TEXT '-' answers
+    each line of stdin in turn, the models loaded once (--json: a JSON line each)."""
     from librarian.catalogue.teams import load_hubs
 
-    query = unicode_text(text, "TEXT").strip()
-    if not query:
-        raise UsageError("TEXT is empty: say what the CRE is about")
+    queries = _queries(text)
     first, *rest = hub or [DEFAULT_HUB]
-    hits = hub_finder(load_hubs(first, rest), home_of(home)).search(query, limit)
-    if as_json:
-        rows = [
-            {
-                "cre_id": h.cre_id,
-                "name": h.name,
-                "path": h.path,
-                "score": round(h.score, 4),
-                "meaning": round(h.meaning, 4),
-                "words": round(h.words, 4),
-            }
-            for h in hits
-        ]
+    finder = hub_finder(load_hubs(first, rest), home_of(home))
+    for query in queries:
+        hits = finder.search(query, limit)
+        if as_json:
+            _json_hits(hits, query if text == "-" else None)
+        else:
+            _shown_hits(hits, query if text == "-" else None)
+
+
+def _queries(text: str) -> Iterator[str]:
+    """TEXT as one query, or stdin's lines ('-'), blank lines skipped; checked first."""
+    if text != "-":
+        query = unicode_text(text, "TEXT").strip()
+        if not query:
+            raise UsageError("TEXT is empty: say what the CRE is about")
+        return iter([query])
+    return (q for line in sys.stdin if (q := unicode_text(line, "a line of stdin").strip()))
+
+
+def _json_hits(hits: list[Any], query: str | None) -> None:
+    rows = [
+        {
+            "cre_id": h.cre_id,
+            "name": h.name,
+            "path": h.path,
+            "score": round(h.score, 4),
+            "meaning": round(h.meaning, 4),
+            "words": round(h.words, 4),
+        }
+        for h in hits
+    ]
+    if query is None:
         sys.stdout.write(json.dumps(rows, indent=1) + "\n")
-        return
+    else:
+        sys.stdout.write(json.dumps({"query": query, "hits": rows}) + "\n")
+    sys.stdout.flush()
+
+
+def _shown_hits(hits: list[Any], query: str | None) -> None:
+    if query is not None:
+        out.print(f"== {query}", markup=False)
     if not hits:
         out.print("no CRE matches", markup=False)
         return
