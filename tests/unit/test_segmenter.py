@@ -202,3 +202,51 @@ def test_requirements_glued_into_one_paragraph_are_warned_of(tmp_path: Path) -> 
     split = plain_lines(path, NAME).split
     assert split is not None and split.items == 1
     assert split.lines()[-1].startswith("warning: 8 sentences state requirements but only 1")
+
+
+def test_rules_under_generic_headings_read_as_the_same_rules_without_headings(
+    tmp_path: Path,
+) -> None:
+    """Issue 48, item 2: the 25 company rules as Word under "Part 1" … "Part 5" scored
+    17/25 at top-1 against 20/25 from the same rules as CSV: the generic heading was read
+    into every rule. Here the packaged sample policy under "Part N" headings: the models
+    read the same text as from its CSV of ids and texts, and decide the same."""
+    import csv
+
+    import docx
+
+    from librarian.paths import packaged_data
+    from librarian.pipeline.run import Collected, RunParts, run_source
+    from librarian.pipeline.sources import PlainFile
+    from librarian.schemas.records import RunSummary
+    from tests.stubs import stub_pipeline
+
+    with (packaged_data("samples") / "sample_policy.csv").open(encoding="utf-8") as handle:
+        rules = [(row["id"], row["text"]) for row in csv.DictReader(handle)]
+    table = tmp_path / "rules.csv"
+    table.write_text("id,text\n" + "".join(f'{i},"{t}"\n' for i, t in rules), encoding="utf-8")
+    document = docx.Document()
+    for n, (rule_id, text) in enumerate(rules):
+        if n % 3 == 0:
+            document.add_heading(f"Part {n // 3 + 1}", 1)
+        document.add_paragraph(f"{rule_id} {text}")
+    word = tmp_path / "rules.docx"
+    document.save(str(word))
+
+    def decided(path: Path) -> list[tuple[str, str, list[str]]]:
+        pipeline = stub_pipeline(threshold=0.5)
+        summary = RunSummary(run_id="p", input=str(path), out_dir="", started_at="")
+        collected = Collected()
+        batches = PlainFile(path, "Acme Policy").batches(100)
+        parts = RunParts(sinks=[collected])
+        run_source(pipeline, batches, pipeline.context("p"), summary, parts)
+        out = []
+        for envelope in collected.result.envelopes:
+            links = getattr(envelope, "links", None) or envelope.suggested_links or []
+            out.append((envelope.chunk_id, type(envelope).__name__, [x.cre_id for x in links]))
+        return sorted(out)
+
+    rows = {kind: plain_lines(path, NAME).lines for kind, path in (("csv", table), ("docx", word))}
+    texts = {kind: [json.loads(raw)["content"] for _, raw in lines] for kind, lines in rows.items()}
+    assert texts["docx"] == texts["csv"]  # no title from "Part N": the models read the rule
+    assert len(rules) == 13 and decided(word) == decided(table)
