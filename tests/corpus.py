@@ -55,7 +55,7 @@ class Document:
     name: str
     title: str
     parts: tuple[Part, ...]
-    formats: tuple[str, ...] = ("docx", "pdf", "md")
+    formats: tuple[str, ...] = ("docx", "pdf", "bare.pdf", "md")
 
     def items(self) -> list[tuple[str, str]]:
         """(id, text) of every item a reader must find, in order."""
@@ -76,8 +76,13 @@ class Document:
         return sum(1 for part in self.parts if isinstance(part, Text) and part.expect == NOTE)
 
     def save(self, kind: str, folder: Path) -> Path:
+        """`kind`: docx, md, pdf (with bookmarks, as Word saves one by default), or
+        "bare.pdf" (no bookmarks: headings by their size and weight alone)."""
         path = folder / f"{self.name}.{kind}"
-        {"docx": _docx, "pdf": _pdf, "md": _markdown}[kind](self, path)
+        if kind == "bare.pdf":
+            _pdf(self, path, outline=False)
+        else:
+            {"docx": _docx, "pdf": _pdf, "md": _markdown}[kind](self, path)
         return path
 
 
@@ -100,7 +105,7 @@ def _docx(document: Document, out: Path) -> None:
     word.save(str(out))
 
 
-def _pdf(document: Document, out: Path) -> None:
+def _pdf(document: Document, out: Path, outline: bool = True) -> None:
     from fpdf import FPDF
 
     pdf: Any = FPDF()
@@ -113,7 +118,8 @@ def _pdf(document: Document, out: Path) -> None:
         if isinstance(part, Heading):
             number = 0
             pdf.set_font("helvetica", style="B", size=13 if part.level == 1 else 11)
-            pdf.start_section(part.text, level=part.level - 1)
+            if outline:
+                pdf.start_section(part.text, level=part.level - 1)
             pdf.cell(0, 9, part.text, new_x="LMARGIN", new_y="NEXT")
             continue
         assert isinstance(part, Text), "a PDF table is not in this corpus"

@@ -218,6 +218,7 @@ def test_rules_under_generic_headings_read_as_the_same_rules_without_headings(
     from librarian.paths import packaged_data
     from librarian.pipeline.run import Collected, RunParts, run_source
     from librarian.pipeline.sources import PlainFile
+    from librarian.schemas.envelopes import LinkProposal
     from librarian.schemas.records import RunSummary
     from tests.stubs import stub_pipeline
 
@@ -242,7 +243,9 @@ def test_rules_under_generic_headings_read_as_the_same_rules_without_headings(
         run_source(pipeline, batches, pipeline.context("p"), summary, parts)
         out = []
         for envelope in collected.result.envelopes:
-            links = getattr(envelope, "links", None) or envelope.suggested_links or []
+            links = (
+                envelope.links if isinstance(envelope, LinkProposal) else envelope.suggested_links
+            ) or []
             out.append((envelope.chunk_id, type(envelope).__name__, [x.cre_id for x in links]))
         return sorted(out)
 
@@ -250,3 +253,10 @@ def test_rules_under_generic_headings_read_as_the_same_rules_without_headings(
     texts = {kind: [json.loads(raw)["content"] for _, raw in lines] for kind, lines in rows.items()}
     assert texts["docx"] == texts["csv"]  # no title from "Part N": the models read the rule
     assert len(rules) == 13 and decided(word) == decided(table)
+
+
+def test_a_pdfs_ligatures_read_as_the_letters_a_word_file_holds() -> None:
+    from librarian.pipeline.shapes.pdf import Fragment, _rows
+
+    (line,) = _rows([Fragment(700.0, 72.0, "Conﬁguration ﬁles must be ﬂagged", 10.0)], 1, 0)
+    assert line.text == "Configuration files must be flagged"

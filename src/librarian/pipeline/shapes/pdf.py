@@ -39,6 +39,17 @@ NUMBERED_HEADING = re.compile(r"^(?P<number>\d+(?:\.\d+)*)\.?\s+(?P<title>[^\W\d
 TABLE_OF_CONTENTS = re.compile(r"(?:\.\s*){4,}\d+\s*$")
 SAME_LINE = 2.0  # points: text fragments this close in height are one line
 GLYPH = 0.5  # an average glyph's width, in ems
+# Typeset ligatures, as the text a Word file holds spells them ("ﬁle" is "file").
+LIGATURES = str.maketrans(
+    {
+        "\ufb00": "ff",
+        "\ufb01": "fi",
+        "\ufb02": "fl",
+        "\ufb03": "ffi",
+        "\ufb04": "ffl",
+        "\ufb06": "st",
+    }
+)
 PARAGRAPH_GAP = 1.3  # a gap this many times the page's line pitch ends a paragraph
 LINE_PITCH = 1.4  # the widest line pitch of running text, in ems (Word's is ~1.25)
 RUNNING = 0.6  # a first or last line on this share of pages (or more) is a running header
@@ -223,6 +234,7 @@ def _rows(fragments: list[Fragment], page: int, before: int) -> list[Line]:
     out: list[Line] = []
     for row in rows:
         text = " ".join(" ".join(f.text for f in sorted(row, key=lambda f: f.x)).split())
+        text = text.translate(LIGATURES)
         if text:
             size, bold = max(f.size for f in row), all(f.bold for f in row)
             out.append(Line(page, before + len(out) + 1, row[0].y, text, size, bold))
@@ -351,9 +363,12 @@ def _outline(reader: Any) -> list[Heading]:
 
 
 # A list item's own marker: a bullet, or a number or letter ("1.", "a)", "(iv)").
-BULLET = re.compile(r"^\s*[\u2022\u25cf\u25aa\u25e6\u2023\u2219\u00b7\u2013*-]\s+")
+BULLET = re.compile(
+    r"^\s*[\u2022\u25cf\u25aa\u25a0\u25e6\u2023\u2043\u2219\u00b7\u2013*\uf0b7\uf0a7\uf076\uf0d8-]\s+"
+)
 NUMBER = re.compile(r"^\s*\(?(?:\d{1,2}|[a-z]|[ivx]{1,4})[.)]\s+(?=\S)")
 _ENDS_SENTENCE = (".", ";", ":", "!", "?")
+MAX_HEADING_CHARS = 80
 
 
 @dataclass
@@ -369,9 +384,12 @@ class _Sections:
     lines: list[Line] = field(default_factory=list)  # the paragraph being read
     pitch: dict[int, float] = field(default_factory=dict)  # page -> its line pitch
     read_any: bool = False  # a paragraph read
+    sizes: list[float] = field(default_factory=list)  # headings' sizes, largest first
+    title_size: float = 0.0  # the title's (0: none found)
 
     def blocks(self, lines: list[Line]) -> Iterator[Block]:
         self.pitch = _pitches(lines)
+        self.sizes = self._heading_sizes(lines)
         upcoming = list(self.outline)
         for at, line in enumerate(lines):
             while upcoming and _reached(upcoming[0], line):
@@ -392,6 +410,12 @@ class _Sections:
                 yield from self.enter(Heading(line.page, line.y, level, title))
                 continue
             if self._title(line):
+                continue
+            if not self.outline and (level := self._styled(line)) is not None:
+                # No outline: a short line set in a heading's size or weight heads what
+                # follows (as Word's headings do once saved as a PDF without bookmarks).
+                yield from self.paragraph()
+                yield from self.enter(Heading(line.page, line.y, level, line.text))
                 continue
             if self.lines and self._starts_paragraph(line):
                 yield from self.paragraph()
@@ -425,9 +449,46 @@ class _Sections:
         return not continued and not states_requirement(line.text)
 
     def _title(self, line: Line) -> bool:
-        """The document's title: set apart, on its first page, before any heading or text."""
+        """The document's title: on its first page, before any heading or text, the one
+        line set larger than any heading."""
         first = line.page == 1 and not self.path and not self.lines and not self.read_any
-        return first and self._set_apart(line) and not states_requirement(line.text)
+        return first and self.title_size > 0 and round(line.size, 1) == self.title_size
+
+    def _set_as_heading(self, line: Line) -> bool:
+        """Set apart, short, no sentence: a heading's or the title's line (an id and all)."""
+        text = line.text.strip()
+        return (
+            self._set_apart(line)
+            and len(text) <= MAX_HEADING_CHARS
+            and not text.endswith((".", ";", ":", ","))
+        )
+
+    def _heading_like(self, line: Line) -> bool:
+        text = line.text.strip()
+        return (
+            self._set_as_heading(line)
+            and (text[:1].isupper() or text[:1].isdigit())
+            and not states_requirement(text)
+            and (REQUIREMENT_ID.match(text) is None or line.size > self.body_size + 0.5)
+            and not BULLET.match(text)
+        )  # a numbered heading ("A.5 Organizational controls") is set larger, not bold alone
+
+    def _heading_sizes(self, lines: list[Line]) -> list[float]:
+        """The sizes headings are set in, largest first; the title's size apart (the one
+        line, on the first page, larger than every other heading)."""
+        found = Counter(round(ln.size, 1) for ln in lines if self._set_as_heading(ln))
+        sizes = sorted((s for s in found if s > self.body_size + 0.5), reverse=True)
+        if sizes and found[sizes[0]] == 1 and len(sizes) > 1:
+            self.title_size = sizes.pop(0)
+        return sizes
+
+    def _styled(self, line: Line) -> int | None:
+        """A heading's level by its size (the largest first; bold at the text's size
+        last), or None: no heading."""
+        if not self._heading_like(line):
+            return None
+        size = round(line.size, 1)
+        return self.sizes.index(size) + 1 if size in self.sizes else len(self.sizes) + 1
 
     def _set_apart(self, line: Line) -> bool:
         return bool(self.body_size) and (line.bold or line.size > self.body_size + 0.5)
