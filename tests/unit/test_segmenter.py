@@ -260,3 +260,60 @@ def test_a_pdfs_ligatures_read_as_the_letters_a_word_file_holds() -> None:
 
     (line,) = _rows([Fragment(700.0, 72.0, "Conﬁguration ﬁles must be ﬂagged", 10.0)], 1, 0)
     assert line.text == "Configuration files must be flagged"
+
+
+def test_words_own_multi_level_numbers_are_ids_as_in_the_pdf_it_saves(tmp_path: Path) -> None:
+    """Word draws a list's numbers from its numbering part: "1.2 Accounts must …" in the
+    PDF is "Accounts must …" in the .docx. A multi-part number is the requirement's id in
+    both; a single one numbers a list item in both."""
+    import docx
+    from docx.oxml import parse_xml
+
+    w = 'xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main"'
+    document = docx.Document()
+    numbering = document.part.numbering_part.element
+    numbering.append(
+        parse_xml(
+            f'<w:abstractNum {w} w:abstractNumId="90">'
+            '<w:lvl w:ilvl="0"><w:start w:val="1"/><w:numFmt w:val="decimal"/>'
+            '<w:lvlText w:val="%1."/></w:lvl>'
+            '<w:lvl w:ilvl="1"><w:start w:val="1"/><w:numFmt w:val="decimal"/>'
+            '<w:lvlText w:val="%1.%2"/></w:lvl></w:abstractNum>'
+        )
+    )
+    numbering.append(parse_xml(f'<w:num {w} w:numId="90"><w:abstractNumId w:val="90"/></w:num>'))
+    rules = [
+        (0, "Accounts"),
+        (1, "Accounts must be approved by their owner."),
+        (1, "Accounts must be reviewed every quarter."),
+        (0, "Passwords"),
+        (1, "Passwords must be twelve characters or more."),
+    ]
+    document.add_heading("Identity", 1)
+    for level, text in rules:
+        paragraph = document.add_paragraph(text)
+        paragraph._p.get_or_add_pPr().append(
+            parse_xml(f'<w:numPr {w}><w:ilvl w:val="{level}"/><w:numId w:val="90"/></w:numPr>')
+        )
+    word = tmp_path / "numbered.docx"
+    document.save(str(word))
+    pdf = _fpdf()
+    pdf.add_page()
+    pdf.set_font("helvetica", style="B", size=13)
+    pdf.start_section("Identity")
+    pdf.cell(0, 9, "Identity", new_x="LMARGIN", new_y="NEXT")
+    pdf.set_font("helvetica", size=10)
+    for label, (_, text) in zip(["1.", "1.1", "1.2", "2.", "2.1"], rules, strict=True):
+        pdf.multi_cell(0, 5, f"{label} {text}", new_x="LMARGIN", new_y="NEXT")
+        pdf.ln(2)
+    printed = tmp_path / "numbered.pdf"
+    pdf.output(str(printed))
+    read = items(word)[0]
+    assert [(i, t) for i, t, _, _ in read] == [
+        ("identity-1", "Accounts"),
+        ("1.1", "Accounts must be approved by their owner."),
+        ("1.2", "Accounts must be reviewed every quarter."),
+        ("identity-2", "Passwords"),
+        ("2.1", "Passwords must be twelve characters or more."),
+    ]
+    assert items(printed)[0] == read

@@ -440,11 +440,13 @@ class _Sections:
         yield _listed(text, where)
 
     def _heading(self, line: Line, after: list[Line]) -> bool:
-        """A numbered line is a heading when it is set larger or bold than the text, or
-        states no requirement and the next line does not continue its sentence (a
-        numbered list item, "1. Users must be …", is no heading)."""
+        """A numbered line is a heading when it is set larger or bold than the text, or,
+        numbered "1.2" (not a list's "1."), states no requirement and the next line does
+        not continue its sentence (a numbered list item, "1. Users must be …", is none)."""
         if not self.body_size or self._set_apart(line):
             return True
+        if NUMBER.match(line.text):
+            return False  # "1. Accounts" in the text's own type: a list's item
         continued = bool(after) and after[0].page == line.page and after[0].text[:1].islower()
         return not continued and not states_requirement(line.text)
 

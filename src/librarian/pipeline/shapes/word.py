@@ -30,7 +30,8 @@ from librarian.pipeline.shapes.rows import (
     Unreadable,
     heading_title,
 )
-from librarian.pipeline.shapes.segment import Block, BlockKind, Segmenter
+from librarian.pipeline.shapes.segment import Block, Segmenter
+from librarian.pipeline.shapes.word_lists import Numbering, numbered_id
 
 OLE_MAGIC = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"
 # Inflated size limits of a package's parts (docs/reliability.md): a 100,000-paragraph
@@ -50,7 +51,7 @@ BLOCK_WRAPPERS = {f"{W}sdt", f"{W}sdtContent", f"{W}ins", f"{W}customXml", f"{W}
 
 def read(path: Path) -> Iterator[PlainRow | Unreadable | Split]:
     document = _open(path)
-    walker = _Walker(_style_names(document), _list_formats(document))
+    walker = _Walker(_style_names(document), Numbering.of(document))
     for kind, block in _blocks(document.element.body):
         yield from (walker.table(block) if kind == "table" else walker.paragraph(block))
     yield from walker.segmenter.end()
@@ -197,31 +198,10 @@ def _too_big(path: Path, size: int) -> PlainInputError:
     )
 
 
-def _list_formats(document: Any) -> dict[tuple[str, str], str]:
-    """(numbering id, level) -> its number format ("bullet", "decimal", ...): whether a
-    paragraph numbered by Word's list numbering is a bullet or a numbered item."""
-    try:
-        numbering = document.part.numbering_part.element
-    except (KeyError, NotImplementedError, AttributeError):
-        return {}
-    abstract: dict[str, dict[str, str]] = {}
-    for definition in numbering.iter(f"{W}abstractNum"):
-        levels = abstract.setdefault(definition.get(f"{W}abstractNumId"), {})
-        for lvl in definition.iter(f"{W}lvl"):
-            fmt = lvl.find(f"{W}numFmt")
-            levels[lvl.get(f"{W}ilvl")] = fmt.get(f"{W}val") if fmt is not None else "decimal"
-    formats: dict[tuple[str, str], str] = {}
-    for num in numbering.iter(f"{W}num"):
-        ref = num.find(f"{W}abstractNumId")
-        for level, fmt in abstract.get(ref.get(f"{W}val") if ref is not None else "", {}).items():
-            formats[(num.get(f"{W}numId"), level)] = fmt
-    return formats
-
-
 @dataclass
 class _Walker:
     styles: dict[str, str]  # style id -> name
-    lists: dict[tuple[str, str], str]  # (numbering id, level) -> number format
+    lists: Numbering  # Word's list numbering, counted as the paragraphs are read
     segmenter: Segmenter = field(default_factory=Segmenter)
     read_any: bool = False  # any paragraph or table row with text
     paragraphs: int = 0
@@ -242,24 +222,31 @@ class _Walker:
             level = int(style.split()[-1]) if style.split()[-1].isdigit() else 1
             yield from self.segmenter.feed(Block("heading", heading_title(text), where, level))
             return
-        yield from self.segmenter.feed(Block(self._list_kind(p, style), text, where))
+        yield from self.segmenter.feed(self._listed(p, style, text, where))
 
-    def _list_kind(self, p: Any, style: str) -> BlockKind:
+    def _listed(self, p: Any, style: str, text: str, where: str) -> Block:
+        """The paragraph as a block: a list item (Word's number put before a text it
+        identifies, "1.2 Users must …", as the PDF Word saves shows it), or not."""
         if style.startswith("List Number"):
-            return "numbered"
+            return Block("numbered", text, where)
         if style.startswith("List Bullet"):
-            return "bullet"
+            return Block("bullet", text, where)
         numbered = p.find(f"{W}pPr/{W}numPr")
-        if numbered is None:
-            return "paragraph"
-        num, level = numbered.find(f"{W}numId"), numbered.find(f"{W}ilvl")
-        key = (
-            num.get(f"{W}val") if num is not None else "",
-            level.get(f"{W}val") if level is not None else "0",
+        num = numbered.find(f"{W}numId") if numbered is not None else None
+        if num is None or num.get(f"{W}val") in (None, "0"):  # "0": numbering off
+            return Block("paragraph", text, where)
+        level = numbered.find(f"{W}ilvl")
+        bullet, label = self.lists.label(
+            num.get(f"{W}val"), level.get(f"{W}val") if level is not None else "0"
         )
-        if key[0] == "0":  # numbering id 0: numbering switched off
-            return "paragraph"
-        return "bullet" if self.lists.get(key, "decimal") in ("bullet", "none") else "numbered"
+        if bullet:
+            return Block("bullet", text, where)
+        found = numbered_id(label)
+        return (
+            Block("paragraph", f"{found} {text}", where)
+            if found
+            else Block("numbered", text, where)
+        )
 
     def table(self, tbl: Any) -> Iterator[PlainRow | Unreadable]:
         self.tables += 1
