@@ -284,7 +284,7 @@ TABLES = Document(
         ),
         p("VR-3 Vendors must report incidents within 24 hours.", "VR-3"),
     ),
-    formats=("docx", "md"),  # PDF tables are read as lines (docs/reliability.md)
+    formats=("docx", "md"),  # a PDF table is read as lines of text (docs/guide.md, "Inputs")
 )
 
 CORPUS = (COMPANY, ISO, NIST, NUMBERED, BULLETS, PLAIN, TABLES)

@@ -1,9 +1,11 @@
-"""A PDF, read with pypdf: text by line with its page and line, running headers and
-footers removed, a table of contents skipped, sections from the outline (bookmarks) and
-from the numbered headings ("4.2.1 Session management") it does not list. Within a
-section, a line that opens with a requirement id starts a section of its own and the
-lines after it continue it; text under a heading with no requirement in it is one
-section, its id the heading's slug.
+"""A PDF, read with pypdf: text by line with its page, line, size and weight, running
+headers and footers removed, a table of contents skipped, two-column pages read a column
+at a time, filled form fields read where they sit. Headings from the outline (bookmarks),
+numbered headings ("4.2.1 Session management") it does not list, and, without an
+outline, lines set in a heading's size or weight; the title apart. Lines make paragraphs
+(a wider gap than the page's line pitch ends one, as does a line opening with an id or a
+list marker), and the paragraphs are blocks for the segmenter (`segment.py`), which
+makes the items, as it does for a Word file of the same document.
 
 Refused in one line: a damaged file, one that needs a password to open, and one with no
 text layer (a scan: nothing to read without OCR).

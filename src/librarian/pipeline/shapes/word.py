@@ -1,8 +1,9 @@
-"""A Word document (.docx), read with python-docx: headings make section paths; a
-paragraph that opens with a requirement id ("SEC-01 …"), or a "List Number" paragraph,
-starts a section, and the paragraphs after it continue it; a table with `id` and `text`
-columns is read like a CSV, a row a section. Text under a heading with no requirement in
-it is one section, its id the heading path's slug (as in Markdown).
+"""A Word document (.docx), read with python-docx: its paragraphs, list items (Word's own
+list numbers counted, `word_lists.py`) and tables, in order, as blocks for the segmenter
+(`segment.py`), which makes the items; headings (Word's heading styles) make section
+paths. A table with `id` and `text` columns is read like a CSV, a row an item. Text in
+content controls, tracked insertions, nested tables and text boxes is read, a text box
+once.
 
 Refused in one line, before python-docx reads anything: a password-protected file (an
 encrypted Word file is an OLE container, not a zip), a damaged one, one that carries
