@@ -317,3 +317,67 @@ def test_words_own_multi_level_numbers_are_ids_as_in_the_pdf_it_saves(tmp_path: 
         ("2.1", "Passwords must be twelve characters or more."),
     ]
     assert items(printed)[0] == read
+
+
+@pytest.mark.parametrize(
+    ("typed", "expected"),
+    [
+        ("AC-01 \u2013 Users must be approved.", ("AC-01", "Users must be approved.")),
+        ("[POL-AC-01] Accounts must be reviewed.", ("POL-AC-01", "Accounts must be reviewed.")),
+        ("AC-01: users must be approved.", ("AC-01", "users must be approved.")),
+        ("POL_CR_02 keys must be rotated.", ("POL_CR_02", "keys must be rotated.")),
+    ],
+)
+def test_ids_set_off_by_a_dash_a_bracket_or_before_lower_case_text(
+    tmp_path: Path, typed: str, expected: tuple[str, str]
+) -> None:
+    import docx
+
+    document = docx.Document()
+    document.add_heading("Rules", 1)
+    document.add_paragraph(typed)
+    path = tmp_path / "ids.docx"
+    document.save(str(path))
+    assert [(i, t) for i, t, _, _ in items(path)[0]] == [expected]
+
+
+def test_prose_naming_a_standard_is_still_no_id(tmp_path: Path) -> None:
+    from librarian.pipeline.shapes.rows import requirement_id
+
+    assert requirement_id("ASN.1 definitions must be validated.") is None
+    assert requirement_id("TLS 1.2 must be used.") is None
+
+
+def test_list_markers_typed_by_hand_in_word_read_as_the_pdfs(tmp_path: Path) -> None:
+    """A Word list typed by hand ("1) Users must …") is what a PDF shows of any list."""
+    import docx
+
+    document = docx.Document()
+    document.add_heading("Rules", 1)
+    for line in ("1) Users must sign in.", "2) Sessions must expire.", "\u2022 Logs must be kept."):
+        document.add_paragraph(line)
+    path = tmp_path / "typed.docx"
+    document.save(str(path))
+    assert [(i, t) for i, t, _, _ in items(path)[0]] == [
+        ("rules-1", "Users must sign in."),
+        ("rules-2", "Sessions must expire."),
+        ("rules-3", "Logs must be kept."),
+    ]
+
+
+def test_a_house_heading_style_built_on_a_heading_is_a_heading(tmp_path: Path) -> None:
+    """A house style ("Policy Chapter", based on Heading 1) or a paragraph's own outline
+    level makes a heading, as Word's navigation pane and its PDF bookmarks show it."""
+    import docx
+    from docx.enum.style import WD_STYLE_TYPE
+
+    document = docx.Document()
+    chapter = document.styles.add_style("Policy Chapter", WD_STYLE_TYPE.PARAGRAPH)
+    chapter.base_style = document.styles["Heading 1"]
+    document.add_paragraph("Access control", style="Policy Chapter")
+    document.add_paragraph("AC-01 Accounts must be approved.")
+    path = tmp_path / "house.docx"
+    document.save(str(path))
+    assert items(path)[0] == [
+        ("AC-01", "Accounts must be approved.", ("Access control",), "Access control")
+    ]

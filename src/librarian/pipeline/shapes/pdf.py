@@ -24,15 +24,23 @@ from pathlib import Path
 from typing import Any
 
 from librarian.pipeline.shapes.rows import (
-    REQUIREMENT_ID,
     PlainInputError,
     PlainRow,
     PlainShape,
     Split,
     Unreadable,
+    requirement_id,
 )
 from librarian.pipeline.shapes.rows import heading_title as titled
-from librarian.pipeline.shapes.segment import Block, Segmenter, is_note, states_requirement
+from librarian.pipeline.shapes.segment import (
+    BULLET,
+    NUMBER,
+    Block,
+    Segmenter,
+    is_note,
+    starts_item,
+    states_requirement,
+)
 
 # A numbered heading when there is no outline: a short line, "4.2 Title words", no
 # closing full stop (a requirement "4.2.1 Passwords must be hashed." is a sentence).
@@ -332,7 +340,7 @@ def _running(line: Line, running: set[str]) -> bool:
     one (a document of one requirement a page has such a line first on every page)."""
     return (
         _shape(line) in running
-        and REQUIREMENT_ID.match(line.text) is None
+        and requirement_id(line.text) is None
         and not states_requirement(line.text)
     )
 
@@ -364,11 +372,6 @@ def _outline(reader: Any) -> list[Heading]:
     return sorted(headings, key=lambda h: (h.page, -(h.top if h.top is not None else 1e9)))
 
 
-# A list item's own marker: a bullet, or a number or letter ("1.", "a)", "(iv)").
-BULLET = re.compile(
-    r"^\s*[\u2022\u25cf\u25aa\u25a0\u25e6\u2023\u2043\u2219\u00b7\u2013*\uf0b7\uf0a7\uf076\uf0d8-]\s+"
-)
-NUMBER = re.compile(r"^\s*\(?(?:\d{1,2}|[a-z]|[ivx]{1,4})[.)]\s+(?=\S)")
 _ENDS_SENTENCE = (".", ";", ":", "!", "?")
 MAX_HEADING_CHARS = 80
 
@@ -439,7 +442,7 @@ class _Sections:
         self.read_any = True
         text, first = " ".join(ln.text for ln in lines), lines[0]
         where = f"page {first.page}, line {first.number}"
-        yield _listed(text, where)
+        yield Block("paragraph", text, where)
 
     def _heading(self, line: Line, after: list[Line]) -> bool:
         """A numbered line is a heading when it is set larger or bold than the text, or,
@@ -473,7 +476,7 @@ class _Sections:
             self._set_as_heading(line)
             and (text[:1].isupper() or text[:1].isdigit())
             and not states_requirement(text)
-            and (REQUIREMENT_ID.match(text) is None or line.size > self.body_size + 0.5)
+            and (requirement_id(text) is None or line.size > self.body_size + 0.5)
             and not BULLET.match(text)
         )  # a numbered heading ("A.5 Organizational controls") is set larger, not bold alone
 
@@ -499,7 +502,7 @@ class _Sections:
 
     def _starts_paragraph(self, line: Line) -> bool:
         last = self.lines[-1]
-        if REQUIREMENT_ID.match(line.text) or BULLET.match(line.text) or NUMBER.match(line.text):
+        if starts_item(line.text):
             return True
         if is_note(line.text):
             return True
@@ -511,16 +514,6 @@ class _Sections:
         if last.size:  # a page of one-line paragraphs has their gap as its commonest
             pitch = min(pitch or LINE_PITCH * last.size, LINE_PITCH * last.size)
         return bool(pitch) and last.y - line.y > pitch * PARAGRAPH_GAP + 0.5
-
-
-def _listed(text: str, where: str) -> Block:
-    """A paragraph as a block: a list item without its marker, when it has one."""
-    if REQUIREMENT_ID.match(text) is None:
-        if BULLET.match(text):
-            return Block("bullet", BULLET.sub("", text, count=1), where)
-        if NUMBER.match(text):
-            return Block("numbered", NUMBER.sub("", text, count=1), where)
-    return Block("paragraph", text, where)
 
 
 def _pitches(lines: list[Line]) -> dict[int, float]:

@@ -143,20 +143,35 @@ def text_of(path: Path) -> str:
 # A requirement's own id at the start of a paragraph or line, in the shapes policies and
 # standards write them: "SEC-01", "AC-2", "R1", "V2.1.1", "4.2.1", multi-part ones
 # ("POL-AC-01", "POL-AC01", "POL.AC.01", "POL_AC_01", "ISP-3.2", "REQ-001", ISO's "A.5.1"),
-# NIST's enhancements ("AC-2(1)") and sections ("§ 4.2"). The requirement after it opens
-# with a capital, a digit, a quote or a bracket ("ASN.1 definitions must …" is prose
-# naming a standard, not requirement ASN.1). Each letter part is set off by a separator,
-# so the pattern reads a line once (no part can be split two ways: no backtracking blow-up).
+# NIST's enhancements ("AC-2(1)") and sections ("§ 4.2"), bracketed or not ("[AC-01]"),
+# set off by a space, a colon or a dash, en or em ("AC-01 - Users must …"). The text after
+# it opens with a capital, a digit, a quote or a bracket ("ASN.1 definitions must …" is
+# prose naming a standard, not requirement ASN.1); after an id with a hyphen or an
+# underscore before its number ("AC-01 users must …") it may open in lower case. Each
+# letter part is set off by a separator, so the pattern reads a line once (no part can
+# be split two ways: no backtracking blow-up).
 ID_SHAPE = (
     r"§\s?\d+(?:\.\d+)*"
     r"|[A-Z]+(?:[-._:][A-Z]+)*[-._:]?\d+(?:[.\-_]\d+)*(?:\(\d+\))?"
     r"|\d+(?:\.\d+)+"
 )
+_AFTER_ID = r"\]?[.:)]?\s+(?:[-\u2013\u2014:]\s+)?"
 REQUIREMENT_ID = re.compile(
-    rf"^\s*(?P<id>{ID_SHAPE})[.:)]?\s+(?P<text>[A-Z\d\"'(\u201c\u2018].*)$", re.S
+    rf"^\s*\[?(?P<id>{ID_SHAPE}){_AFTER_ID}(?P<text>[A-Z\d\"'(\u201c\u2018].*)$", re.S
+)
+_HYPHENATED_ID = re.compile(
+    rf"^\s*\[?(?P<id>[A-Z]+(?:[-_][A-Z]+)*[-_]\d+(?:[.\-_]\d+)*(?:\(\d+\))?){_AFTER_ID}"
+    r"(?P<text>[a-z].*)$",
+    re.S,
 )
 # A table cell that is an id and nothing else.
-ID_CELL = re.compile(rf"^\s*(?:{ID_SHAPE})[.:)]?\s*$")
+ID_CELL = re.compile(rf"^\s*\[?(?:{ID_SHAPE})\]?[.:)]?\s*$")
+
+
+def requirement_id(text: str) -> tuple[str, str] | None:
+    """(the id, the requirement after it) of a text that opens with a requirement's id."""
+    found = REQUIREMENT_ID.match(text) or _HYPHENATED_ID.match(text)
+    return (found.group("id"), found.group("text")) if found else None
 
 
 # A heading's own numbering ("5 ", "4.2.1 ", "A. ", "IV. "): the same chapter is numbered

@@ -4,7 +4,7 @@ paragraphs, list items, tables); the segmenter turns blocks into items, so the s
 document gives the same items whatever it was saved as.
 
 An item starts at
-- a requirement id of any common shape (`rows.REQUIREMENT_ID`: POL-AC-01, A.5.1, AC-2(1));
+- a requirement id of any common shape (`rows.requirement_id`: POL-AC-01, A.5.1, AC-2(1));
 - a numbered list item, and a bulleted one that states a requirement;
 - a paragraph that states one ("must", "shall", "is required", "may only", "is
   prohibited") without an id: its own item, never glued to the one before;
@@ -28,9 +28,9 @@ from typing import Literal
 from librarian.pipeline.shapes.rows import (
     ID_CELL,
     PREAMBLE_ID,
-    REQUIREMENT_ID,
     PlainRow,
     Split,
+    requirement_id,
     requirement_shaped,
     title_of,
 )
@@ -74,6 +74,31 @@ NOTE_HEADING = re.compile(
     r"(?:policy|document|standard)|audience|contacts?)$",
     re.IGNORECASE,
 )
+
+
+# A list item's marker typed into its text, as a PDF shows every list's and a Word file
+# one typed by hand: a bullet ("•", "-", Word's symbol-font ones), or a number or a
+# letter ("1.", "a)", "(iv)").
+BULLET = re.compile(
+    r"^\s*[\u2022\u25cf\u25aa\u25a0\u25e6\u2023\u2043\u2219\u00b7\u2013*\uf0b7\uf0a7\uf076\uf0d8-]\s+"
+)
+NUMBER = re.compile(r"^\s*\(?(?:\d{1,2}|[a-z]|[ivx]{1,4})[.)]\s+(?=\S)")
+_MARKERS: tuple[tuple[re.Pattern[str], BlockKind], ...] = ((BULLET, "bullet"), (NUMBER, "numbered"))
+
+
+def marked(block: Block) -> Block:
+    """A paragraph that opens with a typed list marker, as the list item it is (the
+    marker dropped); any other block as it is."""
+    if requirement_id(block.text) is None:
+        for marker, kind in _MARKERS:
+            if marker.match(block.text):
+                return replace(block, kind=kind, text=marker.sub("", block.text, count=1))
+    return block
+
+
+def starts_item(text: str) -> bool:
+    """Whether a line opens an item of its own: an id or a list marker."""
+    return requirement_id(text) is not None or bool(BULLET.match(text) or NUMBER.match(text))
 
 
 def states_requirement(text: str) -> bool:
@@ -133,7 +158,7 @@ class Segmenter:
             return
         self.split.blocks += 1
         self.split.requirement_sentences += _requirement_sentences(block.text)
-        yield from self._text(block)
+        yield from self._text(marked(block) if block.kind == "paragraph" else block)
 
     def row(self, row: PlainRow) -> Iterator[PlainRow]:
         """A row its shape read whole (a table with `id` and `text` columns), placed."""
@@ -157,12 +182,12 @@ class Segmenter:
         return tuple(h for _, h in self.headings)
 
     def _text(self, block: Block) -> Iterator[PlainRow]:
-        text, found = block.text, REQUIREMENT_ID.match(block.text)
+        text, found = block.text, requirement_id(block.text)
         if not found and (is_note(text) or self._note_section):
             yield from self._close_item()
             yield self._note(block.where, text)
         elif found:
-            yield from self._open(block.where, found.group("id"), found.group("text"), "id")
+            yield from self._open(block.where, found[0], found[1], "id")
         elif self.pending is not None and self.pending.open_list:
             self.pending.parts.append(text)
         elif block.kind == "numbered" or states_requirement(text):

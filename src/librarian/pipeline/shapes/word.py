@@ -52,7 +52,7 @@ BLOCK_WRAPPERS = {f"{W}sdt", f"{W}sdtContent", f"{W}ins", f"{W}customXml", f"{W}
 
 def read(path: Path) -> Iterator[PlainRow | Unreadable | Split]:
     document = _open(path)
-    walker = _Walker(_style_names(document), Numbering.of(document))
+    walker = _Walker(_style_names(document), Numbering.of(document), _outline_levels(document))
     for kind, block in _blocks(document.element.body):
         yield from (walker.table(block) if kind == "table" else walker.paragraph(block))
     yield from walker.segmenter.end()
@@ -118,6 +118,39 @@ def _owner(node: Any) -> Any:
 def _style_names(document: Any) -> dict[str, str]:
     """Style id -> name, read once (python-docx looks a paragraph's style up each time)."""
     return {style.style_id: style.name or "" for style in document.styles}
+
+
+def _outline_levels(document: Any) -> dict[str, int]:
+    """Style id -> the heading level its paragraphs have (from 1): a heading style
+    ("Heading 2"), or any style with an outline level of its own or from the style it is
+    based on (a house's "Policy Chapter" built on Heading 1, a heading style with a
+    translated name)."""
+    own: dict[str, int | None] = {}
+    based: dict[str, str | None] = {}
+    for style in document.styles:
+        element = style.element
+        level = element.find(f"{W}pPr/{W}outlineLvl")
+        value = level.get(f"{W}val") if level is not None else None
+        name = (style.name or "").split()
+        if value is not None and value.isdigit() and int(value) < BODY_LEVEL:
+            own[style.style_id] = int(value) + 1
+        elif name[:1] == ["Heading"] and name[-1].isdigit():
+            own[style.style_id] = int(name[-1])
+        parent = element.find(f"{W}basedOn")
+        based[style.style_id] = parent.get(f"{W}val") if parent is not None else None
+    levels: dict[str, int] = {}
+    for style_id in based:
+        seen: set[str] = set()
+        at: str | None = style_id
+        while at is not None and at not in seen and own.get(at) is None:
+            seen.add(at)
+            at = based.get(at)
+        if at is not None and own.get(at) is not None:
+            levels[style_id] = own[at] or 1
+    return levels
+
+
+BODY_LEVEL = 9  # Word's outline level of body text
 
 
 def _open(path: Path) -> Any:
@@ -203,6 +236,7 @@ def _too_big(path: Path, size: int) -> PlainInputError:
 class _Walker:
     styles: dict[str, str]  # style id -> name
     lists: Numbering  # Word's list numbering, counted as the paragraphs are read
+    headings: dict[str, int]  # style id -> heading level
     segmenter: Segmenter = field(default_factory=Segmenter)
     read_any: bool = False  # any paragraph or table row with text
     paragraphs: int = 0
@@ -214,16 +248,24 @@ class _Walker:
         if not text:
             return
         self.read_any = True
-        style_id = p.find(f"{W}pPr/{W}pStyle")
-        style = self.styles.get(style_id.get(f"{W}val"), "") if style_id is not None else ""
+        style_ref = p.find(f"{W}pPr/{W}pStyle")
+        style_id = style_ref.get(f"{W}val") if style_ref is not None else ""
+        style = self.styles.get(style_id, "")
         if style == "Title":
             return
         where = f"paragraph {self.paragraphs}"
-        if style.startswith("Heading"):
-            level = int(style.split()[-1]) if style.split()[-1].isdigit() else 1
+        if (level := self._heading_level(p, style_id)) is not None:
             yield from self.segmenter.feed(Block("heading", heading_title(text), where, level))
             return
         yield from self.segmenter.feed(self._listed(p, style, text, where))
+
+    def _heading_level(self, p: Any, style_id: str) -> int | None:
+        """The paragraph's heading level: its own outline level, else its style's."""
+        own = p.find(f"{W}pPr/{W}outlineLvl")
+        value = own.get(f"{W}val") if own is not None else None
+        if value is not None and value.isdigit():
+            return int(value) + 1 if int(value) < BODY_LEVEL else None
+        return self.headings.get(style_id)
 
     def _listed(self, p: Any, style: str, text: str, where: str) -> Block:
         """The paragraph as a block: a list item (Word's number put before a text it
