@@ -256,7 +256,8 @@ def test_rules_under_generic_headings_read_as_the_same_rules_without_headings(
 
 
 def test_a_pdfs_ligatures_read_as_the_letters_a_word_file_holds() -> None:
-    from librarian.pipeline.shapes.pdf import Fragment, _rows
+    from librarian.pipeline.shapes.pdf import _rows
+    from librarian.pipeline.shapes.pdf_tables import Fragment
 
     (line,) = _rows([Fragment(700.0, 72.0, "Conﬁguration ﬁles must be ﬂagged", 10.0)], 1, 0)
     assert line.text == "Configuration files must be flagged"
@@ -380,4 +381,33 @@ def test_a_house_heading_style_built_on_a_heading_is_a_heading(tmp_path: Path) -
     document.save(str(path))
     assert items(path)[0] == [
         ("AC-01", "Accounts must be approved.", ("Access control",), "Access control")
+    ]
+
+
+def test_a_pdf_table_ruled_across_only_reads_a_row_per_requirement(tmp_path: Path) -> None:
+    """As Word saves a table with rules between its rows and none between its columns:
+    each cell's text top-aligned, the description wrapping over two lines."""
+    pdf = _fpdf()
+    pdf.add_page()
+    rows = [
+        ("Control", "Description"),
+        ("CTL-01", "Firewalls must deny inbound traffic by default", "and log what they deny."),
+        ("CTL-02", "Servers must be patched within 30 days."),
+    ]
+    top = 30.0
+    pdf.line(10, top, 190, top)
+    for cells in rows:
+        pdf.set_xy(12, top + 2)
+        pdf.cell(30, 5, cells[0])
+        for n, part in enumerate(cells[1:]):
+            pdf.set_xy(50, top + 2 + 5 * n)
+            pdf.cell(130, 5, part)
+        top += 4 + 5 * (len(cells) - 1)
+        pdf.line(10, top, 190, top)
+    path = tmp_path / "ruled.pdf"
+    pdf.output(str(path))
+    found, _ = items(path)
+    assert [(i, t) for i, t, _, _ in found] == [
+        ("CTL-01", "Firewalls must deny inbound traffic by default and log what they deny."),
+        ("CTL-02", "Servers must be patched within 30 days."),
     ]

@@ -18,11 +18,12 @@ import re
 from collections import Counter
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
+from librarian.pipeline.shapes.pdf_tables import Fragment, Rules, Table, tables
 from librarian.pipeline.shapes.rows import (
     PlainInputError,
     PlainRow,
@@ -48,7 +49,6 @@ NUMBERED_HEADING = re.compile(r"^(?P<number>\d+(?:\.\d+)*)\.?\s+(?P<title>[^\W\d
 # A line of a table of contents: dot leaders, then a page number.
 TABLE_OF_CONTENTS = re.compile(r"(?:\.\s*){4,}\d+\s*$")
 SAME_LINE = 2.0  # points: text fragments this close in height are one line
-GLYPH = 0.5  # an average glyph's width, in ems
 # Typeset ligatures, as the text a Word file holds spells them ("ﬁle" is "file").
 LIGATURES = str.maketrans(
     {
@@ -73,22 +73,7 @@ class Line:
     text: str
     size: float = 0.0  # its largest font size, in points (0: unknown)
     bold: bool = False
-
-
-@dataclass(frozen=True)
-class Fragment:
-    """A piece of text as the page draws it: where it starts, its size, its font."""
-
-    y: float
-    x: float
-    text: str
-    size: float = 0.0
-    bold: bool = False
-
-    @property
-    def width(self) -> float:
-        """Roughly (an average glyph is about half its size wide)."""
-        return len(self.text) * max(self.size, 1.0) * GLYPH
+    cells: tuple[tuple[str, ...], ...] = ()  # a ruled table, read whole (`pdf_tables.py`)
 
 
 @dataclass(frozen=True)
@@ -218,8 +203,9 @@ def _lines(page: Any, number: int, said: list[str]) -> tuple[list[Line], str | N
             bold = any(w in name for w in ("Bold", "Black", "Heavy"))
             fragments.append(Fragment(y, x, text, float(size or 0) * scale, bold))
 
+    rules = Rules()
     try:
-        page.extract_text(visitor_text=visit)
+        page.extract_text(visitor_text=visit, visitor_operand_before=rules.visit)
     except Exception as exc:  # pypdf raises many kinds on a broken content stream
         return [], f"{type(exc).__name__}: {' '.join(str(exc).split())[:200]}"
     fragments.extend(_field_values(page))
@@ -227,10 +213,19 @@ def _lines(page: Any, number: int, said: list[str]) -> tuple[list[Line], str | N
         return [], said[before][:200]
     if not fragments and (broken := _undecodable(page)) is not None:
         return [], broken
+    found, fragments = tables(rules, fragments)
     out: list[Line] = []
     for column in _columns(fragments, _width(page)):
         out.extend(_rows(column, number, len(out)))
-    return out, None
+    return _with_tables(out, found, number), None
+
+
+def _with_tables(lines: list[Line], found: list[Table], page: int) -> list[Line]:
+    """Each table as one line of its own, before the first line below its top."""
+    for table in sorted(found, key=lambda t: -t.top):
+        at = next((i for i, ln in enumerate(lines) if ln.y < table.top), len(lines))
+        lines.insert(at, Line(page, 0, table.top, "", table.size, cells=table.cells))
+    return [replace(ln, number=n) for n, ln in enumerate(lines, start=1)]
 
 
 def _rows(fragments: list[Fragment], page: int, before: int) -> list[Line]:
@@ -339,7 +334,8 @@ def _running(line: Line, running: set[str]) -> bool:
     """A running header or footer: never a line that carries a requirement id or states
     one (a document of one requirement a page has such a line first on every page)."""
     return (
-        _shape(line) in running
+        not line.cells
+        and _shape(line) in running
         and requirement_id(line.text) is None
         and not states_requirement(line.text)
     )
@@ -400,6 +396,10 @@ class _Sections:
             while upcoming and _reached(upcoming[0], line):
                 yield from self.paragraph()
                 yield from self.enter(upcoming.pop(0))
+            if line.cells:
+                yield from self.paragraph()
+                yield Block("table", "", f"page {line.page}, line {line.number}", cells=line.cells)
+                continue
             if TABLE_OF_CONTENTS.search(line.text):
                 continue  # "2.1 Naming . . . . . 3": the contents, not a section
             heading = NUMBERED_HEADING.match(line.text)
@@ -519,7 +519,7 @@ class _Sections:
 def _pitches(lines: list[Line]) -> dict[int, float]:
     """Each page's line pitch: its most common gap between a line and the next."""
     gaps: dict[int, Counter[float]] = {}
-    for a, b in pairwise(lines):
+    for a, b in pairwise(ln for ln in lines if not ln.cells):
         if a.page == b.page and a.y > b.y:
             gaps.setdefault(a.page, Counter())[round(a.y - b.y, 0)] += 1
     return {page: c.most_common(1)[0][0] for page, c in gaps.items()}
@@ -527,7 +527,10 @@ def _pitches(lines: list[Line]) -> dict[int, float]:
 
 def _body_size(lines: list[Line]) -> float:
     """The size most of a document's text is set in (0: pypdf gave none)."""
-    sizes = Counter(round(ln.size, 1) for ln in lines if ln.size)
+    sizes: Counter[float] = Counter()
+    for ln in lines:  # by the characters set in each size: a table's too
+        if ln.size:
+            sizes[round(ln.size, 1)] += len(ln.text) + sum(len(c) for r in ln.cells for c in r)
     return sizes.most_common(1)[0][0] if sizes else 0.0
 
 
