@@ -293,4 +293,20 @@ TABLES = Document(
     ),
 )
 
-CORPUS = (COMPANY, ISO, NIST, NUMBERED, BULLETS, PLAIN, TABLES)
+ADVISORY = Document(
+    "advisory",
+    "Acceptable Use Guidelines",
+    (
+        Heading(1, "Workstations"),
+        p("These guidelines apply to every office and home workstation.", NOTE),
+        p("Staff should lock their screens when they leave their desks.", "workstations-1"),
+        p("Laptops need to be encrypted before they leave the office.", "workstations-2"),
+        p("Personal software is not to be installed without approval.", "workstations-3"),
+        Heading(1, "Email"),
+        p("Staff are expected to report suspicious messages to the service desk.", "email-1"),
+        p("Attachments from unknown senders should not be opened.", "email-2"),
+        p("Rationale: most incidents last year began with a phishing email.", NOTE),
+    ),
+)
+
+CORPUS = (COMPANY, ISO, NIST, NUMBERED, BULLETS, PLAIN, TABLES, ADVISORY)

@@ -50,12 +50,12 @@ class Block:
     cells: tuple[tuple[str, ...], ...] = ()
 
 
-# A paragraph that states a requirement without an id: the strong words of policies
-# (advice, "should", stays with the text around it).
+# A paragraph that states a requirement without an id: the words of policies, those of
+# a house that writes its rules as "should" too ("Staff should lock their screens").
 _STATES_REQUIREMENT = re.compile(
-    r"\b(must|shall|is required|are required|may only|can only|is prohibited|are "
-    r"prohibited|is forbidden|are forbidden|is not permitted|are not permitted|is "
-    r"mandatory|are mandatory)\b",
+    r"\b(must|shall|should|ought to|needs? to|has to|have to|may only|can only|may not|"
+    r"(?:is|are) (?:required|prohibited|forbidden|not permitted|not allowed|mandatory|"
+    r"expected to|(?:not )?to be))\b",
     re.IGNORECASE,
 )
 # A paragraph that explains rather than requires, whatever it says.
