@@ -129,3 +129,17 @@ def test_queue_jsonl_is_not_taken_for_a_plain_table(tmp_path: Path) -> None:
     path = tmp_path / "q.jsonl"
     path.write_text(json.dumps({"id": 1, "text": "x", "chunk_id": "c", "llm_label": "K"}) + "\n")
     assert not is_plain(path)
+
+
+def test_a_plain_inputs_rows_are_validated_as_knowledge_items_not_sniffed() -> None:
+    """Issue 49, item 5: `RawBatch.knowledge_items` was set and never read; every row's keys
+    were sniffed again. A row of a plain shape is a KnowledgeItem, whatever keys it has."""
+    from librarian.pipeline.pipeline import _read_line
+    from librarian.schemas.records import RawBatch
+
+    queue_like = json.dumps({"llm_label": "KNOWLEDGE", "source_type": "doc", "text": "x"})
+    line = (1, queue_like.encode())
+    sniffed = _read_line(RawBatch([line], 0, 0, 0, eof=True), 1, line[1])
+    plain = _read_line(RawBatch([line], 0, 0, 0, eof=True, knowledge_items=True), 1, line[1])
+    assert isinstance(sniffed, Rejection) and isinstance(plain, Rejection)
+    assert "QueueRow" in sniffed.message and "KnowledgeItem" in plain.message

@@ -481,7 +481,7 @@ def _read_line(raw: RawBatch, line: int, data: bytes) -> Section | Rejection | S
     if line in raw.not_requirements:
         why = raw.not_requirements[line]
         return Skip(line=line, reason=SkipCode.NOT_A_REQUIREMENT, message=f"line {line}: {why}")
-    return parse_line(line, data)
+    return parse_line(line, data, raw.knowledge_items)
 
 
 def as_of_source(section: Section, source: str) -> Section:
