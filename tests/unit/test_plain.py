@@ -143,3 +143,12 @@ def test_a_plain_inputs_rows_are_validated_as_knowledge_items_not_sniffed() -> N
     plain = _read_line(RawBatch([line], 0, 0, 0, eof=True, knowledge_items=True), 1, line[1])
     assert isinstance(sniffed, Rejection) and isinstance(plain, Rejection)
     assert "QueueRow" in sniffed.message and "KnowledgeItem" in plain.message
+
+
+def test_a_markdown_rows_locator_is_its_heading_path_alone(tmp_path: Path) -> None:
+    """The segmenter knows each block's line; a Markdown row's locator stays as it was
+    (`DOC#our-standard/sessions-1`), so a document read again keeps its rows' places."""
+    path = tmp_path / "standard.md"
+    path.write_text("# Our Standard\n\n## Sessions\n\nSession tokens must be rotated.\n")
+    (line,) = plain_lines(path, "Our Standard 2.0").lines
+    assert json.loads(line[1])["locator"]["id"] == "Our Standard 2.0#our-standard/sessions-1"

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from dataclasses import replace
+from itertools import chain
 from pathlib import Path
 from typing import Any
 
@@ -36,9 +38,11 @@ def markdown_blocks(text: str) -> Iterator[PlainRow]:
 
 def _segmented(text: str) -> Iterator[PlainRow | Split]:
     segmenter = Segmenter(numbered_body=True, body_chars=BLOCK_CHARS, titled=True)
-    for block in _document_blocks(text):
-        yield from segmenter.feed(block)
-    yield from segmenter.end()
+    rows = (row for block in _document_blocks(text) for row in segmenter.feed(block))
+    for row in chain(rows, segmenter.end()):
+        # A Markdown row is located by its heading path alone (its locator as before the
+        # segmenter); the line a block starts on names it in the run's "read:" lines only.
+        yield replace(row, where=None)
     yield segmenter.split
 
 
