@@ -12,6 +12,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 from pydantic import ValidationError
 
@@ -145,3 +146,11 @@ def _check_no_cycle(node: HubNode, by_id: dict[str, HubNode]) -> None:
             raise HubError(f"node {node.cre_id}: its parent chain loops back through {parent}")
         seen.add(parent)
         parent = by_id[parent].parent_id
+
+
+OPENCRE_CRE = "https://www.opencre.org/cre/"
+
+
+def cre_url(cre_id: str) -> str:
+    """A CRE's page on opencre.org."""
+    return OPENCRE_CRE + quote(cre_id, safe="")

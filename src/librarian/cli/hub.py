@@ -99,6 +99,7 @@ def hub_show(
     hub: HubsOpt = None,
 ) -> None:
     """One CRE: its name, where it sits, its children and related CREs, by name."""
+    from librarian.catalogue.hub import cre_url
     from librarian.catalogue.teams import load_hubs
 
     first, *rest = hub or [DEFAULT_HUB]
@@ -115,7 +116,7 @@ def hub_show(
         "children": named(n.cre_id for n in catalogue.nodes if n.parent_id == node.cre_id),
         "related": named(node.related_ids),
     }
-    url = f"https://www.opencre.org/cre/{node.cre_id}"
+    url = cre_url(node.cre_id)
     if as_json:
         shown: dict[str, Any] = {"cre_id": node.cre_id, "name": node.name}
         shown["path"] = list(node.hierarchy_path)

@@ -34,9 +34,9 @@ from urllib.parse import quote
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
-from librarian.catalogue.hub import Hub
+from librarian.catalogue.hub import Hub, cre_url
 from librarian.errors import InputError
-from librarian.review.sheets import cre_url, neutralise
+from librarian.review.sheets import neutralise
 from librarian.schemas.records import split_plain_locator_id
 from librarian.store.decisions import LINKED, REVIEW_REQUIRED
 from librarian.store.tables import DecisionRow, HumanDecisionRow

@@ -16,10 +16,10 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
-from urllib.parse import quote
 
 from pydantic import ValidationError
 
+from librarian.catalogue.hub import cre_url
 from librarian.jsonl import JsonLineError, json_objects
 from librarian.review.decisions import DecisionRequest
 from librarian.schemas.human import HumanDecision, dump_decision
@@ -139,14 +139,6 @@ def to_jsonl(items: Iterable[OpenItem]) -> str:
 def to_human_decisions(decisions: Iterable[HumanDecision]) -> str:
     """Decided items as RFC HumanDecision JSONL: what a downstream graph writer reads."""
     return "".join(json.dumps(dump_decision(d), ensure_ascii=False) + "\n" for d in decisions)
-
-
-OPENCRE_CRE = "https://www.opencre.org/cre/"
-
-
-def cre_url(cre_id: str) -> str:
-    """A CRE's page on opencre.org."""
-    return OPENCRE_CRE + quote(cre_id, safe="")
 
 
 def to_html(items: Sequence[OpenItem], title: str = "librarian: review queue") -> str:

@@ -27,6 +27,7 @@ from fastapi.templating import Jinja2Templates
 from markupsafe import Markup
 from starlette.middleware.trustedhost import TrustedHostMiddleware
 
+from librarian.catalogue.hub import cre_url
 from librarian.review.api import docs_page, suggest_router
 from librarian.review.bench import Workbench
 from librarian.review.guard import guard
@@ -57,7 +58,11 @@ def create_app(bench: Workbench) -> FastAPI:
     )
     templates = Jinja2Templates(directory=str(HERE / "templates"))
     templates.env.globals.update(
-        url=url, shown=visible, safe_link=safe_link, name_of=name_of(bench.hub)
+        url=url,
+        shown=visible,
+        safe_link=safe_link,
+        name_of=name_of(bench.hub),
+        cre_url=cre_url,
     )
     # Every value a page shows, not only the section's text: a heading path, a chunk id or
     # a reviewer's note with a bidi override or an escape shows it as ⟨U+…⟩.
