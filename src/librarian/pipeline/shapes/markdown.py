@@ -37,7 +37,9 @@ def markdown_blocks(text: str) -> Iterator[PlainRow]:
 
 
 def _segmented(text: str) -> Iterator[PlainRow | Split]:
-    segmenter = Segmenter(numbered_body=True, body_chars=BLOCK_CHARS, titled=True)
+    segmenter = Segmenter(
+        numbered_body=True, body_chars=BLOCK_CHARS, titled=True, typed_markers=False
+    )
     rows = (row for block in _document_blocks(text) for row in segmenter.feed(block))
     for row in chain(rows, segmenter.end()):
         # A Markdown row is located by its heading path alone (its locator as before the

@@ -128,11 +128,14 @@ class Segmenter:
     text is one row named by its heading's slug; `numbered_body` (Markdown's way): split
     at `body_chars` and numbered like the section's other items (`slug-1`). `titled`:
     the text under a first heading that deeper ones follow is the document's
-    introduction (Markdown's title is a heading; Word's and a PDF's are not)."""
+    introduction (Markdown's title is a heading; Word's and a PDF's are not).
+    `typed_markers`: a paragraph opening "a." or "•" is a list item typed by hand (Word,
+    PDF); Markdown's parser finds its own lists, and "a. b" there is a paragraph."""
 
     numbered_body: bool = False
     body_chars: int | None = None
     titled: bool = False  # the first heading may be the document's title (Markdown's "#")
+    typed_markers: bool = True
     split: Split = field(default_factory=Split)
     headings: list[tuple[int, str]] = field(default_factory=list)
     slugs: Slugs = field(default_factory=lambda: Slugs())
@@ -158,7 +161,8 @@ class Segmenter:
             return
         self.split.blocks += 1
         self.split.requirement_sentences += _requirement_sentences(block.text)
-        yield from self._text(marked(block) if block.kind == "paragraph" else block)
+        typed = self.typed_markers and block.kind == "paragraph"
+        yield from self._text(marked(block) if typed else block)
 
     def row(self, row: PlainRow) -> Iterator[PlainRow]:
         """A row its shape read whole (a table with `id` and `text` columns), placed."""
