@@ -15,6 +15,7 @@ from collections import Counter
 from pathlib import Path
 
 from librarian.factory import build_pipeline
+from librarian.pipeline.emit import ScoreStage
 from librarian.pipeline.stages import CalibratedScaler
 from librarian.retrieval.collective import PriorRule
 from librarian.settings import LinkerSettings
@@ -31,7 +32,8 @@ def main() -> None:
     alone = build_pipeline(LinkerSettings(models_dir=args.models, source_level="off"))
     pipeline = build_pipeline(LinkerSettings(models_dir=args.models))
     model = pipeline.source_level.model
-    assert model is not None and isinstance(pipeline.score, CalibratedScaler)
+    scaler = pipeline.stage(ScoreStage).scaler
+    assert model is not None and isinstance(scaler, CalibratedScaler)
     variants = {
         "merged items only": PriorRule(1.0, 0.0, 1.0, 0.0),
         "reuse penalty only": dataclasses.replace(model.rule, inner_penalty=0.0),
@@ -46,7 +48,7 @@ def main() -> None:
     for name, rule in variants.items():
         swapped = dataclasses.replace(model, rule=rule)
         pipeline.source_level.model = swapped
-        pipeline.score.joint = swapped
+        scaler.joint = swapped
         outcomes = run_golden(pipeline, rows).outcomes
         results[name] = Counter(
             style_and_framework(o) for o in outcomes if o.scored_for_ranking and o.top1_correct

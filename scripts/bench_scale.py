@@ -143,7 +143,9 @@ def main() -> None:
         )
         pipeline = pipeline_for(settings)
         if args.model_free:
-            pipeline.embed = EmbedStage(HashingEmbedder(pipeline.embed.embedder.dimension))
+            hashing = EmbedStage(HashingEmbedder(pipeline.embed.embedder.dimension))
+            swapped = [hashing if isinstance(s, EmbedStage) else s for s in pipeline.preparing]
+            pipeline.preparing = tuple(swapped)
         bar = Bar(args.rows)
         started = time.perf_counter()
         try:

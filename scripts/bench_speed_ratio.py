@@ -85,7 +85,7 @@ def main() -> None:
             f"with a {encoder_ms} ms encoder, the same {1000 * outside:.2f} ms outside it: "
             f"{(encoder_ms / 1000) / fast:.2f}x of the encoder alone"
         )
-    print("where a row's milliseconds go (the runner's stages; C.6-C.10 are 'decide'):")
+    print("where a row's milliseconds go (the runner's and the pipeline's stages):")
     for stage, seconds in sorted(summary.timings_s.items(), key=lambda kv: -kv[1]):
         if not stage.startswith("wait_for"):  # the in-process executor has nothing to wait on
             print(f"  {stage:<14} {1000 * seconds / n:7.2f} ms")

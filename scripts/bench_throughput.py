@@ -156,7 +156,10 @@ def main() -> None:
         "embed",
         "retrieve",
         "rerank",
+        "score",
+        "safety",
         "decide",
+        "emit",
         "write",
     ]
     header = ["config", "wall s", "sec/s wall", "sec/s loop", *stages, "peak RSS MiB"]

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import hashlib
 import re
+import textwrap
 from collections.abc import Sequence
+from pathlib import Path
 
 import numpy as np
 from numpy.typing import NDArray
@@ -155,4 +157,46 @@ def example_card() -> ModelCard:
         out_of_fold=oof,
         router={},
         environment={},
+    )
+
+
+# A plug-in as a team would ship one: a module and its distribution's entry point. Its
+# stage runs after C.9 and sends to review any row whose text says "DRAFT".
+PLUGIN = """
+from dataclasses import replace
+
+from librarian.pipeline.components import Component
+from librarian.pipeline.plugins import PluggedStage
+from librarian.schemas.envelopes import ReasonCode
+
+
+class DraftHold:
+    name = "draft-hold"
+    audited = True
+
+    def components(self, priors_read):
+        return [Component("draft-hold", "draft-hold@1", note="a DRAFT is never linked")]
+
+    def run(self, batch):
+        for row in batch.rows:
+            if "DRAFT" in row.section.text and row.decision.linked:
+                row.decision = replace(row.decision, linked=False,
+                                       reason=ReasonCode.BELOW_THRESHOLD)
+
+
+PLUGGED = PluggedStage("complete", "{after}", lambda settings, hub: DraftHold())
+"""
+
+
+def install_stage_plugin(root: Path, module: str, after: str = "decide") -> None:
+    """`module` installed as a distribution on `root` (a folder on sys.path)."""
+    (root / f"{module}.py").write_text(PLUGIN.replace("{after}", after))
+    info = root / f"{module}-1.0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {module}\nVersion: 1.0\n")
+    (info / "entry_points.txt").write_text(
+        textwrap.dedent(f"""\
+            [librarian.stages]
+            draft-hold = {module}:PLUGGED
+            """)
     )

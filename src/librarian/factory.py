@@ -26,7 +26,10 @@ from librarian.models.cache import CachingEmbedder, SqliteVectorCache
 from librarian.models.load import EMBEDDER_MARKS, load_embedder
 from librarian.models.seams import Embedder, PairScorer
 from librarian.models.transformer import CrossEncoderScorer
+from librarian.pipeline.batches import CompleteStage, PrepareStage
+from librarian.pipeline.emit import DecideStage, EmitStage, SafetyStage, ScoreStage
 from librarian.pipeline.pipeline import Pipeline
+from librarian.pipeline.plugins import plugged_stages
 from librarian.pipeline.safety import NegationAndUpdateGuard
 from librarian.pipeline.source_level import SourceLevelSlot
 from librarian.pipeline.stages import (
@@ -172,27 +175,21 @@ def assemble(
         else None,
         "card": trained.card.card_sha256[:16] if trained else None,
     }
-    return Pipeline(
-        hub,
-        index,
-        ExplicitStage(hub),
-        EmbedStage(embedder),
-        retrieve,
-        SourceLevelSlot(
-            joint,
-            hub,
-            threshold,
-            fixed=settings.threshold is not None,
-            policy=risk_policy(settings),
-        ),
+    guard = NegationAndUpdateGuard()
+    preparing: list[PrepareStage] = [ExplicitStage(hub, guard), EmbedStage(embedder), retrieve]
+    completing: list[CompleteStage] = [
         RerankStage(scorer, hub, settings.rerank_gap),
-        scaler,
-        NegationAndUpdateGuard(),
-        threshold,
-        settings.top_n,
-        models,
-        settings.unmappable_cut,
+        ScoreStage(scaler, hub, settings.top_n),
+        SafetyStage(guard),
+        DecideStage(threshold),
+        EmitStage(index, evidence, settings.unmappable_cut),
+    ]
+    for plugged in plugged_stages():
+        plugged.join(preparing, completing, settings, hub)
+    slot = SourceLevelSlot(
+        joint, hub, threshold, fixed=settings.threshold is not None, policy=risk_policy(settings)
     )
+    return Pipeline(hub, index, tuple(preparing), slot, tuple(completing), threshold, models)
 
 
 def retrieve_stage(

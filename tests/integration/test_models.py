@@ -17,6 +17,7 @@ from librarian.pipeline.components import stage_ids
 from librarian.pipeline.pipeline import Pipeline
 from librarian.retrieval.index import cache_file
 from librarian.settings import LinkerSettings
+from tests.stubs import install_stage_plugin
 
 pytestmark = pytest.mark.integration
 
@@ -84,6 +85,20 @@ def test_run_plan_lists_the_stages_and_reads_no_row(tmp_path: Path) -> None:
     assert {s["name"]: s["component"] for s in plan["stages"]}["score"] == ids.SCORE_RAW_COSINE
     assert plan["source"]["kind"] == "JsonlFile" and plan["sinks"][0]["kind"] == "FileSink"
     assert not out.exists()
+
+
+def test_run_plan_lists_a_plugged_stage_in_its_place(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 49: a stage from an installed distribution's entry point, in `run --plan`."""
+    install_stage_plugin(tmp_path, "draft_hold_plan")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    queue = str(packaged_data("samples", "queue_sample.jsonl"))
+    args = ["run", queue, "--plan", "--json", "--uncalibrated", "--cache-dir", str(tmp_path)]
+    shown = CliRunner().invoke(app, [*args, "--out", str(tmp_path / "out")])
+    assert shown.exit_code == 0, shown.output
+    stages = [s["name"] for s in json.loads(shown.output)["stages"]]
+    assert stages[stages.index("decide") + 1 :] == ["draft-hold", "emit"]
 
 
 def test_explain_many_texts_says_which_block_is_which(tmp_path: Path) -> None:

@@ -5,9 +5,9 @@ from pathlib import Path
 
 import pytest
 
-from librarian.pipeline.accounting import AccountingError, check_accounting
+from librarian.pipeline.accounting import MAX_SUMMARY_SOURCES, AccountingError, check_accounting
 from librarian.pipeline.ingest import section_from_text
-from librarian.pipeline.sinks import OUTPUT_FILES, FileSink, read_jsonl
+from librarian.pipeline.sinks import MAX_SUMMARY_ROWS, OUTPUT_FILES, FileSink, read_jsonl
 from librarian.schemas.envelopes import Envelope
 from librarian.schemas.records import Finished, RawBatch, RejectCode, Rejection, RunSummary
 from tests.stubs import stub_pipeline
@@ -145,6 +145,28 @@ def test_summary_md_says_what_happened_to_each_row(tmp_path: Path) -> None:
     assert "| linked | LinkedTo | 200-001 " in rows[0]
     assert "| review | BELOW_THRESHOLD" in rows[1] or "| review |" in rows[1]
     assert rows[2].startswith("| line 3 | rejected | INVALID_JSON: line 3: bad \\| row |")
+
+
+def test_summary_md_is_the_same_size_for_any_input(tmp_path: Path) -> None:
+    """Issue 49, item 8: 3,000 rows of one-row sources made a 3,047-line summary.md. The
+    first rows and the largest sources are listed, then how many more there are."""
+    rows = 3 * MAX_SUMMARY_ROWS
+    writer = FileSink(tmp_path / "out")
+    writer.write_batch([], [Rejection(line=n, reason=RejectCode.INVALID_JSON, message="m")
+                            for n in range(1, rows + 1)])  # fmt: skip
+    status = {"items": 1, "decisions": 0, "threshold": 1.0, "says": "no decisions yet"}
+    sources = {f"github:o/r{n:05d}": status for n in range(rows)}
+    sources["github:o/big"] = {**status, "items": 40}
+    done = summary(read=rows, lines_total=rows, rejected=rows)
+    writer.commit(done.model_copy(update={"sources": sources}))
+    text = (tmp_path / "out" / "summary.md").read_text()
+    assert len(text.splitlines()) < MAX_SUMMARY_ROWS + MAX_SUMMARY_SOURCES + 60
+    assert f"… and {rows - MAX_SUMMARY_ROWS} more rows" in text
+    more = rows + 1 - MAX_SUMMARY_SOURCES
+    assert f"… and {more} more sources, each in summary.json's `sources`." in text
+    table = text[text.index("| source | items") :]
+    assert table.splitlines()[2].startswith("| github:o/big | 40 |")  # the largest first
+    assert len(read_jsonl(tmp_path / "out" / "rejected.jsonl")) == rows  # every row kept
 
 
 def test_summary_md_names_the_rows_cut_to_fit_the_model(tmp_path: Path) -> None:

@@ -5,6 +5,7 @@ from datetime import UTC, datetime
 from librarian.pipeline import components as ids
 from librarian.pipeline.components import stage_ids
 from librarian.pipeline.ingest import section_from_text
+from librarian.pipeline.stages import RerankStage
 from librarian.schemas.envelopes import AdversarialFlag, LinkProposal, ReasonCode, ReviewItem
 from librarian.schemas.records import RejectCode
 from tests.stubs import StubScorer, stub_pipeline
@@ -70,7 +71,7 @@ def test_rerank_gap_sends_only_undecided_sections_to_the_reranker() -> None:
     gap = (gaps[0] + gaps[1]) / 2  # one section is decisive, the other is not
     scorer = StubScorer()
     gated = stub_pipeline(threshold=0.99, scorer=scorer, rerank_gap=gap)
-    assert gated.rerank.component.settings == {"rerank_gap": gap}
+    assert gated.stage(RerankStage).component.settings == {"rerank_gap": gap}
     result = gated.link(sections, "r", NOW)
     undecided = 0 if gaps[0] < gaps[1] else 1
     assert result.reranked == 1

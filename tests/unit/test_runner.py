@@ -403,13 +403,13 @@ def test_a_sources_reviewed_items_are_embedded_on_the_executor(
     before, _ = run(queue_file(tmp_path), pipeline, 100, store=Store(NO_PRIORS, histories))
     watched = Watched(pipeline)
     embedded: list[tuple[int, bool]] = []  # (texts, inside an executor step)
-    real_run = pipeline.embed.run
+    real_run = pipeline.embed.embed
 
     def counted(sections: Any) -> Any:
         embedded.append((len(sections), watched.inside))  # type: ignore[attr-defined]
         return real_run(sections)
 
-    monkeypatch.setattr(pipeline.embed, "run", counted)
+    monkeypatch.setattr(pipeline.embed, "embed", counted)
     after, _ = run(
         queue_file(tmp_path), pipeline, 100, executor=watched, store=Store(NO_PRIORS, histories)
     )

@@ -1,54 +1,93 @@
-"""Issue 40: the order `Pipeline.plan()` declares (what `run --plan` and every envelope's
-audit say) is the order the stages run in. Each stage's entry point is watched while a
-batch is linked; the first call of each, in time, must follow the declared order."""
+"""Stages as data (issue 49, item 1): the lists a pipeline holds are what runs, in their
+order, what `run --plan` lists and what a row's audit names; and a stage from outside the
+package (an installed distribution's `librarian.stages` entry point) joins them in the
+place it names, with no change to the package."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
 
+from librarian.errors import UsageError
 from librarian.pipeline.ingest import section_from_text
-from librarian.policy.verdict import decide
-from tests.stubs import stub_pipeline
-from tests.unit.test_workbench import TEXTS
+from librarian.pipeline.pipeline import Pipeline
+from librarian.schemas.envelopes import LinkProposal, ReviewItem
+from tests.stubs import install_stage_plugin, stub_pipeline
 
-# What each declared stage is, in code: the object's entry point that does its work.
-ENTRY_POINTS = {
-    "explicit": ("explicit", "find"),
-    "embed": ("embed", "run"),
-    "retrieve": ("retrieve", "run"),  # routing is its first step
-    "source-level": ("source_level", "run"),
-    "rerank": ("rerank", "run"),
-    "score": ("score", "confidences"),
-    "safety": ("safety", "check"),
-}
+TEXTS = ["rotate session token after login", "sql injection queries must be parameterized"]
 
 
-def test_the_declared_stage_order_is_the_order_the_stages_run(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    pipeline = stub_pipeline(threshold=0.99)
+@pytest.fixture
+def plugged(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    install_stage_plugin(tmp_path, "draft_hold")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    yield tmp_path
+
+
+def watched_order(pipeline: Pipeline, monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The names of the stages, each time one runs (C.5 as "source-level")."""
     calls: list[str] = []
 
-    def watched(stage: str, work: Any) -> Any:
+    def watch(owner: Any, name: str, method: str) -> None:
+        work = getattr(owner, method)
+
         def call(*args: Any, **kwargs: Any) -> Any:
-            calls.append(stage)
+            calls.append(name)
             return work(*args, **kwargs)
 
-        return call
+        monkeypatch.setattr(owner, method, call)
 
-    for stage, (attribute, method) in ENTRY_POINTS.items():
-        owner = getattr(pipeline, attribute)
-        monkeypatch.setattr(owner, method, watched(stage, getattr(owner, method)))
-    # The pure C.9, where the pipeline module calls it.
-    monkeypatch.setattr("librarian.pipeline.pipeline.decide", watched("decide", decide))
-    sections = [
+    for prepare in pipeline.preparing:
+        watch(prepare, prepare.name, "run")
+    for complete in pipeline.completing:
+        watch(complete, complete.name, "run")
+    watch(pipeline.source_level, "source-level", "run")
+    return calls
+
+
+def sections(texts: list[str]) -> list[Any]:
+    return [
         section_from_text(t).model_copy(update={"chunk_id": f"c{i}", "line": i + 1})
-        for i, t in enumerate(TEXTS)
+        for i, t in enumerate(texts)
     ]
-    pipeline.link(sections, "order")
-    ran = list(dict.fromkeys(calls))  # each stage at its first call
-    declared = [c.stage for c in pipeline.plan(priors_read=False) if c.stage in {*ran}]
-    assert ran == declared, (ran, declared)
-    assert set(ran) == {*ENTRY_POINTS, "decide"}  # every watched stage ran
+
+
+def test_the_stages_run_in_the_order_the_plan_lists(monkeypatch: pytest.MonkeyPatch) -> None:
+    pipeline = stub_pipeline(threshold=0.99)
+    ran = watched_order(pipeline, monkeypatch)
+    envelopes = pipeline.link(sections(TEXTS), "order").envelopes
+    planned = [c.stage for c in pipeline.plan(priors_read=False)]
+    runs = [n for n in planned if n not in ("ingest", "dedup", "route")]  # C.4 routes first
+    assert ran == runs, (ran, planned)
+    audit = envelopes[0].retrieval.retriever
+    named = [n for n in planned if n not in ("ingest", "dedup", "explicit", "emit")]
+    places = [audit.index(f"{n}=") for n in named]  # each named once, in the plan's order
+    assert places == sorted(places) and audit.startswith("embed=")
+
+
+def test_a_plugged_stage_runs_where_it_says_and_the_plan_and_audit_name_it(
+    plugged: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pipeline = stub_pipeline(threshold=0.0)  # every row links, but for the plug-in
+    names = [s.name for s in pipeline.completing]
+    assert names == ["rerank", "score", "safety", "decide", "draft-hold", "emit"]
+    ran = watched_order(pipeline, monkeypatch)
+    result = pipeline.link(sections([TEXTS[0], f"DRAFT {TEXTS[1]}"]), "plugged")
+    assert ran.index("draft-hold") == ran.index("decide") + 1 < ran.index("emit")
+    linked, held = result.envelopes
+    assert isinstance(linked, LinkProposal) and isinstance(held, ReviewItem)
+    assert "draft-hold=draft-hold@1 (a DRAFT is never linked)" in held.retrieval.retriever
+    planned = [c.stage for c in pipeline.plan(priors_read=False)]
+    assert planned[planned.index("decide") + 1] == "draft-hold"  # `run --plan`: test_models
+
+
+def test_a_plugged_stage_naming_no_stage_is_refused_by_name(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    install_stage_plugin(tmp_path, "draft_hold_misplaced", after="judge")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    with pytest.raises(UsageError, match=r"'judge', which is no stage there .*decide"):
+        stub_pipeline()

@@ -154,18 +154,28 @@ def summary_markdown(summary: RunSummary) -> str:
         "Routing: " + (", ".join(f"{k} {v}" for k, v in summary.routing.items()) or "none"),
     ]
     if summary.sources:
-        lines += [
-            "",
-            "| source | items | decisions | cut | what decided it |",
-            "|---|---:|---:|---:|---|",
-        ]
-        for name, st in sorted(summary.sources.items()):
-            lines.append(
-                f"| {markdown_cell(name)} | {st['items']} | {st['decisions']} | "
-                f"{st['threshold']:.3f} | {markdown_cell(st.get('says', ''), 600)} |"
-            )
+        lines += ["", *_sources_table(summary.sources)]
     if summary.stored:
         stored = ", ".join(f"{k} {v}" for k, v in summary.stored.items())
         lines += ["", f"Stored: {stored}"]
     lines += ["", "Files: " + ", ".join(markdown_cell(p) for p in summary.outputs.values())]
     return "\n".join(lines) + "\n"
+
+
+MAX_SUMMARY_SOURCES = 50  # the largest; a queue of many one-row sources lists no more
+
+
+def _sources_table(sources: Mapping[str, Mapping[str, Any]]) -> list[str]:
+    """The largest sources' cuts and what decided them, then how many more there are
+    (summary.json has every one)."""
+    shown = sorted(sources.items(), key=lambda kv: (-kv[1]["items"], kv[0]))
+    lines = ["| source | items | decisions | cut | what decided it |", "|---|---:|---:|---:|---|"]
+    for name, st in shown[:MAX_SUMMARY_SOURCES]:
+        lines.append(
+            f"| {markdown_cell(name)} | {st['items']} | {st['decisions']} | "
+            f"{st['threshold']:.3f} | {markdown_cell(st.get('says', ''), 600)} |"
+        )
+    if len(shown) > MAX_SUMMARY_SOURCES:
+        more = len(shown) - MAX_SUMMARY_SOURCES
+        lines += ["", f"… and {more} more sources, each in summary.json's `sources`."]
+    return lines

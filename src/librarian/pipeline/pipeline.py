@@ -11,12 +11,16 @@
     C.5 source      one source's items choose their CREs jointly; its   (source_level.py)
                     reviewers' decisions set its calibration
     C.6 rerank      the cross-encoder, when one is configured           (stages.py)
-    C.7 score       a calibrated confidence per candidate (`Scaler`)    (stages.py)
-    C.8 safety      negation and update detection (`SafetyGuard`)       (safety.py)
-    C.9 decide      pure and total: link, or why a person must look     (policy/verdict.py)
-    C.10 emit       a LinkProposal or ReviewItem                        (envelopes.py)
+    C.7 score       a calibrated confidence per candidate (`Scaler`)    (emit.py)
+    C.8 safety      negation and update detection (`SafetyGuard`)       (emit.py, safety.py)
+    C.9 decide      pure and total: link, or why a person must look     (emit.py, policy/verdict.py)
+    C.10 emit       a LinkProposal or ReviewItem                        (emit.py, envelopes.py)
 
-The stages are methods here; the one place they run in order is the runner (`run.py`):
+The stages are data: two ordered lists of stage objects (`preparing`: C.2-C.4;
+`completing`: C.6-C.10), each with its components and one `run` over a batch record
+(`batches.py`), which `prepare` and `complete` fold over and `plan`/`components` read.
+`factory.assemble` makes the lists (a plug-in's stage joins them there); C.5 sits between
+them, run by the runner. The one place the phases run in order is the runner (`run.py`):
 it takes raw batches from a source (`sources.py`, `store/source.py`), admits and prepares
 each (C.0-C.4), links each source as a whole (C.5, `link_rows`), completes each batch
 (C.6-C.10) and hands it to the sinks (`sinks.py`, `store/sink.py`). `Pipeline.link` (eval,
@@ -32,57 +36,38 @@ import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
-from functools import lru_cache
-from typing import Any
+from typing import Any, TypeVar
 
 from librarian.catalogue.hub import Hub
-from librarian.models.seams import Vectors
 from librarian.pipeline import components as ids
 from librarian.pipeline.batches import (
-    NOTHING,
     Admitted,
+    CompleteStage,
+    Completing,
     Prepared,
+    PrepareStage,
     PriorLookup,
     Priors,
+    Retrieved,
     ReviewedRow,
-    Timer,
+    ScoredRow,
 )
 from librarian.pipeline.compact import compared
 from librarian.pipeline.components import Component, describe
 from librarian.pipeline.dedup import ChunkRegistry
-from librarian.pipeline.envelopes import Emitted, RunContext, envelope, suggestion
-from librarian.pipeline.explicit import ExplicitReference
+from librarian.pipeline.emit import ScoreStage
+from librarian.pipeline.envelopes import RunContext
 from librarian.pipeline.ingest import parse_line, section_from_text
 from librarian.pipeline.run import link_sections
-from librarian.pipeline.safety import SafetyGuard, SafetyInput
-from librarian.pipeline.source_level import Linked, SlotRow, SourceLevelSlot, SourceStatus
-from librarian.pipeline.stages import (
-    EmbedStage,
-    ExplicitStage,
-    RerankStage,
-    Retrieved,
-    RetrieveStage,
-    Scaler,
-    ToScore,
-)
+from librarian.pipeline.source_level import Linked, SlotRow, SourceLevelSlot
+from librarian.pipeline.stages import EmbedStage, RetrieveStage
 from librarian.policy import Certified, RiskPolicy
-from librarian.policy.unmappable import unmappable
-from librarian.policy.verdict import decide
 from librarian.retrieval.flat import ScoredHub
 from librarian.retrieval.index import HubIndex
-from librarian.retrieval.why import why
-from librarian.schemas.envelopes import (
-    SOURCE_AUDIT,
-    UNMAPPABLE_AUDIT,
-    Candidate,
-    Envelope,
-    Link,
-    Retrieval,
-)
+from librarian.schemas.envelopes import Envelope
 from librarian.schemas.records import (
     PLAIN_URN,
     BatchResult,
-    DecisionFacts,
     EarlierItem,
     History,
     PriorDecision,
@@ -97,34 +82,18 @@ from librarian.schemas.records import (
 )
 
 EXPLAIN_RUN_ID = "explain"
-
-
-@dataclass
-class _Row:
-    """What the model stages found for one section."""
-
-    section: Section
-    linked: Linked
-    rerank: list[float] | None
-    vector: Vectors
+S = TypeVar("S")
 
 
 @dataclass
 class Pipeline:
     hub: Hub
     index: HubIndex
-    explicit: ExplicitStage
-    embed: EmbedStage
-    retrieve: RetrieveStage
-    source_level: SourceLevelSlot
-    rerank: RerankStage
-    score: Scaler
-    safety: SafetyGuard
+    preparing: tuple[PrepareStage, ...]  # C.2-C.4, in order
+    source_level: SourceLevelSlot  # C.5: the runner runs it between the two lists
+    completing: tuple[CompleteStage, ...]  # C.6-C.10, in order
     threshold: float
-    top_n: int
     models: dict[str, str | None] = field(default_factory=dict)
-    # Below this best hub cosine a section going to review is unmappable (0: no gate).
-    unmappable_cut: float = 0.0
 
     def with_policy(
         self, policy: RiskPolicy, cuts: Mapping[str, Certified] | None = None
@@ -151,20 +120,38 @@ class Pipeline:
             raise ValueError("hub index was built for a different hub")
         self.column = {c: i for i, c in enumerate(self.index.ids)}
 
+    def stage(self, kind: type[S]) -> S:
+        """The stage of type `kind` (its settings, its model: `stage(EmbedStage).embedder`)."""
+        for stage in (*self.preparing, *self.completing):
+            if isinstance(stage, kind):
+                return stage
+        raise LookupError(f"no {kind.__name__} in this pipeline")
+
+    def with_top_n(self, top_n: int) -> Pipeline:
+        """The same stages, `top_n` suggestions a row (a suggest request's own)."""
+        score = self.stage(ScoreStage)
+        shown = ScoreStage(score.scaler, score.hub, top_n)
+        return replace(self, completing=tuple(shown if s is score else s for s in self.completing))
+
+    @property
+    def embed(self) -> EmbedStage:
+        """C.3, which C.5's model work (`reviewed_rows`) calls outside the fold too."""
+        return self.stage(EmbedStage)
+
+    @property
+    def retrieve(self) -> RetrieveStage:
+        """C.4, which C.5's model work (`reviewed_rows`) calls outside the fold too."""
+        return self.stage(RetrieveStage)
+
     # -- what runs -------------------------------------------------------------------
 
     def components(self, priors_read: bool) -> list[Component]:
-        """The stages a model-scored row goes through, in order (not C.0/C.1/C.2)."""
-        route, retrieve = self.retrieve.components
+        """The stages a model-scored row goes through, in order (its audit: not C.0-C.2,
+        nor C.10, which writes it)."""
         return [
-            self.embed.component,
-            route,
-            retrieve,
+            *(c for s in self.preparing if s.audited for c in s.components(priors_read)),
             self.source_level.component,
-            self.rerank.component,
-            self.score.component,
-            self.safety.component(priors_read),
-            Component("decide", ids.DECIDE, settings={"threshold": self.threshold}),
+            *(c for s in self.completing if s.audited for c in s.components(priors_read)),
         ]
 
     def plan(self, priors_read: bool) -> list[Component]:
@@ -172,9 +159,9 @@ class Pipeline:
         return [
             Component("ingest", ids.INGEST),
             Component("dedup", ids.DEDUP),
-            self.explicit.component,
-            *self.components(priors_read),
-            Component("emit", ids.EMIT),
+            *(c for s in self.preparing for c in s.components(priors_read)),
+            self.source_level.component,
+            *(c for s in self.completing for c in s.components(priors_read)),
         ]
 
     def description(self, priors_read: bool = False) -> str:
@@ -221,24 +208,11 @@ class Pipeline:
     ) -> Prepared:
         """C.2-C.4: cited CREs decided, the rest embedded and retrieved. What C.5 needs
         of a batch (a run links every batch of a source together, then completes each)."""
-        timer = Timer()
-        explicit: dict[int, Envelope] = {}
-        to_model: list[tuple[int, Section]] = []
-        with timer.stage("explicit"):
-            for pos, section in enumerate(sections):
-                ref = self.explicit.find(section)
-                if ref is None:
-                    to_model.append((pos, section))
-                else:
-                    explicit[pos] = self._explicit(section, ref, ctx, priors)
-        modelled = [s for _, s in to_model]
-        if not modelled:
-            return Prepared(list(sections), ctx, priors, explicit, to_model, NOTHING, None, timer)
-        with timer.stage("embed"):
-            embedded = self.embed.run(modelled)
-        with timer.stage("retrieve"):
-            retrieved = self.retrieve.run(modelled, embedded.vectors)
-        return Prepared(list(sections), ctx, priors, explicit, to_model, embedded, retrieved, timer)
+        batch = Prepared(list(sections), ctx, priors)
+        for stage in self.preparing:
+            with batch.timer.stage(stage.name):
+                stage.run(batch)
+        return batch
 
     def link_rows(
         self,
@@ -263,26 +237,21 @@ class Pipeline:
 
     def complete(self, prepared: Prepared, linked: Sequence[Linked]) -> BatchResult:
         """C.6-C.10 of one prepared batch, with what C.5 made of its rows."""
-        timer, ctx, priors = prepared.timer, prepared.ctx, prepared.priors
+        timer = prepared.timer
         out = dict(prepared.explicit)
         result = BatchResult(
             envelopes=[], explicit=len(prepared.explicit), truncated=prepared.embedded.truncated
         )
         result.cut_chunks = [prepared.to_model[i][1].chunk_id for i in prepared.embedded.cut]
         if prepared.retrieved is not None:
-            hits = prepared.retrieved.hits
-            linked = [_with_hits(one, own) for one, own in zip(linked, hits, strict=True)]
-            with timer.stage("rerank"):
-                rerank = self.rerank.run(prepared.embedded.queries, [r.hits for r in linked])
-            with timer.stage("decide"):
-                described = self.description(priors is not None)
-                for row, (pos, section) in enumerate(prepared.to_model):
-                    vector = prepared.embedded.vectors[row]
-                    scored = _Row(section, linked[row], rerank[row], vector)
-                    out[pos], result.facts[section.chunk_id] = self._decide(
-                        scored, ctx, priors, described
-                    )
-            result.reranked = sum(r is not None for r in rerank)
+            batch = self._completing(prepared, linked, prepared.retrieved)
+            for stage in self.completing:
+                with timer.stage(stage.name):
+                    stage.run(batch)
+            for (pos, section), row in zip(prepared.to_model, batch.rows, strict=True):
+                assert row.envelope is not None and row.facts is not None, "C.10 emitted"
+                out[pos], result.facts[section.chunk_id] = row.envelope, row.facts
+            result.reranked = sum(r.rerank is not None for r in batch.rows)
             result.routing = prepared.retrieved.routing
             result.candidates = self._stored_candidates(prepared)
             statuses = {r.status.source: r.status for r in linked}  # one a source
@@ -290,6 +259,20 @@ class Pipeline:
         result.envelopes = [out[i] for i in range(len(prepared.sections))]
         result.timings_s = dict(timer.seconds)
         return result
+
+    def _completing(
+        self, prepared: Prepared, linked: Sequence[Linked], retrieved: Retrieved
+    ) -> Completing:
+        """The model rows as C.6-C.10 take them: each with its own hits in C.5's order."""
+        embedded = prepared.embedded
+        rows = [
+            ScoredRow(section, _with_hits(one, own), embedded.vectors[i], embedded.queries[i])
+            for i, ((_, section), one, own) in enumerate(
+                zip(prepared.to_model, linked, retrieved.hits, strict=True)
+            )
+        ]
+        described = self.description(prepared.priors is not None)
+        return Completing(prepared.ctx, prepared.priors, described, rows)
 
     def slot_rows(self, prepared: Prepared) -> list[SlotRow]:
         """What C.5 needs of a prepared batch's model rows."""
@@ -337,121 +320,14 @@ class Pipeline:
         if not decided:
             return []
         as_sections = [section_from_text(r.text, r.title) for _, r in decided]
-        embedded = self.embed.run(as_sections)
-        retrieved = self.retrieve.run(as_sections, embedded.vectors)
+        embedded = self.embed.embed(as_sections)
+        retrieved = self.retrieve.search(as_sections, embedded.vectors)
         return [
             (
                 compared(source, r.key, r.text, retrieved.hits[j], self._evidence(retrieved, j)),
                 r.cre_ids,
             )
             for j, (source, r) in enumerate(decided)
-        ]
-
-    def _decide(
-        self, row: _Row, ctx: RunContext, priors: Priors | None, described: str
-    ) -> tuple[Envelope, DecisionFacts]:
-        hits, status = row.linked.hits, row.linked.status
-        threshold = status.threshold
-        candidates = self._candidates(hits, row.rerank)
-        reranked: list[Candidate] = []
-        if row.rerank is not None:
-            reranked = sorted(candidates, key=lambda c: (-(c.score_rerank or 0.0), c.cre_id))
-            reranked = reranked[: self.top_n]
-        ranked = (reranked or candidates)[: self.top_n]
-        linked = row.linked
-        to_score = ToScore(
-            hits, linked.evidence, ranked, linked.collective, linked.adaptation, linked.confidences
-        )
-        confidence = self.score.confidences(to_score) if ranked else {}
-        ranked = shown_order(ranked, confidence, hits if linked.confidences is not None else None)
-        reasons = {c.cre_id: self._why(row.vector, c.cre_id) for c in ranked}
-        first = ranked[0] if ranked else None
-        prior = priors.get(row.section.span_key) if priors is not None else None
-        verdict = self.safety.check(
-            SafetyInput(
-                row.section,
-                first.cre_id if first else None,
-                first.cre_name if first else None,
-                prior,
-                priors is not None,
-            )
-        )
-        top = confidence[first.cre_id] if first else 0.0
-        decision = decide(
-            top,
-            [c.cre_id for c in ranked],
-            verdict.flags,
-            threshold,
-            verdict.update_conflict,
-            linked.certified is not False,
-        )
-        rationale = None
-        if decision.linked and first is not None:
-            rationale = f"top candidate '{first.cre_name}' at {top:.3f} >= {threshold:.3f}"
-            if first.cre_id in reasons:
-                rationale += f"; {reasons[first.cre_id]}"
-        facts = DecisionFacts(said_of(status))
-        audit = f"{described}; {SOURCE_AUDIT}{facts.linked_as}"
-        best = max((c.score_vector for c in candidates), default=0.0)
-        if unmappable(decision, best, self.unmappable_cut):
-            facts = replace(facts, unmappable=True)
-            audit += f"; {UNMAPPABLE_AUDIT}{best:.3f} < {self.unmappable_cut:.3f}"
-        retrieval = Retrieval(
-            retriever=audit,
-            candidates=candidates,
-            reranked=reranked,
-            threshold=threshold,
-        )
-        links = [suggestion(c.cre_id, confidence[c.cre_id], reasons) for c in ranked]
-        emitted = Emitted(retrieval, links, verdict.detection(), rationale)
-        decided = envelope(row.section, decision, emitted, replace(ctx, threshold=threshold))
-        return decided, facts
-
-    def _explicit(
-        self, section: Section, ref: ExplicitReference, ctx: RunContext, priors: Priors | None
-    ) -> Envelope:
-        """A cited CRE id decides without any model: one known id, cited plainly, links;
-        anything else goes to a person, flagged with what made it doubtful."""
-        described = describe([self.explicit.component, self.safety.component(priors is not None)])
-        retrieval = Retrieval(
-            retriever=described, candidates=[], reranked=[], threshold=ctx.threshold
-        )
-        plain = ref.is_single_known and not ref.doubtful
-        first = ref.known[0] if ref.known else None
-        prior = priors.get(section.span_key) if priors is not None else None
-        verdict = self.safety.check(SafetyInput(section, first, None, prior, priors is not None))
-        verdict = replace(verdict, flags=(*ref.flags(), *verdict.flags))
-        if plain and first is not None:
-            why_ = f"the text cites CRE {first} ({self.hub.by_id[first].name})"
-            links = [Link(cre_id=first, link_type="LinkedTo", confidence=1.0, rationale=why_)]
-        else:
-            why_ = "cited in the text; " + ", ".join(ref.doubts())
-            links = [
-                Link(cre_id=c, link_type="LinkedTo", confidence=0.0, rationale=why_)
-                for c in ref.known
-            ]
-        decision = decide(
-            1.0 if plain else 0.0,
-            list(ref.known),
-            verdict.flags,
-            ctx.threshold,
-            verdict.update_conflict,
-        )
-        return envelope(section, decision, Emitted(retrieval, links, verdict.detection()), ctx)
-
-    def _why(self, vector: Vectors, cre_id: str) -> str:
-        return why(vector, self.index, self.retrieve.evidence, self.column[cre_id])
-
-    def _candidates(self, hits: list[ScoredHub], rerank: list[float] | None) -> list[Candidate]:
-        return [
-            Candidate(
-                cre_id=h.cre_id,
-                cre_name=self.hub.by_id[h.cre_id].name,
-                score_vector=round(h.dense_score, 6),
-                score_hybrid=round(h.score, 6) if h.dense is not None else None,
-                score_rerank=round(rerank[j], 6) if rerank is not None else None,
-            )
-            for j, h in enumerate(hits)
         ]
 
     def explain(
@@ -489,27 +365,6 @@ def as_of_source(section: Section, source: str) -> Section:
     name (`schemas.records.source_key_of` reads a plain input's artifact as its source)."""
     moved = section.source.model_copy(update={"type": "url", "url": f"{PLAIN_URN}api"})
     return section.model_copy(update={"source": moved, "artifact_id": source})
-
-
-@lru_cache(maxsize=256)
-def said_of(status: SourceStatus) -> str:
-    """A source's status in the audit's words: the same for each of its rows, said once."""
-    return status.describe()
-
-
-def shown_order(
-    ranked: Sequence[Candidate],
-    confidence: Mapping[str, float],
-    joint: Sequence[ScoredHub] | None,
-) -> list[Candidate]:
-    """The suggestions in the order shown: the first shown is the one linked, at the
-    confidence compared with the cut. A row its source linked as a whole keeps C.5's
-    order (`joint`: its hits), where the assignment's choice leads unless another
-    candidate's confidence beats it by the model's margin; any other row, by confidence."""
-    if joint is None:
-        return sorted(ranked, key=lambda c: -confidence[c.cre_id])
-    position = {h.cre_id: j for j, h in enumerate(joint)}
-    return sorted(ranked, key=lambda c: position[c.cre_id])
 
 
 def _with_hits(linked: Linked, retrieved: Sequence[ScoredHub]) -> Linked:

@@ -157,7 +157,9 @@ class FileSink:
             self.abort()
 
 
-MAX_SUMMARY_ROWS = 10_000  # summary.md is for reading; every row is in the JSONL files
+# summary.md is for reading, the same size for any input: the first rows, then a count
+# (every row is in the JSONL files; every source in summary.json).
+MAX_SUMMARY_ROWS = 200
 ROWS_HEADER = "| row | outcome | reason | top CRE | confidence |"
 
 

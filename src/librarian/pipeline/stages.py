@@ -1,57 +1,99 @@
-"""The model stages, each one object with its component: C.2 explicit, C.3 embed,
-C.4 route + retrieve, C.6 rerank, C.7 score (C.5 is source_level.py).
+"""The stages of C.2-C.4 and C.6, each one object with its components and one `run` over
+a batch (`batches.PrepareStage`, `batches.CompleteStage`), and C.7's `Scaler` seam (C.5 is
+source_level.py; C.7-C.10's stages are emit.py). `factory.assemble` lists them in order.
 
-Each takes the batch's records and returns new ones; none reads a row from anywhere.
+None reads a row from anywhere; each fills its part of the batch record it is given.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Protocol
-
-import numpy as np
-from numpy.typing import NDArray
 
 from librarian.artifacts.calibrator import Calibrator
 from librarian.artifacts.source_model import SourceModel, joint_probabilities
 from librarian.catalogue.hub import Hub
 from librarian.models.seams import Embedder, PairScorer, Vectors
 from librarian.pipeline import components as ids
-from librarian.pipeline.components import Component
+from librarian.pipeline.batches import Completing, Embedded, Prepared, Priors, Retrieved
+from librarian.pipeline.components import Component, describe
+from librarian.pipeline.envelopes import Emitted, RunContext, envelope
 from librarian.pipeline.explicit import ExplicitReference, find_references
 from librarian.pipeline.ingest import query_text
+from librarian.pipeline.safety import SafetyGuard, SafetyInput
 from librarian.policy import Adaptation
+from librarian.policy.verdict import decide
 from librarian.retrieval.collective import Collective
 from librarian.retrieval.evidence import EVIDENCE_WEIGHT, EvidenceIndex, evidence_bonus
 from librarian.retrieval.flat import Retriever, ScoredHub, Search
 from librarian.retrieval.rerank import needs_rerank, rerank_scores
 from librarian.routing.router import Router
-from librarian.schemas.envelopes import Candidate
+from librarian.schemas.envelopes import Candidate, Envelope, Link, Retrieval
 from librarian.schemas.records import Section
-from librarian.schemas.routing import RoutingDecision
 
 
 class ExplicitStage:
-    """Sections citing a CRE are decided without a model; the rest go on."""
+    """C.2: sections citing a CRE are decided without a model (with C.8's guard); the
+    rest go on to the models."""
 
-    def __init__(self, hub: Hub) -> None:
-        self.hub = hub
+    name = "explicit"
+    audited = False  # a model-scored row never went through it
+
+    def __init__(self, hub: Hub, safety: SafetyGuard) -> None:
+        self.hub, self.safety = hub, safety
         self.component = Component("explicit", ids.EXPLICIT, note="no model")
+
+    def components(self, priors_read: bool) -> list[Component]:
+        return [self.component]
 
     def find(self, section: Section) -> ExplicitReference | None:
         return find_references(f"{section.title_hint or ''}\n{section.text}", self.hub.by_id)
 
+    def run(self, batch: Prepared) -> None:
+        for pos, section in enumerate(batch.sections):
+            ref = self.find(section)
+            if ref is None:
+                batch.to_model.append((pos, section))
+            else:
+                batch.explicit[pos] = self.decided(section, ref, batch.ctx, batch.priors)
 
-@dataclass(frozen=True)
-class Embedded:
-    queries: list[str]
-    vectors: Vectors
-    truncated: int
-    cut: tuple[int, ...] = ()  # which queries (by position) were cut to fit the model
+    def decided(
+        self, section: Section, ref: ExplicitReference, ctx: RunContext, priors: Priors | None
+    ) -> Envelope:
+        """One known id, cited plainly, links; anything else goes to a person, flagged
+        with what made it doubtful."""
+        described = describe([self.component, self.safety.component(priors is not None)])
+        retrieval = Retrieval(
+            retriever=described, candidates=[], reranked=[], threshold=ctx.threshold
+        )
+        plain = ref.is_single_known and not ref.doubtful
+        first = ref.known[0] if ref.known else None
+        prior = priors.get(section.span_key) if priors is not None else None
+        verdict = self.safety.check(SafetyInput(section, first, None, prior, priors is not None))
+        verdict = replace(verdict, flags=(*ref.flags(), *verdict.flags))
+        if plain and first is not None:
+            why_ = f"the text cites CRE {first} ({self.hub.by_id[first].name})"
+            links = [Link(cre_id=first, link_type="LinkedTo", confidence=1.0, rationale=why_)]
+        else:
+            why_ = "cited in the text; " + ", ".join(ref.doubts())
+            links = [
+                Link(cre_id=c, link_type="LinkedTo", confidence=0.0, rationale=why_)
+                for c in ref.known
+            ]
+        score = 1.0 if plain else 0.0
+        decision = decide(
+            score, list(ref.known), verdict.flags, ctx.threshold, verdict.update_conflict
+        )
+        return envelope(section, decision, Emitted(retrieval, links, verdict.detection()), ctx)
 
 
 class EmbedStage:
+    """C.3: each model row's query text to a vector."""
+
+    name = "embed"
+    audited = True
+
     def __init__(self, embedder: Embedder) -> None:
         self.embedder = embedder
 
@@ -60,22 +102,25 @@ class EmbedStage:
         settings = {"fingerprint": self.embedder.fingerprint[:16]}
         return Component("embed", ids.EMBED, uses=self.embedder.name, settings=settings)
 
-    def run(self, sections: Sequence[Section]) -> Embedded:
+    def components(self, priors_read: bool) -> list[Component]:
+        return [self.component]
+
+    def run(self, batch: Prepared) -> None:
+        if batch.to_model:
+            batch.embedded = self.embed([s for _, s in batch.to_model])
+
+    def embed(self, sections: Sequence[Section]) -> Embedded:
         queries = [query_text(s) for s in sections]
         cut = tuple(self.embedder.truncated(queries))  # summary.md names them
         return Embedded(queries, self.embedder.encode(queries), len(cut), cut)
 
 
-@dataclass(frozen=True)
-class Retrieved:
-    routing: list[RoutingDecision]
-    hits: list[list[ScoredHub]]
-    best: NDArray[np.float32] | None  # each hub's best linked-section cosine, per section
-
-
 class RetrieveStage:
-    """Route each section to the collections it may search, then search them: dense
+    """C.4: route each section to the collections it may search, then search them: dense
     scores plus `EVIDENCE_WEIGHT` x the best linked-section cosine, top k."""
+
+    name = "retrieve"
+    audited = True
 
     def __init__(
         self,
@@ -88,8 +133,7 @@ class RetrieveStage:
         self.router, self.retriever, self.evidence = router, retriever, evidence
         self.top_k, self.min_score = top_k, min_score
 
-    @property
-    def components(self) -> tuple[Component, Component]:
+    def components(self, priors_read: bool) -> list[Component]:
         route = Component(
             "route",
             ids.ROUTE,
@@ -108,9 +152,14 @@ class RetrieveStage:
             settings={"top_k": self.top_k, "min_score": self.min_score},
             note=f"top{self.top_k}; {evidence}",
         )
-        return route, retrieve
+        return [route, retrieve]
 
-    def run(
+    def run(self, batch: Prepared) -> None:
+        if batch.to_model:
+            sections = [s for _, s in batch.to_model]
+            batch.retrieved = self.search(sections, batch.embedded.vectors)
+
+    def search(
         self,
         sections: Sequence[Section],
         vectors: Vectors,
@@ -129,6 +178,12 @@ class RetrieveStage:
 
 
 class RerankStage:
+    """C.6: the cross-encoder's scores of a row's hits, where one is configured (and,
+    with a gap, where the first two hits are closer than it)."""
+
+    name = "rerank"
+    audited = True
+
     def __init__(self, scorer: PairScorer | None, hub: Hub, gap: float | None) -> None:
         self.scorer, self.hub, self.gap = scorer, hub, gap
 
@@ -145,7 +200,15 @@ class RerankStage:
             note=note,
         )
 
-    def run(self, queries: list[str], hits: list[list[ScoredHub]]) -> list[list[float] | None]:
+    def components(self, priors_read: bool) -> list[Component]:
+        return [self.component]
+
+    def run(self, batch: Completing) -> None:
+        scores = self.scores([r.query for r in batch.rows], [r.linked.hits for r in batch.rows])
+        for row, rerank in zip(batch.rows, scores, strict=True):
+            row.rerank = rerank
+
+    def scores(self, queries: list[str], hits: list[list[ScoredHub]]) -> list[list[float] | None]:
         out: list[list[float] | None] = [None] * len(hits)
         if self.scorer is None:
             return out

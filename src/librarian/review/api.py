@@ -9,7 +9,7 @@ from the fastapi-offline package, served from this server: no CDN).
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from fastapi import APIRouter, HTTPException
@@ -119,7 +119,7 @@ def suggest_router(
         if built is None:
             raise HTTPException(503, "no trained models on this server: run `librarian train`")
         if asked.top_k is not None:
-            built = replace(built, top_n=asked.top_k)
+            built = built.with_top_n(asked.top_k)
         if asked.source is None:
             envelope = await run_in_threadpool(built.explain, asked.text, asked.title)
         else:

@@ -19,6 +19,7 @@ from sqlalchemy.orm import Session
 
 from librarian.pipeline.accounting import close_out
 from librarian.pipeline.batches import Admitted
+from librarian.pipeline.emit import ScoreStage
 from librarian.pipeline.pipeline import Pipeline
 from librarian.pipeline.run import Collected, GivenHistory, RunParts, Sink, run_source
 from librarian.pipeline.summary import describe_pipeline, new_summary
@@ -112,7 +113,7 @@ def relink(
     sinks: list[Sink] = [sink, collected] if commit else [collected]
     mode = "commit" if commit else "dry-run"
     where = f"relink: the open items of {source}"
-    shape = LinkerSettings(top_k=linker.retrieve.top_k, top_n=linker.top_n)
+    shape = LinkerSettings(top_k=linker.retrieve.top_k, top_n=linker.stage(ScoreStage).top_n)
     done.summary = new_summary(where, "", shape, run_id, mode, None)
     describe_pipeline(done.summary, linker, priors_read=False)
     raw = RawBatch([(s.line, s.text.encode()) for s in sections], 0, 0, 0, eof=True)

@@ -53,7 +53,7 @@ def score_sections(
     for framework in sorted({s.framework_id for s in sections}):
         rows = [i for i, s in enumerate(sections) if s.framework_id == framework]
         as_run = [section_from_text(sections[i].text) for i in rows]
-        retrieved = stage.run(as_run, vectors[rows], evidence.excluding({framework}))
+        retrieved = stage.search(as_run, vectors[rows], evidence.excluding({framework}))
         hits, best = retrieved.hits, retrieved.best
         assert best is not None
         for k, i in enumerate(rows):
