@@ -5,7 +5,8 @@ and the models' loading taken out) over the encoder's own rate.
     python scripts/bench_cli_ratio.py [--rows 2400] [--small 400] [--repeat 2] [--per-source 1]
 
 Builds the rows as scripts/bench_throughput.py does (the unlinked controls cut into spans
-of at most 1,200 characters), `--per-source` rows a source (1: each row a source of its
+of at most 1,200 characters, each made a distinct text by its row number, so that none is
+read from the vector cache), `--per-source` rows a source (1: each row a source of its
 own, as a queue drain of many repositories has them; 0: one source for all),
 runs the console script on the first `--small` rows and on all `--rows`, each time with a
 fresh vector cache (the hub's vectors copied in, as a warm home has them), and takes the
@@ -51,13 +52,15 @@ def timed_run(queue: Path, home_cache: Path, work: Path, name: str) -> tuple[flo
     return time.perf_counter() - started, out
 
 
-def sourced(queue: Path, per_source: int) -> None:
-    """`queue`'s rows put in sources of `per_source` rows each (0: leave them in one)."""
-    if per_source <= 0:
-        return
+def distinct(queue: Path, per_source: int) -> None:
+    """`queue`'s rows made distinct texts (the controls give ~1,050 spans; a repeated text
+    would be read from the vector cache, not encoded) and put in sources of `per_source`
+    rows each (0: leave them in one)."""
     rows = [json.loads(line) for line in queue.read_text(encoding="utf-8").splitlines()]
     for i, row in enumerate(rows):
-        row["source_repo"] = f"bench/standard-{i // per_source:05d}"
+        row["text"] += f" (row {i})"
+        if per_source > 0:
+            row["source_repo"] = f"bench/standard-{i // per_source:05d}"
     queue.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
 
 
@@ -90,7 +93,7 @@ def main() -> None:
         work = Path(tmp)
         big, small = work / "big.jsonl", work / "small.jsonl"
         build_queue(args.rows, big)
-        sourced(big, args.per_source)
+        distinct(big, args.per_source)
         small.write_bytes(b"".join(big.read_bytes().splitlines(keepends=True)[: args.small]))
         marginal: list[float] = []
         for attempt in range(args.repeat):

@@ -1,6 +1,8 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import example, given
+from hypothesis import strategies as st
 
 from librarian.pipeline.negation import negation_differs
 
@@ -103,3 +105,33 @@ from librarian.pipeline.negation import negation_differs
 )
 def test_negation_parity(text: str, hub: str, flag: bool) -> None:
     assert negation_differs(text, hub) is flag
+
+
+def _same_pairwise(one: str, other: str) -> bool:
+    """The rule the lookup in `_Words.has` answers, pair by pair: the same stem, or stems
+    of four letters or more sharing all but their last two letters (and at least four)."""
+    from librarian.pipeline.negation import _stem
+
+    a, b = _stem(one), _stem(other)
+    if a == b:
+        return True
+    short = min(len(a), len(b))
+    if short < 4:
+        return False
+    shared = next((i for i, (x, y) in enumerate(zip(a, b, strict=False)) if x != y), short)
+    return shared >= max(4, short - 2)
+
+
+WORDS = st.text(alphabet="aeilnogstdr", min_size=1, max_size=12)
+
+
+@given(word=WORDS, words=st.sets(WORDS, max_size=30))
+@example(word="logged", words={"log", "logging"})
+@example(word="terminate", words={"terminated"})
+@example(word="hash", words={"hashes", "has"})
+def test_the_word_lookup_answers_as_every_pair_compared(word: str, words: set[str]) -> None:
+    """Issue 49, item 8: C.8 compared every word with every other (0.5 ms a row, the most
+    of C.6-C.10); the lookup must answer exactly as that did."""
+    from librarian.pipeline.negation import _Words
+
+    assert _Words(words).has(word) == any(_same_pairwise(word, o) for o in words)

@@ -427,3 +427,38 @@ def test_a_source_with_no_decided_item_sends_no_model_work(tmp_path: Path) -> No
     watched = Watched(pipeline)
     run(queue_file(tmp_path), pipeline, 100, executor=watched, store=Store(NO_PRIORS, histories))
     assert watched.asked == []  # type: ignore[attr-defined]
+
+
+def test_two_batches_never_encode_at_once_in_one_process() -> None:
+    """Issue 49, item 8: the flow's thread pool prepares the next batch while the runner
+    takes the last; two encodes at once oversubscribed the encoder's threads (the CLI run
+    was 0.74x its encoder alone). One encode at a time; the rest of a batch overlaps."""
+    import threading
+    import time
+
+    from librarian.pipeline.ingest import section_from_text
+    from librarian.pipeline.stages import EmbedStage
+    from tests.stubs import StubEmbedder
+
+    inside, most = 0, 0
+    guard = threading.Lock()
+
+    class Slow(StubEmbedder):
+        def encode(self, texts: Any) -> Any:
+            nonlocal inside, most
+            with guard:
+                inside += 1
+                most = max(most, inside)
+            time.sleep(0.05)
+            with guard:
+                inside -= 1
+            return super().encode(texts)
+
+    stage = EmbedStage(Slow())
+    sections = [section_from_text(t) for t in TEXTS[:2]]
+    threads = [threading.Thread(target=stage.embed, args=(sections,)) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert most == 1

@@ -129,18 +129,40 @@ def _stem(word: str) -> str:
     return word
 
 
-@lru_cache(maxsize=1 << 17)
-def _same(one: str, other: str) -> bool:
-    """The same word, or one stem (hash/hashed, log/logged, terminate/terminated)."""
-    a, b = _stem(one), _stem(other)
-    if a == b:
-        return True
-    if min(len(a), len(b)) < 4:
-        return False
-    shared = next(
-        (i for i, (x, y) in enumerate(zip(a, b, strict=False)) if x != y), min(len(a), len(b))
-    )
-    return shared >= max(4, min(len(a), len(b)) - 2)
+class _Words:
+    """A text's content words, asked "do you hold the same word as `word`?": the same
+    word, or one stem (hash/hashed, log/logged, terminate/terminated: stems of four letters
+    or more sharing all but their last two, and at least four). By lookup, not by comparing
+    every pair: the same stem, or one of those sharing its first four letters."""
+
+    def __init__(self, words: set[str]) -> None:
+        self.words = words
+        self._stems: set[str] | None = None  # made when first asked: most texts never are
+        self._by_prefix: dict[str, list[str]] = {}
+
+    def __len__(self) -> int:
+        return len(self.words)
+
+    def has(self, word: str) -> bool:
+        """Whether any of the words is the same as `word`."""
+        if self._stems is None:
+            self._stems = {_stem(w) for w in self.words}
+            for known in self._stems:
+                if len(known) >= 4:
+                    self._by_prefix.setdefault(known[:4], []).append(known)
+        stem = _stem(word)
+        if stem in self._stems:
+            return True
+        if len(stem) < 4:
+            return False
+        return any(_same_stem(stem, other) for other in self._by_prefix.get(stem[:4], ()))
+
+
+def _same_stem(a: str, b: str) -> bool:
+    """Two stems that differ, each of four letters or more, as one word's."""
+    short = min(len(a), len(b))
+    shared = next((i for i, (x, y) in enumerate(zip(a, b, strict=False)) if x != y), short)
+    return shared >= max(4, short - 2)
 
 
 @dataclass(frozen=True)
@@ -159,7 +181,6 @@ def _scoped(words: list[str]) -> list[_Negation]:
     """Each negation that counts (not in a relative clause, no "… or not")."""
     scoped = []
     for i, word in enumerate(words):
-        before = set(words[max(0, i - 2) : i])
         if word in _POSTPOSED:
             scope = _content(words[max(0, i - SCOPE_WORDS) : i])
             scoped.append(_Negation(word, frozenset(scope), False, True))
@@ -170,6 +191,7 @@ def _scoped(words: list[str]) -> list[_Negation]:
             if word == "not" and i > 0 and words[i - 1] == "or":
                 continue  # "… or not", "whether or not": an alternative, not a negation
             scope = _content(words[i + 1 : i + 1 + SCOPE_WORDS])
+            before = set(words[max(0, i - 2) : i])
             lifted = bool(_OBLIGATION & set(words[i + 1 : i + 3]))
             loosens = word in _LOOSENING or "need" in before or word == "needn't" or lifted
             forbids = bool(_MODALS & before) and not lifted
@@ -179,10 +201,10 @@ def _scoped(words: list[str]) -> list[_Negation]:
 
 def negating_words(text: str, other: str) -> list[str]:
     """The negations in `text` that govern words `other` also uses: what raised a flag."""
-    shared = _content(_tokens(other))
+    shared = _Words(_content(_tokens(other)))
     found = []
     for negation in _scoped(_tokens(text)):
-        governed = sorted(w for w in negation.scope if any(_same(w, o) for o in shared))
+        governed = sorted(w for w in negation.scope if shared.has(w))
         if governed:
             found.append(f"“{negation.cue}” ({', '.join(governed)})")
     return found
@@ -193,16 +215,14 @@ def negations(text: str) -> int:
     return len(_scoped(_tokens(text)))
 
 
-def _negates_about(scopes: list[_Negation], other: set[str]) -> bool:
-    return any(_same(w, o) for n in scopes for w in n.scope for o in other)
+def _negates_about(scopes: list[_Negation], other: _Words) -> bool:
+    return any(other.has(w) for n in scopes for w in n.scope)
 
 
-def _bearing(scopes: list[_Negation], other: set[str]) -> list[_Negation]:
+def _bearing(scopes: list[_Negation], other: _Words) -> list[_Negation]:
     """The negations that bear on `other`: all but a prohibition of a manner `other` does
     not name (a word it governs that `other` never uses: "never ... in plaintext")."""
-    return [
-        n for n in scopes if not n.forbids or all(any(_same(w, o) for o in other) for w in n.scope)
-    ]
+    return [n for n in scopes if not n.forbids or all(other.has(w) for w in n.scope)]
 
 
 def _agrees(negating: list[_Negation], quiet: list[str]) -> bool:
@@ -213,11 +233,11 @@ def _agrees(negating: list[_Negation], quiet: list[str]) -> bool:
 
 
 @lru_cache(maxsize=4096)
-def _read(text: str) -> tuple[list[str], list[_Negation], set[str]]:
+def _read(text: str) -> tuple[list[str], list[_Negation], _Words]:
     """A text's words, negations and content words. Cached: a hub name is checked
     against many sections (522 names, one a row)."""
     words = _tokens(text)
-    return words, _scoped(words), _content(words)
+    return words, _scoped(words), _Words(_content(words))
 
 
 def negation_differs(one: str, other: str) -> bool:
@@ -234,7 +254,7 @@ def negation_differs(one: str, other: str) -> bool:
     if first != second:
         negating, quiet = (bearing_one, words_other) if first else (bearing_other, words_one)
         return not (scopes_other if first else scopes_one) and not _agrees(negating, quiet)
-    if first or not _mostly_shared(words_one, words_other):
+    if first or not _mostly_shared(content_one, content_other):
         return False
     # Neither negation names a shared word, but the two say much the same ("reused
     # without restriction" beside "use only once"): the polarity of the whole decides,
@@ -245,9 +265,8 @@ def negation_differs(one: str, other: str) -> bool:
     return not _agrees(negating, quiet)
 
 
-def _mostly_shared(one: list[str], other: list[str]) -> bool:
+def _mostly_shared(one: _Words, other: _Words) -> bool:
     """At least half of the shorter text's content words (two or more) are the other's."""
-    a, b = _content(one), _content(other)
-    shorter, longer = (a, b) if len(a) <= len(b) else (b, a)
-    found = sum(any(_same(w, o) for o in longer) for w in shorter)
+    shorter, longer = (one, other) if len(one) <= len(other) else (other, one)
+    found = sum(longer.has(w) for w in shorter.words)
     return found >= 2 and found * 2 >= len(shorter)

@@ -7,6 +7,7 @@ None reads a row from anywhere; each fills its part of the batch record it is gi
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Protocol
@@ -96,6 +97,11 @@ class EmbedStage:
 
     def __init__(self, embedder: Embedder) -> None:
         self.embedder = embedder
+        # One batch encoded at a time in a process: the encoder's own threads already use
+        # every core, and the flow's thread pool prepares the next batch while the runner
+        # takes the last; two encodes at once oversubscribed the cores and ran each at
+        # half speed (docs/benchmarks.md). The rest of a batch's work still overlaps.
+        self._encoding = threading.Lock()
 
     @property
     def component(self) -> Component:
@@ -112,7 +118,9 @@ class EmbedStage:
     def embed(self, sections: Sequence[Section]) -> Embedded:
         queries = [query_text(s) for s in sections]
         cut = tuple(self.embedder.truncated(queries))  # summary.md names them
-        return Embedded(queries, self.embedder.encode(queries), len(cut), cut)
+        with self._encoding:
+            vectors = self.embedder.encode(queries)
+        return Embedded(queries, vectors, len(cut), cut)
 
 
 class RetrieveStage:
