@@ -40,15 +40,16 @@ class LinkJob:
     knowledge_queue (commit mode). A plain input is read as rows of the document
     `source_name` (default: the file's name). `commit` (default: whenever `database` is
     given): store decisions in `database` (a `store.db.reference`, no password); a dry run
-    given `database` only reads prior decisions from it. `in_flight` batches are linked at
-    once, stored and written in input order."""
+    given `database` only reads prior decisions from it. `in_flight` batches are kept in
+    flight beside the one taken (0 here: a Dask runner's workers want several), stored and
+    written in input order."""
 
     input_path: Path | None
     out_dir: Path
     settings: LinkerSettings
     run_id: str
     database: str | None = None
-    in_flight: int = 1
+    in_flight: int = 0
     source_name: str | None = None
     commit: bool | None = None
 

@@ -217,7 +217,7 @@ def test_one_outcome_per_row_through_admission_priors_and_the_source(tmp_path: P
     assert (summary.read, summary.review, summary.rejected, summary.skipped) == (4, 1, 1, 2)
 
 
-@pytest.mark.parametrize("in_flight", [1, 3])
+@pytest.mark.parametrize("in_flight", [0, 1, 3])
 def test_progress_counts_every_line_once_over_several_batches(
     tmp_path: Path, in_flight: int
 ) -> None:

@@ -148,7 +148,7 @@ def run(
         return
     server_ready()
     with ExitStack() as stack:
-        in_flight = 1
+        in_flight = 0  # this process: one batch at a time (pipeline.run.Runner.in_flight)
         dask = None
         if task_runner == "dask":
             in_flight = use_dask(stack, dask_address, dask_workers, db or settings.vector_db)

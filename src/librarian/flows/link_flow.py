@@ -116,7 +116,7 @@ def link_queue(
     settings: LinkerSettings,
     run_id: str,
     database: str | None = None,
-    in_flight: int = 1,
+    in_flight: int = 0,
     source_name: str | None = None,
     commit: bool | None = None,
     hand_off: Parcel[HandOff] | None = None,

@@ -214,7 +214,10 @@ class Runner:
     store: Store | None = None
     progress: Progress = field(default_factory=Silent)
     spill: Spill = field(default_factory=MemorySpill)
-    in_flight: int = 1
+    # Batches kept in flight while the runner takes the oldest: 0 takes each as soon as it
+    # is given (this process's thread pool: its encoder already uses every core, and a
+    # second batch at once only contended for them); Dask's workers want several.
+    in_flight: int = 0
     log: Callable[[str], None] | None = None
     registry: ChunkRegistry = field(default_factory=ChunkRegistry)
     _numbers: Iterator[int] = field(default_factory=itertools.count)
@@ -239,7 +242,7 @@ class Runner:
                 prepared = self.executor.prepare(admitted.sections, ctx, admitted.priors)
                 flying.append((held, admitted, prepared, window.compact))
                 closes = claim is not None or admitted.raw.eof
-                while flying and (closes or len(flying) > max(1, self.in_flight)):
+                while flying and (closes or len(flying) > self.in_flight):
                     self._absorb(*flying.popleft(), ctx)
                 if closes:
                     self._close(window)
@@ -349,7 +352,7 @@ class Runner:
                 linked = _in_row_order(self.spill.take("linked", held.number, part))
                 parts.append(_Part(prepared, linked, self.executor.complete(prepared, linked)))
             flying.append((held, admitted, parts))
-            while len(flying) > max(1, self.in_flight):
+            while len(flying) > self.in_flight:
                 self._finish(*flying.popleft())
         while flying:
             self._finish(*flying.popleft())
@@ -466,7 +469,7 @@ class RunParts:
     store: Store | None = None
     progress: Progress | None = None
     spill: Spill | None = None
-    in_flight: int = 1
+    in_flight: int = 0
     registry: ChunkRegistry | None = None
     log: Callable[[str], None] | None = None
 
