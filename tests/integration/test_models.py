@@ -68,7 +68,12 @@ def test_explain_with_a_prior_text_runs_update_detection(tmp_path: Path) -> None
     assert ids.UPDATE_EVALUATED in updated["retrieval"]["retriever"]
 
 
-def test_run_plan_lists_the_stages_and_reads_no_row(tmp_path: Path) -> None:
+def test_run_plan_lists_the_stages_and_reads_no_row(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """And a stage from an installed distribution's entry point in its place (issue 49)."""
+    install_stage_plugin(tmp_path, "draft_hold_plan")
+    monkeypatch.syspath_prepend(str(tmp_path))
     out = tmp_path / "out"
     args = ["run", str(packaged_data("samples", "queue_sample.jsonl")), "--plan", "--json"]
     args += ["--uncalibrated", "--cache-dir", str(tmp_path / "cache"), "--out", str(out)]
@@ -76,29 +81,12 @@ def test_run_plan_lists_the_stages_and_reads_no_row(tmp_path: Path) -> None:
     assert result.exit_code == 0, result.output
     plan = json.loads(result.output)
     names = [s["name"] for s in plan["stages"]]
-    assert names[:3] == ["ingest", "dedup", "explicit"] and names[-3:] == [
-        "safety",
-        "decide",
-        "emit",
-    ]
+    assert names[:3] == ["ingest", "dedup", "explicit"]
+    assert names[-4:] == ["safety", "decide", "draft-hold", "emit"]
     assert names.index("source-level") == names.index("retrieve") + 1
     assert {s["name"]: s["component"] for s in plan["stages"]}["score"] == ids.SCORE_RAW_COSINE
     assert plan["source"]["kind"] == "JsonlFile" and plan["sinks"][0]["kind"] == "FileSink"
     assert not out.exists()
-
-
-def test_run_plan_lists_a_plugged_stage_in_its_place(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """Issue 49: a stage from an installed distribution's entry point, in `run --plan`."""
-    install_stage_plugin(tmp_path, "draft_hold_plan")
-    monkeypatch.syspath_prepend(str(tmp_path))
-    queue = str(packaged_data("samples", "queue_sample.jsonl"))
-    args = ["run", queue, "--plan", "--json", "--uncalibrated", "--cache-dir", str(tmp_path)]
-    shown = CliRunner().invoke(app, [*args, "--out", str(tmp_path / "out")])
-    assert shown.exit_code == 0, shown.output
-    stages = [s["name"] for s in json.loads(shown.output)["stages"]]
-    assert stages[stages.index("decide") + 1 :] == ["draft-hold", "emit"]
 
 
 def test_explain_many_texts_says_which_block_is_which(tmp_path: Path) -> None:
