@@ -11,10 +11,14 @@ from pathlib import Path
 import numpy as np
 from numpy.typing import NDArray
 
+from librarian.artifacts.calibrator import Calibrator
 from librarian.artifacts.card import CardData, CardModels, ModelCard, OutOfFold, TrainedModels
+from librarian.artifacts.source_model import JOINT_FEATURES, SourceModel
 from librarian.catalogue.hub import Hub, build_hub
 from librarian.factory import assemble
 from librarian.pipeline.pipeline import Pipeline
+from librarian.pipeline.source_level import SourceLevelSlot
+from librarian.retrieval.collective import PriorRule
 from librarian.retrieval.evidence import RETRIEVER_ID
 from librarian.retrieval.index import build_index
 from librarian.schemas.records import HubNode
@@ -129,6 +133,18 @@ def stub_pipeline(
         unmappable_cut=unmappable_cut,
     )
     return assemble(settings, hub, embedder, build_index(hub, embedder, None), scorer, trained)
+
+
+def joint_pipeline() -> Pipeline:
+    """The stub pipeline with a source-level model: a source's cut depends on all its rows,
+    so a row linked without the rest of its source can get another decision."""
+    pipeline = stub_pipeline(threshold=None)
+    weights = tuple(10.0 if f == "score" else 0.0 for f in JOINT_FEATURES)
+    model = SourceModel(
+        PriorRule(0.5, 0.05, 0.5, 0.0), Calibrator(weights, -5.0, 1, JOINT_FEATURES), 0.5
+    )
+    pipeline.source_level = SourceLevelSlot(model, small_hub(), 0.95)
+    return pipeline
 
 
 def example_card() -> ModelCard:

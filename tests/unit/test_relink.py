@@ -3,6 +3,7 @@ run, or `relink`), and never an item a person decided."""
 
 from __future__ import annotations
 
+import random
 from dataclasses import replace
 from pathlib import Path
 
@@ -16,7 +17,7 @@ from librarian.review.decisions import DecisionRequest, decide
 from librarian.review.relink import open_sections, relink
 from librarian.schemas.records import Section
 from librarian.store.db import make_engine, upgrade
-from librarian.store.decisions import StoredBatch, unchanged, write
+from librarian.store.decisions import REVIEW_REQUIRED, StoredBatch, unchanged, write
 from librarian.store.tables import DecisionRow
 from tests.stubs import small_hub, stub_pipeline
 from tests.unit.test_workbench import TEXTS
@@ -44,6 +45,25 @@ def store(engine: Engine, run: str) -> int:
 def rows(engine: Engine) -> list[DecisionRow]:
     with Session(engine) as session:
         return list(session.execute(select(DecisionRow).order_by(DecisionRow.id)).scalars())
+
+
+def evidence_from_stored(engine: Engine, run: str = "r1") -> None:
+    """Each source's cut evidence as if its run had read the stored confidences and first
+    suggestions as cold (what `run` and `relink` store with a cut they choose)."""
+    from librarian.policy import CutEvidence
+    from librarian.store.policies import record_cuts
+    from librarian.text import key_digest
+
+    by_source: dict[str, list[tuple[str, float, str]]] = {}
+    for r in rows(engine):
+        entry = (key_digest(r.span_key), r.confidence or 0.0, r.top_cre_id or "")
+        by_source.setdefault(str(r.source_key), []).append(entry)
+    with Session(engine) as session, session.begin():
+        cuts = {
+            key: {"threshold": 1.0, "evidence": CutEvidence(tuple(entries), ()).as_json()}
+            for key, entries in by_source.items()
+        }
+        record_cuts(session, run, cuts)
 
 
 @pytest.fixture
@@ -115,6 +135,7 @@ def test_after_each_decision_the_workbench_says_what_the_source_now_certifies(
     with Session(engine) as session, session.begin():
         for n, row in enumerate(session.execute(select(DecisionRow)).scalars()):
             row.confidence = 0.99 - n * 0.01  # the first items the most confident
+    evidence_from_stored(engine)
     ids = review_ids(engine)
     web = client(engine)
     for review_id in ids[0:18:2]:  # every other one of the most confident: 9 decisions
@@ -131,7 +152,7 @@ def test_after_each_decision_the_workbench_says_what_the_source_now_certifies(
     # 18 of the 19 items above 0.810 reviewed and right: the 19th is certified (an exact
     # test: were it wrong, 18 right draws of the 19 happen with chance 1/19 <= 10%).
     assert after.certified.startswith(
-        "its 18 reviewed items above 0.810 (0 wrong) now certify 1 open items at >= 0.810"
+        "its 18 reviewed items above 0.810 (0 wrong) now certify 1 undecided items at >= 0.810"
     ), after.certified
     assert "this+source%3A+its+18+reviewed+items" in said, after.certified
 
@@ -154,6 +175,7 @@ def test_reviewers_who_follow_the_plan_reach_a_certified_cut_in_the_workbench(
     with Session(engine) as session, session.begin():
         for row in session.execute(select(DecisionRow)).scalars():
             row.confidence = round(draw.uniform(0.05, 0.99), 4)
+    evidence_from_stored(engine)
     web = client(engine)
     with Session(engine) as session:
         (first,) = source_progress(session)
@@ -431,3 +453,114 @@ def test_relink_takes_a_budget_given_on_its_command_line() -> None:
         done = CliRunner().invoke(app, args)
         assert done.exit_code == 0, done.output
     assert seen == [{"budget": 0.25}, {}]
+
+
+def policy_texts() -> list[Section]:
+    """40 rules of one source, at confidences from 0.1 to 0.97 on the joint stub."""
+    topics = [
+        "rotate session token after login",
+        "use parameterized queries against sql injection",
+        "cryptography keys",
+        "session management",
+        "injection protection",
+    ]
+    filler = [
+        "alpha",
+        "beta",
+        "gamma",
+        "delta",
+        "epsilon",
+        "zeta",
+        "eta",
+        "theta",
+        "iota",
+        "kappa",
+        "lambda",
+        "mu",
+    ]
+    draw = random.Random(1)
+    texts = [f"{topics[i % 5]} {' '.join(draw.sample(filler, i % 6))} rule {i}" for i in range(40)]
+    return [
+        section_from_text(t).model_copy(
+            update={"chunk_id": f"c{i}", "line": i + 1, "span_index": i}
+        )
+        for i, t in enumerate(texts)
+    ]
+
+
+def test_the_workbench_queue_status_and_relink_say_one_cut_after_any_decisions(
+    tmp_path: Path,
+) -> None:
+    """Issue 49, item 3, done when: "The workbench, `queue status` and relink print the
+    same cut for a source after any sequence of decisions; a test drives that sequence."
+    The readers run no model: they choose the cut with the same function from the evidence
+    the last run or relink stored; relink (dry) links the source's items again."""
+    from urllib.parse import parse_qs, urlsplit
+
+    from typer.testing import CliRunner
+
+    from librarian.cli import app
+    from librarian.pipeline.batches import Admitted
+    from librarian.pipeline.run import RunParts, run_source
+    from librarian.policy import RiskPolicy
+    from librarian.schemas.records import RawBatch, RunSummary
+    from librarian.store.policies import store_policy
+    from librarian.store.progress import evidence_now, next_cut_says, source_progress
+    from librarian.store.sink import DatabaseSink, DatabaseStore
+    from tests.stubs import joint_pipeline
+    from tests.unit.test_workbench import client, post
+
+    url = f"sqlite:///{tmp_path / 'one-cut.db'}"
+    engine = make_engine(url)
+    upgrade(engine)
+    policy = RiskPolicy(budget=0.2, confidence=0.8, min_reviewed=3)
+    pipeline = joint_pipeline().with_policy(policy)
+    batch = policy_texts()
+    raw = RawBatch([(s.line, s.text.encode()) for s in batch], 0, 0, 0, eof=True)
+    summary = RunSummary(run_id="run-1", input="t", out_dir="", started_at="")
+    sink = DatabaseSink(engine, "run-1", "t", pipeline.models_digest)
+    parts = RunParts(sinks=[sink], store=DatabaseStore(engine, pipeline.models_digest))
+    admitted = Admitted(raw, batch, [], [], None)
+    run_source(pipeline, [admitted], pipeline.context("run-1"), summary, parts)
+    store_policy(engine, "run-1", policy)
+    key = str(rows(engine)[0].source_key)
+    web = client(engine)
+    draw = random.Random(7)
+    seen_bases: list[tuple[str, int]] = []
+    for step in range(36):
+        with Session(engine) as session:
+            (progress,) = source_progress(session)
+            waiting = [r for r in rows(engine) if r.consumed_at is None]
+            open_ids = [r.review_id for r in waiting if r.status == REVIEW_REQUIRED]
+        roll = draw.random()
+        pick = progress.review_first[0] if progress.review_first and roll < 0.6 else None
+        pick = pick or draw.choice(open_ids)
+        told = ""
+        if step in (11, 16, 29):  # the workbench's re-scorer: a committed relink, new evidence
+            relink(engine, pipeline, key, f"relink-{step}", commit=True)
+        elif roll < 0.08 and step:
+            assert post(web, "/undo").status_code == 303
+        else:
+            action = draw.choices(["approve", "choose", "reject"], [6, 2, 2])[0]
+            form = {"cre_ids": ["400-000"]} if action == "choose" else {}
+            answer = post(web, f"/item/{pick}", action=action, **form)
+            assert answer.status_code == 303, answer.text
+            told = parse_qs(urlsplit(answer.headers["location"]).query)["msg"][0]
+        with Session(engine) as session:
+            evidence = evidence_now(session, key)
+            (progress,) = source_progress(session)
+        assert evidence is not None
+        cut = evidence.cut(policy)
+        seen_bases.append((cut.basis, cut.auto_links))
+        dry = relink(engine, pipeline, key, f"dry-{step}", commit=False)
+        if not dry.open_items:
+            break  # every item decided or linked: nothing for a relink to decide
+        assert dry.status["cut"] == cut.as_json(), (step, dry.status["says"])
+        said = next_cut_says(evidence, policy)
+        assert progress.certified == said
+        status = CliRunner().invoke(app, ["queue", "status", "--db", url], terminal_width=400)
+        assert " ".join(said.split()) in " ".join(status.stdout.split()), (step, said)
+        if told:
+            assert told.endswith(f"this source: {said}"), (step, told)
+    assert ("none", 0) in seen_bases
+    assert any(basis == "reviewed" and links for basis, links in seen_bases), seen_bases

@@ -13,17 +13,14 @@ from typing import Any, TypeVar
 
 import pytest
 
-from librarian.artifacts.calibrator import Calibrator
-from librarian.artifacts.source_model import JOINT_FEATURES, SourceModel
 from librarian.pipeline.batches import Prepared
 from librarian.pipeline.dedup import ChunkRegistry
 from librarian.pipeline.envelopes import RunContext
 from librarian.pipeline.pipeline import Pipeline
 from librarian.pipeline.run import InProcess, Pending, Runner, Sink
-from librarian.pipeline.source_level import Linked, SourceLevelSlot
+from librarian.pipeline.source_level import Linked
 from librarian.pipeline.sources import JsonlFile
 from librarian.pipeline.spill import DiskSpill, MemorySpill, Spill
-from librarian.retrieval.collective import PriorRule
 from librarian.schemas.envelopes import ReasonCode, ReviewItem, dump_envelope
 from librarian.schemas.records import (
     BatchResult,
@@ -40,7 +37,7 @@ from librarian.schemas.records import (
     Section,
 )
 from librarian.store.sink import DatabaseStore
-from tests.stubs import small_hub, stub_pipeline
+from tests.stubs import joint_pipeline, small_hub, stub_pipeline
 from tests.unit.test_pipeline import Priors, row
 
 TEXTS = [
@@ -68,18 +65,6 @@ def queue_file(tmp_path: Path, blank_every: int = 0) -> Path:
     path = tmp_path / "q.jsonl"
     path.write_text("\n".join(lines) + "\n")
     return path
-
-
-def joint_pipeline() -> Pipeline:
-    """The stub pipeline with a source-level model: a source's cut depends on all its rows,
-    so a row linked without the rest of its source can get another decision."""
-    pipeline = stub_pipeline(threshold=None)
-    weights = tuple(10.0 if f == "score" else 0.0 for f in JOINT_FEATURES)
-    model = SourceModel(
-        PriorRule(0.5, 0.05, 0.5, 0.0), Calibrator(weights, -5.0, 1, JOINT_FEATURES), 0.5
-    )
-    pipeline.source_level = SourceLevelSlot(model, small_hub(), 0.95)
-    return pipeline
 
 
 class Collect:

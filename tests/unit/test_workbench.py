@@ -49,6 +49,7 @@ def seeded_batch(texts: list[str], run: str, chunks_of: str | None = None) -> St
                 "chunk_id": f"{chunks_of or run}-c{i}",
                 "line": i + 1,
                 "artifact_id": f"art-{i % 2}",
+                "span_index": i,  # each its own item
                 "heading_path": ("Guide", f"Part {i}"),
             }
         )

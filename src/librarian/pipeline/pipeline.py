@@ -256,6 +256,11 @@ class Pipeline:
             result.candidates = self._stored_candidates(prepared)
             statuses = {r.status.source: r.status for r in linked}  # one a source
             result.sources = {name: status.as_json() for name, status in statuses.items()}
+            result.cut_evidence = {
+                name: status.evidence.as_json()
+                for name, status in statuses.items()
+                if status.evidence is not None
+            }
         result.envelopes = [out[i] for i in range(len(prepared.sections))]
         result.timings_s = dict(timer.seconds)
         return result

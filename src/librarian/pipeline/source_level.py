@@ -22,6 +22,7 @@ from librarian.pipeline.components import Component
 from librarian.policy import (
     Adaptation,
     Certified,
+    CutEvidence,
     ReviewPlan,
     RiskPolicy,
     alone,
@@ -67,6 +68,8 @@ class SourceStatus:
     policy: RiskPolicy = field(default_factory=RiskPolicy)
     plan: ReviewPlan | None = None  # what its reviewers should decide next (None: no plan)
     adaptation: Adaptation | None = None  # its calibration adapted to its decisions
+    # What the cut was chosen from (None: not chosen here): stored with it, not summarised.
+    evidence: CutEvidence | None = field(default=None, compare=False)
 
     @property
     def decisions_needed(self) -> int:
@@ -343,11 +346,20 @@ class SourceLevelSlot:
         everyone = set(claims)
         evidence = self._evidence(claims, everyone, [], [], priors, ())
         mine = [self.ordered(row, evidence[items[i]], None) for i, row in enumerate(pending)]
-        correct = []
+        correct, entries = [], []
         for r, (row, cres) in enumerate(decided):
             hits, _, confidence, _ = self.ordered(row, evidence[items[len(pending) + r]], None)
             correct.append((confidence, bool(hits) and hits[0].cre_id in cres))
-        return _Cold(mine, correct, evidence)
+            entries.append((row.key, confidence, hits[0].cre_id if hits else ""))
+        seen = CutEvidence(
+            tuple(
+                (row.key, confidence, hits[0].cre_id)
+                for row, (hits, _, confidence, _) in zip(pending, mine, strict=True)
+                if hits
+            ),
+            tuple(entries),
+        )
+        return _Cold(mine, correct, evidence, seen)
 
     def _status(
         self,
@@ -368,16 +380,18 @@ class SourceLevelSlot:
         pending = [confidence for hits, _, confidence, _ in cold.pending if hits] if cold else []
         reviewed = [c for c, _ in cold.decided] if cold else []
         correct = [ok for _, ok in cold.decided] if cold else []
-        cut, plan = self.cuts.get(name), None
+        cut, plan, seen = self.cuts.get(name), None, None
         if cut is None and priors is None:
             cut = alone(self.threshold, self.policy)
         elif cut is None:
             cut = choose_cut(pending, reviewed, correct, self.policy)
             plan = review_plan(pending, reviewed, correct, self.policy)
+            seen = cold.evidence_seen if cold else None
         adapted = adaptation is not None
         return SourceStatus(
-            name, items, priors, decisions, cut.cut, adapted, cut, self.policy, plan, adaptation
-        )
+            name, items, priors, decisions, cut.cut, adapted, cut, self.policy, plan, adaptation,
+            seen,
+        )  # fmt: skip
 
     def _priors(
         self, claims: list[Claim], decided: list[tuple[SlotRow, tuple[str, ...]]]
@@ -491,6 +505,7 @@ class _Cold:
     pending: list[Ordered]  # each pending row's hits, evidence, confidence and chances
     decided: list[tuple[float, bool]]  # each decided row's confidence, and if it was right
     evidence: dict[int, Collective]  # by item
+    evidence_seen: CutEvidence  # what the cut is chosen from, for the store
 
 
 @dataclass(frozen=True)

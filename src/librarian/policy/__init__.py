@@ -21,14 +21,15 @@ assumptions and the check that measures them on every framework (`make risk-chec
 Pure: no I/O, nothing read but the numbers given.
 
 The package, by concern: `risk` (the team's promise, stored per run), `cut` (a source's
-cut), `plan` (the reviews that would certify one), `adaptation` (a source's
-recalibration), `sample` (the calibration sample), `verdict` (C.9's pure `decide`),
-`unmappable` (the gate that says no CRE covers a section), `threshold` (training's global
-cut).
+cut), `evidence` (what it is chosen from, stored with it), `plan` (the reviews that would
+certify one), `adaptation` (a source's recalibration), `sample` (the calibration
+sample), `verdict` (C.9's pure `decide`), `unmappable` (the gate that says no CRE
+covers a section), `threshold` (training's global cut).
 """
 
 from librarian.policy.adaptation import Adaptation, fit_adaptation
 from librarian.policy.cut import Certified, alone, certifies, choose_cut
+from librarian.policy.evidence import CutEvidence, Evidence
 from librarian.policy.plan import ReviewPlan, review_plan
 from librarian.policy.risk import RISKS, RiskPolicy
 from librarian.policy.sample import CALIBRATION_SAMPLE, SAMPLE_REACH, calibration_sample
@@ -39,6 +40,8 @@ __all__ = [
     "SAMPLE_REACH",
     "Adaptation",
     "Certified",
+    "CutEvidence",
+    "Evidence",
     "ReviewPlan",
     "RiskPolicy",
     "alone",

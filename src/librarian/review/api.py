@@ -21,7 +21,6 @@ from librarian.catalogue.hub import Hub
 from librarian.policy import Certified, RiskPolicy
 from librarian.schemas.envelopes import Envelope, LinkProposal, dump_envelope
 from librarian.schemas.records import History
-from librarian.store.policies import applied
 
 if TYPE_CHECKING:
     from librarian.pipeline.pipeline import Pipeline
@@ -85,7 +84,7 @@ class KnownSource:
     since migration 0012)."""
 
     history: History
-    policy: RiskPolicy
+    policy: RiskPolicy | None  # None: none stored (the server's own settings decide)
     cut: Certified | None
 
 
@@ -127,7 +126,7 @@ def suggest_router(
             if known is None:
                 raise HTTPException(404, f"no source {asked.source!r} in this store")
             cuts = {asked.source: known.cut} if known.cut is not None else {}
-            built = built.with_policy(applied(known.policy, built.source_level.policy), cuts)
+            built = built.with_policy(known.policy or built.source_level.policy, cuts)
             envelope = await run_in_threadpool(
                 built.suggest, asked.text, asked.title, asked.source, known.history
             )

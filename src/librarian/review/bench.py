@@ -13,7 +13,6 @@ from sqlalchemy.orm import Session
 
 from librarian.catalogue.hub import Hub
 from librarian.pipeline.pipeline import Pipeline
-from librarian.policy import RiskPolicy
 from librarian.retrieval.hub_search import HubSearch
 from librarian.review.api import KnownSource
 from librarian.review.signin import Throttle
@@ -94,7 +93,7 @@ class Workbench:
             ).first():
                 return None
             history = source_history(session, {source})
-            policy = source_policy(session, source) or RiskPolicy()
+            policy = source_policy(session, source)
             cut = source_cut(session, source)
         return KnownSource(history, policy, cut.certified if cut is not None else None)
 

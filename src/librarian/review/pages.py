@@ -17,7 +17,6 @@ from sqlalchemy.exc import OperationalError
 from sqlalchemy.orm import Session
 from starlette.concurrency import run_in_threadpool
 
-from librarian.policy import RiskPolicy
 from librarian.retrieval.hub_search import HubSearch
 from librarian.review.bench import Workbench
 from librarian.review.chart import evidence_chart
@@ -65,14 +64,12 @@ from librarian.store.human import (
     standing_on,
     undo_last,
 )
-from librarian.store.policies import source_cut, source_policy
+from librarian.store.policies import policy_of, source_cut
 from librarian.store.progress import (
     band_after,
     decisions_seen,
-    open_confidences,
-    reviewed_evidence,
+    evidence_now,
     source_of_row,
-    source_plan,
     source_progress,
 )
 from librarian.store.review import (
@@ -618,10 +615,11 @@ def source_panel(
     linked = detail.item.linked_as
     seen = decisions_seen(session, key)
     stored = source_cut(session, key)
-    decided = reviewed_evidence(session, key)
-    policy = source_policy(session, key) or RiskPolicy()
-    plan = source_plan(session, key, open_confidences(session, key), policy)
-    band = plan.at if plan.more and not plan.certified else None
+    # The decided items as the cut reads them (`evidence_now`): none drawn without it.
+    evidence = evidence_now(session, key)
+    plan = evidence.plan(policy_of(session, key)) if evidence is not None else None
+    band = plan.at if plan is not None and plan.more and not plan.certified else None
+    decided = list(zip(evidence.reviewed, evidence.correct, strict=True)) if evidence else []
     return {
         "chart": evidence_chart(decided, stored.threshold if stored else None, band),
         "key": key,

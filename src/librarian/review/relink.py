@@ -21,21 +21,20 @@ from librarian.pipeline.accounting import close_out
 from librarian.pipeline.batches import Admitted
 from librarian.pipeline.emit import ScoreStage
 from librarian.pipeline.pipeline import Pipeline
-from librarian.pipeline.run import Collected, GivenHistory, RunParts, Sink, run_source
+from librarian.pipeline.run import Collected, RunParts, Sink, run_source
 from librarian.pipeline.summary import describe_pipeline, new_summary
 from librarian.policy import RiskPolicy
 from librarian.schemas.envelopes import LinkProposal, ReviewItem
-from librarian.schemas.records import RawBatch, RunSummary, Section
+from librarian.schemas.records import RawBatch, RunSummary, Section, span_index_of
 from librarian.settings import LinkerSettings
 from librarian.store.decisions import (
     REVIEW_REQUIRED,
     WriteResult,
     section_of,
 )
-from librarian.store.history import source_history
-from librarian.store.policies import applied, record_policy, source_policy
+from librarian.store.policies import policy_of, record_policy, source_policy
 from librarian.store.progress import OpenSource, open_by_source
-from librarian.store.sink import DatabaseSink
+from librarian.store.sink import DatabaseSink, DatabaseStore
 from librarian.store.tables import DecisionRow
 
 
@@ -56,18 +55,22 @@ class Relinked:
 
 def open_sections(session: Session, source: str) -> list[Section]:
     """The source's open review items, as the sections they were decided from."""
-    envelopes = session.execute(
-        select(DecisionRow.envelope)
+    found = session.execute(
+        select(DecisionRow.envelope, DecisionRow.span_key)
         .where(
             DecisionRow.source_key == source,
             DecisionRow.status == REVIEW_REQUIRED,
             DecisionRow.consumed_at.is_(None),
         )
         .order_by(DecisionRow.id)
-    ).scalars()
+    ).all()
+    # Its span too: the section's key is the stored item's (a run's earlier items are
+    # told from the window's rows by it).
     return [
-        section_of(ReviewItem.model_validate(envelope)).model_copy(update={"line": n})
-        for n, envelope in enumerate(envelopes, start=1)
+        section_of(ReviewItem.model_validate(envelope)).model_copy(
+            update={"line": n, "span_index": span_index_of(span_key)}
+        )
+        for n, (envelope, span_key) in enumerate(found, start=1)
     ]
 
 
@@ -97,12 +100,11 @@ def relink(
     the source's policy from then on."""
     with Session(engine) as session:
         sections = open_sections(session, source)
-        history = source_history(session, {source})
         stored = source_policy(session, source)
+        policy = policy_of(session, source, pipeline.source_level.policy)
     done = Relinked(source, open_items=len(sections))
     if not sections:
         return done
-    policy = applied(stored, pipeline.source_level.policy)
     if given:
         policy = replace(policy, **given)
         done.policy_changed = stored != policy
@@ -118,7 +120,9 @@ def relink(
     describe_pipeline(done.summary, linker, priors_read=False)
     raw = RawBatch([(s.line, s.text.encode()) for s in sections], 0, 0, 0, eof=True)
     admitted = Admitted(raw, sections, [], [], None)
-    parts = RunParts(sinks=sinks, store=GivenHistory(history))
+    # The store as a run reads it: the source's links and decisions, and its linked items
+    # linked with the open ones, so that its cut is chosen from the same items a run's is.
+    parts = RunParts(sinks=sinks, store=DatabaseStore(engine, pipeline.models_digest))
     run_source(linker, [admitted], linker.context(run_id), done.summary, parts)
     close_out(done.summary, sink.counts() if commit else None)
     result = collected.result

@@ -60,6 +60,13 @@ class Section(BaseModel):
         return "\x1f".join((self.artifact_id, self.locator.kind, where, span))
 
 
+def span_index_of(span_key: str) -> int | None:
+    """The span index a `Section.span_key` was built with (None: none), for a section
+    rebuilt from its envelope, which does not carry it."""
+    span = span_key.rsplit("\x1f", 1)[-1]
+    return int(span) if span.isdigit() else None
+
+
 # The source URL of a plain input's rows (pipeline/plain.py): the file's content hash.
 PLAIN_URN = "urn:librarian:plain:"
 # A plain row's place beyond its id, at the end of its locator id: "(page 3, line 12)".
@@ -277,6 +284,9 @@ class BatchResult:
     skips: list[Skip] = field(default_factory=list)
     # Where each source linked stands (C.5), by source key: what the summary shows.
     sources: dict[str, dict[str, Any]] = field(default_factory=dict)
+    # What each source's cut was chosen from (`policy.CutEvidence`, JSON), by source key:
+    # stored with the cut (`store.policies.record_cuts`), never summarised.
+    cut_evidence: dict[str, dict[str, Any]] = field(default_factory=dict)
     cut_chunks: list[str] = field(default_factory=list)  # texts cut to fit the model
     # What C.5 needs of each model row, by chunk id (the store keeps it: `Candidates`).
     candidates: dict[str, dict[str, Any]] = field(default_factory=dict)
@@ -284,6 +294,7 @@ class BatchResult:
 
     def merge(self, one: BatchResult) -> None:
         self.sources.update(one.sources)
+        self.cut_evidence.update(one.cut_evidence)
         self.facts.update(one.facts)
         self.cut_chunks.extend(one.cut_chunks)
         self.candidates.update(one.candidates)

@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Collection
 from typing import Any
 
-from sqlalchemy import and_, or_, select
+from sqlalchemy import ColumnElement, and_, or_, select
 from sqlalchemy.orm import Session
 
 from librarian.schemas.records import EarlierItem, Known, Reviewed, SourceHistory
@@ -56,16 +56,12 @@ def source_context(session: Session, source: str, pending: Collection[str]) -> K
     were stored; none that is a `pending` row: a span read again is the window's), and its
     history, in which those items' own links do not count as taken (in a file they would
     be rows of the window, not links it already has)."""
-    open_or_linked = or_(
-        and_(DecisionRow.status == LINKED, DecisionRow.withdrawn_at.is_(None)),
-        and_(DecisionRow.status == REVIEW_REQUIRED, DecisionRow.consumed_at.is_(None)),
-    )
     rows = session.execute(
         select(DecisionRow.id, DecisionRow.span_key, DecisionRow.text, DecisionRow.candidates)
         .where(
             DecisionRow.source_key == source,
             DecisionRow.candidates.is_not(None),
-            open_or_linked,
+            undecided(),
         )
         .order_by(DecisionRow.id.desc())
         .limit(MAX_EARLIER)
@@ -79,6 +75,15 @@ def source_context(session: Session, source: str, pending: Collection[str]) -> K
     leave_out = {row_id for row_id, item in earlier if item is not None}
     history = source_history(session, [source], leave_out).get(source)
     return Known(history, items)
+
+
+def undecided() -> ColumnElement[bool]:
+    """A source's rows no person has decided and still in its document: its open items
+    and its links (what a run links its window's rows with, and a cut would link)."""
+    return or_(
+        and_(DecisionRow.status == LINKED, DecisionRow.withdrawn_at.is_(None)),
+        and_(DecisionRow.status == REVIEW_REQUIRED, DecisionRow.consumed_at.is_(None)),
+    )
 
 
 def _earlier(span: str, text: str, candidates: Any) -> EarlierItem | None:

@@ -15,8 +15,7 @@ from sqlalchemy import Engine, select
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session
 
-from librarian.policy import RiskPolicy
-from librarian.policy.cut import Certified
+from librarian.policy import Certified, CutEvidence, RiskPolicy
 from librarian.sql import is_postgres
 from librarian.store.tables import DecisionRow, RunPolicyRow, SourceCutRow
 
@@ -47,10 +46,12 @@ def source_policy(session: Session, source: str) -> RiskPolicy | None:
     return RiskPolicy.from_json(found) if found is not None else None
 
 
-def applied(stored: RiskPolicy | None, current: RiskPolicy) -> RiskPolicy:
-    """What a source is decided again under: the team's choices as stored (budget,
-    confidence, guarantee, reviewed items a cut needs), else the current ones."""
-    return current if stored is None else stored
+def policy_of(session: Session, source: str, current: RiskPolicy | None = None) -> RiskPolicy:
+    """What `source` is decided and read under: the team's choices as stored (budget,
+    confidence, guarantee, reviewed items a cut needs: `source_policy`), else `current`
+    (a run's or relink's settings; a reader's: the defaults). The one fallback."""
+    stored = source_policy(session, source)
+    return stored if stored is not None else current or RiskPolicy()
 
 
 def now() -> datetime:
@@ -68,6 +69,7 @@ class SourceCut:
     decisions: int
     certified: Certified | None  # None: set by hand (`--threshold`)
     decided_at: datetime
+    evidence: CutEvidence | None = None  # what it was chosen from (None: not chosen, or before)
 
     def now(self, decisions: int) -> str:
         """The cut in words for a reader that runs no model, with the decisions taken
@@ -105,7 +107,7 @@ def source_cut(session: Session, source: str) -> SourceCut | None:
     if row is None:
         return None
     status = row.status
-    cut = status.get("cut")
+    cut, evidence = status.get("cut"), status.get("evidence")
     return SourceCut(
         source,
         row.run_id,
@@ -114,4 +116,5 @@ def source_cut(session: Session, source: str) -> SourceCut | None:
         int(status.get("decisions", 0)),
         Certified.from_json(cut) if isinstance(cut, dict) else None,
         row.decided_at,
+        CutEvidence.from_json(evidence) if isinstance(evidence, dict) else None,
     )

@@ -13,17 +13,18 @@ from sqlalchemy.orm import Session
 
 from librarian.policy import (
     CALIBRATION_SAMPLE,
+    Evidence,
     ReviewPlan,
     RiskPolicy,
     calibration_sample,
-    choose_cut,
-    review_plan,
 )
 from librarian.settings import MIN_SOURCE_DECISIONS
 from librarian.store.decisions import REVIEW_REQUIRED
+from librarian.store.history import source_history, undecided
 from librarian.store.human import by_bulk
-from librarian.store.policies import source_cut, source_policy
+from librarian.store.policies import policy_of, source_cut
 from librarian.store.tables import DecisionRow, HumanDecisionRow
+from librarian.text import key_digest
 
 
 def decisions_seen(session: Session, source: str) -> int:
@@ -53,7 +54,7 @@ class SourceProgress:
     # Its calibration sample still to decide (review ids): the items whose decisions
     # certify the most auto-links (`policy.calibration_sample`).
     review_first: tuple[str, ...]
-    certified: str = ""  # the band its reviewed items certify now (`certified_now`)
+    certified: str = ""  # what its decisions certify now (`next_cut_says`)
     items: int = 0  # all its sections in the store: open, decided, linked
     cut: str = ""  # the cut it has now, in words (`SourceCut.now`: the last run's or relink's)
 
@@ -79,17 +80,17 @@ class SourceProgress:
 
 def source_progress(session: Session) -> list[SourceProgress]:
     """Every source in the store, most open items first, with the open items its
-    reviewers should decide first: its calibration sample, CALIBRATION_SAMPLE in all
-    with the decisions it has (`policy.calibration_sample`, over the stored confidences
-    and chapters: no model is run)."""
+    reviewers should decide first: its review plan's next decisions, or its calibration
+    sample (`policy.calibration_sample`), CALIBRATION_SAMPLE in all with the decisions it
+    has, over the confidences its cut reads (`evidence_now`: no model is run)."""
     # Small columns only: the queue page shows this on every load, and envelopes are big.
     rows = session.execute(
         select(
             DecisionRow.id,
             DecisionRow.source_key,
             DecisionRow.review_id,
+            DecisionRow.span_key,
             DecisionRow.confidence,
-            DecisionRow.heading_path,
         ).where(
             DecisionRow.source_key.is_not(None),
             DecisionRow.status == REVIEW_REQUIRED,
@@ -113,29 +114,37 @@ def source_progress(session: Session) -> list[SourceProgress]:
     for row in rows:
         open_by[str(row.source_key)].append(row)
     sizes = source_sizes(session)
-    out = []
-    for key, open_items in open_by.items():
-        seen = decisions_seen(session, key)
-        linked = latest_of[key]
-        stored = source_cut(session, key)
-        latest = stored.threshold if stored is not None else latest_cut(session, key) or 1.0
-        pending = [r.confidence or 0.0 for r in open_items]
-        policy = source_policy(session, key) or RiskPolicy()
-        plan = source_plan(session, key, pending, policy)
-        out.append(
-            SourceProgress(
-                key,
-                len(open_items),
-                seen,
-                max(0, MIN_SOURCE_DECISIONS - seen),
-                linked,
-                tuple(str(open_items[i].review_id) for i in review_next(pending, plan, key)),
-                certified_now(session, key, pending, latest, policy),
-                int(sizes.get(key, 0)),
-                stored.now(seen) if stored is not None else "",
-            )
-        )
-    return sorted(out, key=lambda p: (-p.open_items, p.key))
+    return sorted(
+        (
+            _progress(session, key, open_items, latest_of[key], int(sizes.get(key, 0)))
+            for key, open_items in open_by.items()
+        ),
+        key=lambda p: (-p.open_items, p.key),
+    )
+
+
+def _progress(
+    session: Session, key: str, open_items: list[Any], linked: str | None, items: int
+) -> SourceProgress:
+    seen = decisions_seen(session, key)
+    stored = source_cut(session, key)
+    policy = policy_of(session, key)
+    evidence = evidence_now(session, key)
+    cold = stored.evidence.confidences() if stored and stored.evidence else {}
+    # The open items as the cut reads them (cold), else as they were shown.
+    pending = [cold.get(key_digest(r.span_key), r.confidence or 0.0) for r in open_items]
+    plan = evidence.plan(policy) if evidence is not None else None
+    return SourceProgress(
+        key,
+        len(open_items),
+        seen,
+        max(0, MIN_SOURCE_DECISIONS - seen),
+        linked,
+        tuple(str(open_items[i].review_id) for i in review_next(pending, plan, seen, key)),
+        next_cut_says(evidence, policy),
+        items,
+        stored.now(seen) if stored is not None else "",
+    )
 
 
 def source_sizes(session: Session) -> dict[str, int]:
@@ -149,63 +158,54 @@ def source_sizes(session: Session) -> dict[str, int]:
     return {str(key): int(n) for key, n in counted}
 
 
-def review_next(pending: list[float], plan: ReviewPlan, seed: str) -> list[int]:
+def review_next(
+    pending: list[float], plan: ReviewPlan | None, decided: int, seed: str
+) -> list[int]:
     """The open items the plan asks its reviewers to decide next (indices into `pending`):
     a seeded probability sample of its band, as many as it needs (at most
-    CALIBRATION_SAMPLE); none once a cut is certified; with no band to certify, the
-    calibration sample of the most confident items, which each need a person anyway."""
-    if plan.certified:
+    CALIBRATION_SAMPLE); none once a cut is certified; with no band to certify (or no
+    plan: no run has chosen the source's cut from its evidence yet), the calibration
+    sample of the most confident items, which each need a person anyway."""
+    if plan is not None and plan.certified:
         return []
-    if not plan.more:
-        return calibration_sample(pending, max(0, CALIBRATION_SAMPLE - plan.reviewed), seed)
+    if plan is None or not plan.more:
+        return calibration_sample(pending, max(0, CALIBRATION_SAMPLE - decided), seed)
     band = [i for i, c in enumerate(pending) if c >= plan.at]
     picks = calibration_sample([pending[i] for i in band], min(plan.more, CALIBRATION_SAMPLE), seed)
     return sorted(band[j] for j in picks)
 
 
-def reviewed_evidence(session: Session, source: str) -> list[tuple[float, bool]]:
-    """Each item of `source` decided one by one: the confidence its first suggestion had
-    as its run decided it, and whether the person took that suggestion."""
-    rows = session.execute(
-        select(DecisionRow.confidence, DecisionRow.top_cre_id, HumanDecisionRow)
-        .join(HumanDecisionRow, HumanDecisionRow.decision_row_id == DecisionRow.id)
-        .where(DecisionRow.source_key == source, HumanDecisionRow.standing())
-    ).all()
-    return [
-        (confidence or 0.0, human.action != "reject" and top in (human.final_cre_ids or "").split())
-        for confidence, top, human in rows
-        if not by_bulk(human.record)
-    ]
+def evidence_now(session: Session, source: str) -> Evidence | None:
+    """The confidences `source`'s cut reads now: those its last run or relink chose it
+    from (each item's cold confidence, `SourceCut.evidence`), with the decisions taken
+    since, the ones a run reads (`store.history`). The next relink of the same items
+    chooses its cut from the same numbers with the same function. None: no stored
+    evidence (a cut set by hand, a section linked alone, a store from before), or an item
+    decided that it never saw."""
+    stored = source_cut(session, source)
+    if stored is None or stored.evidence is None:
+        return None
+    history = source_history(session, [source]).get(source)
+    # Keys as C.5 compares them (`pipeline.compact.compared`): digests.
+    reviewed = history.reviewed if history is not None else ()
+    decided = [(key_digest(r.key), r.cre_ids) for r in reviewed]
+    present = session.execute(
+        select(DecisionRow.span_key).where(DecisionRow.source_key == source, undecided())
+    ).scalars()
+    return stored.evidence.now(decided, {key_digest(k) for k in present})
 
 
-def source_plan(
-    session: Session, source: str, pending: list[float], policy: RiskPolicy
-) -> ReviewPlan:
-    """The source's review plan from the confidences the store holds (no model run)."""
-    reviewed = reviewed_evidence(session, source)
-    return review_plan(pending, [c for c, _ in reviewed], [ok for _, ok in reviewed], policy)
-
-
-def certified_now(
-    session: Session,
-    source: str,
-    pending: list[float],
-    cut: float,
-    policy: RiskPolicy | None = None,
-) -> str:
-    """The band the source's reviewed items certify now, in words, from the confidences
-    the store holds (each item's first suggestion as its run decided it, no model run):
-    where a decision just moved the source's cut, what the next run or `relink` would
-    link; else its review plan. `cut`: the one its last run used."""
-    policy = policy or source_policy(session, source) or RiskPolicy()
-    reviewed = reviewed_evidence(session, source)
-    confidences, correct = [c for c, _ in reviewed], [ok for _, ok in reviewed]
-    band = choose_cut(pending, confidences, correct, policy)
+def next_cut_says(evidence: Evidence | None, policy: RiskPolicy) -> str:
+    """What the source's decisions certify now, in words (`evidence_now`): the cut the
+    next run or `relink` chooses, or its review plan ("": no evidence to read)."""
+    if evidence is None:
+        return ""
+    band = evidence.cut(policy)
     if band.basis != "reviewed" or not band.auto_links:
-        return "review plan: " + review_plan(pending, confidences, correct, policy).says(policy)
+        return "review plan: " + evidence.plan(policy).says(policy)
     return (
         f"its {band.reviewed} reviewed items above {band.cut:.3f} ({band.reviewed_wrong} wrong) "
-        f"now certify {band.auto_links} open items at >= {band.cut:.3f} under "
+        f"now certify {band.auto_links} undecided items at >= {band.cut:.3f} under "
         f"'{policy.guarantee()}': the next run or `librarian relink` links them"
     )
 
@@ -218,25 +218,12 @@ def source_of_row(session: Session, row_id: int) -> str | None:
 
 
 def band_after(session: Session, row_id: int) -> str:
-    """`certified_now` for the source of decision row `row_id`: what the workbench says
+    """`next_cut_says` for the source of decision row `row_id`: what the workbench says
     after each decision."""
     source = source_of_row(session, row_id)
     if source is None:
         return ""
-    cut = latest_cut(session, source)
-    return certified_now(session, source, open_confidences(session, source), cut or 1.0)
-
-
-def open_confidences(session: Session, source: str) -> list[float]:
-    """The first suggestion's confidence of each of `source`'s open items."""
-    pending = session.execute(
-        select(DecisionRow.confidence).where(
-            DecisionRow.source_key == source,
-            DecisionRow.status == REVIEW_REQUIRED,
-            DecisionRow.consumed_at.is_(None),
-        )
-    ).scalars()
-    return [c or 0.0 for c in pending]
+    return next_cut_says(evidence_now(session, source), policy_of(session, source))
 
 
 def latest_cut(session: Session, source: str) -> float | None:

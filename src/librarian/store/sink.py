@@ -134,7 +134,8 @@ class DatabaseSink:
             written = commit(session, stored)
         # The cut each source has now, what readers without models show: written when a
         # source's status is new to this run (a file's batches share one window's).
-        changed = {k: v for k, v in result.sources.items() if self._cuts.get(k) != v}
+        cuts = {k: self._with_evidence(k, v, result) for k, v in result.sources.items()}
+        changed = {k: v for k, v in cuts.items() if self._cuts.get(k) != v}
         if changed:
             with Session(self.engine) as session, session.begin():
                 record_cuts(session, self.run_id, changed)
@@ -143,6 +144,13 @@ class DatabaseSink:
         result.rejections = rejections
         self._account_failures(sections, result, written, from_queue)
         return result
+
+    @staticmethod
+    def _with_evidence(source: str, status: dict[str, Any], result: BatchResult) -> dict[str, Any]:
+        """A source's status as stored: with what its cut was chosen from, where it was
+        chosen (`SourceCut.evidence`)."""
+        evidence = result.cut_evidence.get(source)
+        return status if evidence is None else {**status, "evidence": evidence}
 
     def _account_failures(
         self,
