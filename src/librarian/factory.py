@@ -148,7 +148,12 @@ def build_pipeline(settings: LinkerSettings) -> Pipeline:
 
 def risk_policy(settings: LinkerSettings) -> RiskPolicy:
     """The team's risk: budget, confidence, guarantee."""
-    return RiskPolicy(settings.wrong_budget, settings.risk_confidence, risk=settings.risk)
+    return RiskPolicy(
+        settings.wrong_budget,
+        settings.risk_confidence,
+        risk=settings.risk,
+        fixed_cut=settings.threshold,
+    )
 
 
 def assemble(
@@ -186,9 +191,7 @@ def assemble(
     ]
     for plugged in plugged_stages():
         plugged.join(preparing, completing, settings, hub)
-    slot = SourceLevelSlot(
-        joint, hub, threshold, fixed=settings.threshold is not None, policy=risk_policy(settings)
-    )
+    slot = SourceLevelSlot(joint, hub, threshold, policy=risk_policy(settings))
     return Pipeline(hub, index, tuple(preparing), slot, tuple(completing), threshold, models)
 
 

@@ -10,7 +10,7 @@ the working directory. `factory.py` is the only place settings are checked and l
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -191,6 +191,11 @@ def default_of(field: str) -> Any:
 
 def help_of(field: str) -> str:
     return LinkerSettings.model_fields[field].description or ""
+
+
+def choices_of(field: str) -> tuple[str, ...]:
+    """A field's choices (its `Literal`): the one list of them."""
+    return tuple(get_args(LinkerSettings.model_fields[field].annotation))
 
 
 def bounds_of(field: str) -> dict[str, float]:

@@ -15,7 +15,7 @@ from librarian.pipeline.source_level import (
     item_index,
     merged_claim,
 )
-from librarian.policy import fit_adaptation
+from librarian.policy import RiskPolicy, fit_adaptation
 from librarian.retrieval.collective import (
     MIN_SHAPE_ITEMS,
     Claim,
@@ -191,7 +191,8 @@ def test_a_source_with_enough_decisions_gets_its_own_calibration_and_threshold()
     assert warm[0].confidence > cold[0].confidence
     few = slot.run(rows, reviewed[:5])
     assert not few[0].status.adapted and few[0].status.decisions_needed == MIN_SOURCE_DECISIONS - 5
-    fixed = SourceLevelSlot(slot.model, small_hub(), 0.95, fixed=True).run(rows, reviewed)
+    hand = RiskPolicy(fixed_cut=0.95)
+    fixed = SourceLevelSlot(slot.model, small_hub(), 0.95, hand).run(rows, reviewed)
     assert fixed[0].status.threshold == 0.95 and not fixed[0].status.adapted
 
 

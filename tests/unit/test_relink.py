@@ -449,10 +449,31 @@ def test_relink_takes_a_budget_given_on_its_command_line() -> None:
     def command(*, linker: LinkerOptions) -> None:
         seen.append(policy_given(linker))
 
-    for args in (["--wrong-budget", "0.25"], []):
+    for args in (["--wrong-budget", "0.25"], [], ["--threshold", "0.9"]):
         done = CliRunner().invoke(app, args)
         assert done.exit_code == 0, done.output
-    assert seen == [{"budget": 0.25}, {}]
+    assert seen == [{"budget": 0.25, "fixed_cut": None}, {}, {"fixed_cut": 0.9}]
+
+
+def test_a_cut_set_by_hand_is_stored_with_the_policy_and_kept_by_relink(engine: Engine) -> None:
+    """Issue 49, item 2: a run with --threshold 0.9 stored a policy that did not say so, and
+    a later relink chose a cut instead. The policy carries the cut set by hand; relink
+    keeps it, and a budget given to relink asks for a chosen cut again."""
+    from librarian.store.policies import record_policy, source_policy
+
+    key = rows(engine)[0].source_key
+    assert key is not None
+    by_hand = stub_pipeline(threshold=0.9, top_k=6, top_n=5).source_level.policy
+    assert by_hand.fixed_cut == 0.9
+    with Session(engine) as session, session.begin():
+        record_policy(session, "r1", by_hand)
+    with Session(engine) as session:
+        assert source_policy(session, key) == by_hand  # stored whole, read back whole
+    chosen = stub_pipeline(threshold=None, top_k=6, top_n=5)  # no --threshold this time
+    kept = relink(engine, chosen, key, "d", False)
+    assert kept.status["threshold"] == 0.9 and kept.status["says"].endswith("set by hand")
+    budget = relink(engine, chosen, key, "d2", False, {"budget": 0.25, "fixed_cut": None})
+    assert budget.status["cut"] is not None and "set by hand" not in budget.status["says"]
 
 
 def policy_texts() -> list[Section]:

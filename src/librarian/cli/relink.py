@@ -12,17 +12,26 @@ from librarian.errors import UsageError
 from librarian.text import visible
 
 # The options that set a risk policy, by the RiskPolicy field each sets.
-POLICY_OPTIONS = {"wrong_budget": "budget", "risk_confidence": "confidence", "risk": "risk"}
+POLICY_OPTIONS = {
+    "wrong_budget": "budget",
+    "risk_confidence": "confidence",
+    "risk": "risk",
+    "threshold": "fixed_cut",
+}
 
 
 def policy_given(linker: LinkerOptions) -> dict[str, Any]:
     """The policy fields set on the command line or in the environment (a default is no
-    choice: the stored policy stands)."""
-    return {
+    choice: the stored policy stands). A risk given without --threshold asks for a cut
+    chosen under it: a cut the stored policy set by hand is dropped."""
+    given = {
         field: linker.values[option]
         for option, field in POLICY_OPTIONS.items()
         if option in linker.given and option in linker.values
     }
+    if given and "fixed_cut" not in given:
+        given["fixed_cut"] = None
+    return given
 
 
 @with_linker_options

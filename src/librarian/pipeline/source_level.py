@@ -210,12 +210,11 @@ class SourceLevelSlot:
         model: SourceModel | None,
         hub: Hub,
         threshold: float,
-        fixed: bool = False,
         policy: RiskPolicy | None = None,
     ) -> None:
-        """`threshold`: the global one; `fixed`: it was set by hand and holds everywhere;
-        `policy`: the risk each source's cut is chosen under."""
-        self.model, self.threshold, self.fixed = model, threshold, fixed
+        """`threshold`: the global one; `policy`: the risk each source's cut is chosen
+        under, or the cut set by hand that holds everywhere (`RiskPolicy.fixed_cut`)."""
+        self.model, self.threshold = model, threshold
         self.policy = policy or RiskPolicy()
         self.cuts: Mapping[str, Certified] = {}  # sources whose cut is given, not chosen
         parents = {n.parent_id for n in hub.nodes if n.parent_id is not None}
@@ -373,9 +372,10 @@ class SourceLevelSlot:
         """Where the source stands, with the cut the policy chose from its evidence (the
         cold confidences of its pending and decided items: `_cold`)."""
         adaptation = fit.adaptation if fit is not None else None
-        if self.fixed:
+        fixed = self.policy.fixed_cut
+        if fixed is not None:
             return SourceStatus(
-                name, items, priors, decisions, self.threshold, False, None, adaptation=adaptation
+                name, items, priors, decisions, fixed, False, None, self.policy, None, adaptation
             )
         pending = [confidence for hits, _, confidence, _ in cold.pending if hits] if cold else []
         reviewed = [c for c, _ in cold.decided] if cold else []
