@@ -646,3 +646,22 @@ def test_numbered_and_generic_headings_read_alike_in_word_and_pdf(tmp_path: Path
     assert read[0][3] == "Logging and monitoring"
     assert read[1][0] == "SEC-07" and read[1][2] == ["Part 3"]
     assert read[1][3] is None  # "Part 3" titles nothing: the models read the rule alone
+
+
+def test_the_docs_name_every_shape_the_registry_reads() -> None:
+    """Issue 49, item 5: README, the guide and the reference listed the shapes by hand (the
+    guide's table of refusals still quoted a message from before Word and PDF). Each now
+    names every registered shape's file ending, and the guide quotes the refusal as
+    `in_words` writes it."""
+    from librarian.pipeline import shapes
+
+    root = Path(__file__).resolve().parents[2]
+    readme = (root / "README.md").read_text()
+    run_line = next(x for x in readme.splitlines() if x.startswith("librarian run INPUT"))
+    reference = (root / "docs" / "reference.md").read_text()
+    guide = (root / "docs" / "guide.md").read_text()
+    for shape in shapes.registered():
+        assert shape.suffixes[0] in run_line, (shape.name, run_line)
+        for suffix in shape.suffixes:
+            assert f"`{suffix}`" in reference, (shape.name, suffix)
+    assert f"`… the librarian reads {shapes.in_words()}`" in guide
