@@ -17,11 +17,12 @@ from librarian.artifacts.source_model import JOINT_FEATURES, SourceModel
 from librarian.catalogue.hub import Hub, build_hub
 from librarian.factory import assemble
 from librarian.pipeline.pipeline import Pipeline
-from librarian.pipeline.source_level import SourceLevelSlot
-from librarian.retrieval.collective import PriorRule
+from librarian.pipeline.source_level import SlotRow, SourceLevelSlot
+from librarian.retrieval.collective import MIN_SHAPE_ITEMS, PriorRule
 from librarian.retrieval.evidence import RETRIEVER_ID
+from librarian.retrieval.flat import ScoredHub
 from librarian.retrieval.index import build_index
-from librarian.schemas.records import HubNode
+from librarian.schemas.records import HubNode, PriorDecision, Section, Skip, SkipCode
 from librarian.settings import LinkerSettings
 
 
@@ -60,6 +61,26 @@ def small_hub() -> Hub:
                 True,
             ),
             node("400-000", "Cryptography", "100-000", [*root, "Cryptography"], True),
+        ]
+    )
+
+
+def two_branch_hub() -> Hub:
+    """Two roots, technical and governance, two leaves each."""
+    tech = ["Technical application security controls"]
+    gov = ["Governance processes for security"]
+
+    def leaf(cre_id: str, name: str, parent: str, root: list[str]) -> HubNode:
+        return node(cre_id, name, parent, [*root, name], True)
+
+    return build_hub(
+        [
+            node("100-000", tech[0], None, tech, False),
+            leaf("100-001", "Rotate session token", "100-000", tech),
+            leaf("100-002", "Parameterized SQL queries", "100-000", tech),
+            node("500-000", gov[0], None, gov, False),
+            leaf("500-001", "Security policy review", "500-000", gov),
+            leaf("500-002", "Session token policy", "500-000", gov),
         ]
     )
 
@@ -216,3 +237,43 @@ def install_stage_plugin(root: Path, module: str, after: str = "decide") -> None
             draft-hold = {module}:PLUGGED
             """)
     )
+
+
+class Priors:
+    """A store that knows one span decided before and one row already decided as it is."""
+
+    def __init__(self, done_chunk: str, prior: PriorDecision, span: str) -> None:
+        self.done_chunk, self.prior, self.span = done_chunk, prior, span
+
+    def unchanged(self, sections: Sequence[Section]) -> list[Skip]:
+        return [
+            Skip(line=s.line, chunk_id=s.chunk_id, reason=SkipCode.UNCHANGED, message="x")
+            for s in sections
+            if s.chunk_id == self.done_chunk
+        ]
+
+    def priors(self, sections: Sequence[Section]) -> dict[str, PriorDecision]:
+        return {s.span_key: self.prior for s in sections if s.span_key == self.span}
+
+
+def joint_slot() -> tuple[SourceLevelSlot, list[SlotRow]]:
+    """A source-level slot whose calibrator reads the score alone, and rows of one source
+    enough to link it as a whole."""
+    hub = small_hub()
+    cres = list(hub.ids)
+    # A calibrator that reads the score alone: p = s(10 * (score - 0.5)).
+    weights = tuple(10.0 if f == "score" else 0.0 for f in JOINT_FEATURES)
+    model = SourceModel(
+        PriorRule(0.5, 0.05, 0.5, 0.0), Calibrator(weights, -5.0, 1, JOINT_FEATURES), 0.9
+    )
+    rows = [
+        SlotRow(
+            "src",
+            f"k{i}",
+            f"text {i}",
+            [ScoredHub(cres[i % len(cres)], 0.6), ScoredHub(cres[(i + 1) % len(cres)], 0.5)],
+            None,
+        )
+        for i in range(MIN_SHAPE_ITEMS + 2)
+    ]
+    return SourceLevelSlot(model, hub, 0.95), rows

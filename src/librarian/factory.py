@@ -8,6 +8,7 @@ and the vector search (in memory, beam, or pgvector in the store).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -58,7 +59,8 @@ _PIPELINES: dict[str, Pipeline] = {}
 
 
 def pipeline_for(settings: LinkerSettings) -> Pipeline:
-    """The pipeline `settings` name, built once per process."""
+    """The pipeline `settings` name, built once per worker process (a Dask worker's tasks;
+    the command that starts a run hands its own to the flow: `job.HandOff.pipeline`)."""
     key = settings.model_dump_json()
     if key not in _PIPELINES:
         _PIPELINES[key] = build_pipeline(settings)
@@ -113,8 +115,10 @@ def check_routing(settings: LinkerSettings, hub: Hub) -> tuple[Rule, ...]:
     return tuple(load_rules(settings.routing_rules, list(collections)))
 
 
-def build_pipeline(settings: LinkerSettings) -> Pipeline:
-    """Check and load everything `settings` names, refusing what cannot serve a run."""
+def build_pipeline(settings: LinkerSettings, urls: Mapping[str, str] | None = None) -> Pipeline:
+    """Check and load everything `settings` names, refusing what cannot serve a run.
+    `urls`: the database URLs the caller holds, by reference (`store.db.known_urls`): a
+    worker has none, and resolves `settings.vector_db` from its environment."""
     checked = check_options(settings)
     hub = checked.hub
     trained = None
@@ -141,7 +145,7 @@ def build_pipeline(settings: LinkerSettings) -> Pipeline:
         index,
         scorer,
         trained,
-        build_retriever(settings, index, hub),
+        build_retriever(settings, index, hub, urls),
         build_router(settings, checked, trained),
     )
 
@@ -240,7 +244,9 @@ def embedding_model_of(settings: LinkerSettings) -> Path | None:
     return settings.embedding_model or recorded
 
 
-def build_retriever(settings: LinkerSettings, index: HubIndex, hub: Hub) -> Retriever | None:
+def build_retriever(
+    settings: LinkerSettings, index: HubIndex, hub: Hub, urls: Mapping[str, str] | None = None
+) -> Retriever | None:
     """None = the in-memory flat search (`assemble` makes it)."""
     if settings.vector_backend == "pgvector":
         if settings.search == "beam":
@@ -251,7 +257,7 @@ def build_retriever(settings: LinkerSettings, index: HubIndex, hub: Hub) -> Retr
         from librarian.retrieval.pgvector import PgVectorRetriever
         from librarian.store.db import make_engine, resolve
 
-        return PgVectorRetriever(make_engine(resolve(settings.vector_db)), index)
+        return PgVectorRetriever(make_engine(resolve(settings.vector_db, urls)), index)
     if settings.search == "beam":
         return BeamRetriever(index, hub, settings.beam_width)
     return None

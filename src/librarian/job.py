@@ -11,7 +11,7 @@ table, that transaction also stamps the rows consumed.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -62,10 +62,20 @@ class LinkJob:
 class HandOff:
     """What the command that starts a run gives it besides parameters (Prefect stores a
     flow's parameters through its API; these are no parameters it could store): the input
-    it has read already, not to be read twice, and who watches the run's progress."""
+    it has read already, not to be read twice, who watches the run's progress, the models
+    it loaded (checked before anything started: not loaded twice), and the database URLs
+    it holds by their reference (`store.db.known_urls`: their secrets stay in process)."""
 
     source: Source | None = None
     progress: Progress = field(default_factory=Silent)
+    pipeline: Pipeline | None = None
+    urls: Mapping[str, str] = field(default_factory=dict)
+
+    def __reduce__(self) -> tuple[type[HandOff], tuple[()]]:
+        # Nothing of it leaves the process: Prefect sends the flow's context, parameters
+        # and all, with each task to a Dask worker, which needs none of this (a pipeline
+        # holds open files; the URLs hold secrets; the input can be large).
+        return (HandOff, ())
 
 
 @dataclass(frozen=True)
@@ -104,7 +114,7 @@ def run_job(job: LinkJob, where: Where, hand_off: HandOff) -> RunSummary:
     """The job run through `where`: its summary, once every row is accounted for."""
     # The caller migrates the database once (`librarian run`: before any model loads;
     # a scheduled run: `scheduled_run`).
-    engine = make_engine(resolve(job.database)) if job.database else None
+    engine = make_engine(resolve(job.database, hand_off.urls)) if job.database else None
     try:
         return _run(job, where, hand_off, engine)
     finally:
@@ -120,7 +130,7 @@ def _run(job: LinkJob, where: Where, hand_off: HandOff, engine: Engine | None) -
     summary.reading = reading_of(source)
     started = time.perf_counter()
     hand_off.progress.phase("loading models")
-    pipeline = where.load(job.settings)
+    pipeline = hand_off.pipeline or where.load(job.settings)
     add_timings(summary, {"load_models": time.perf_counter() - started})
     describe_pipeline(summary, pipeline, priors_read=engine is not None)
     stored_in = None

@@ -121,7 +121,7 @@ def test_a_source_applies_its_stored_policy_and_history(tmp_path: Path) -> None:
 
     from librarian.policy import RiskPolicy
     from librarian.store.policies import record_policy
-    from tests.unit.test_workbench import seed
+    from tests.seeded import seed
 
     engine = make_engine(f"sqlite:///{tmp_path / 'src.db'}")
     upgrade(engine)

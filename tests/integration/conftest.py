@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -7,8 +8,15 @@ import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
+from sqlalchemy import Engine, func, select
+from sqlalchemy.orm import Session
+
+from librarian.models.seams import Embedder, Vectors
+from librarian.paths import packaged_data
+from librarian.store.tables import DecisionRow, KnowledgeQueueRow
 
 os.environ.setdefault("DO_NOT_TRACK", "1")
 os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
@@ -140,3 +148,89 @@ def run_librarian(
     return subprocess.run(
         [LIBRARIAN, *args], capture_output=True, text=True, timeout=timeout, check=False, env=env
     )
+
+
+SAMPLE = packaged_data("samples", "queue_sample.jsonl")
+
+
+def run_command(tmp_path: Path, *args: str) -> list[str]:
+    """`librarian run` with a private cache and no trained models (the raw cosine)."""
+    cache = ["--cache-dir", str(tmp_path / "cache"), "--uncalibrated"]
+    return [LIBRARIAN, "run", *args, *cache, "--verbose"]  # its log says each batch
+
+
+def own_prefect(home: Path, **extra: str) -> dict[str, str]:
+    """An environment whose temporary Prefect server keeps its own database: two runs at
+    once would otherwise share ~/.prefect/prefect.db and contend for its lock."""
+    return {**os.environ, "PREFECT_HOME": str(home), **extra}
+
+
+def librarian(tmp_path: Path, *args: str, env: dict[str, str] | None = None) -> Any:
+    return subprocess.run(
+        run_command(tmp_path, *args),
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+        env=own_prefect(tmp_path / "prefect-home", **(env or {})),
+    )
+
+
+def queue_rows(n: int) -> list[tuple[int, dict[str, Any]]]:
+    """n distinct queue rows (own chunk, artifact and span) cycled from the sample."""
+    sample = [json.loads(line) for line in SAMPLE.read_text().splitlines() if "llm_label" in line]
+    rows = []
+    for i in range(n):
+        row = dict(sample[i % len(sample)])
+        row.pop("id", None)
+        created = f"2026-11-01T{i // 3600:02d}:{i // 60 % 60:02d}:{i % 60:02d}Z"
+        row.update(chunk_id=f"q-{i}", artifact_id=f"art-{i}", created_at=created)
+        rows.append((i + 1, row))
+    return rows
+
+
+def count(engine: Engine, column: Any) -> int:
+    with Session(engine) as session:
+        return int(session.execute(select(func.count(column))).scalar_one())
+
+
+def consumed_once(engine: Engine, expected: int) -> None:
+    """Every queue row consumed, and each decided exactly once."""
+    with Session(engine) as session:
+        ids = session.execute(select(DecisionRow.queue_row_id)).scalars().all()
+        unconsumed = session.execute(
+            select(func.count(KnowledgeQueueRow.id)).where(KnowledgeQueueRow.consumed_at.is_(None))
+        ).scalar_one()
+    assert len(ids) == len(set(ids)) == expected
+    assert unconsumed == 0
+
+
+def agrees_with_torch(embedder: Embedder, texts: list[str], min_cosine: float) -> Vectors:
+    """`embedder`'s vectors of `texts` (one of them past the window): unit length, each
+    above `min_cosine` to the torch model's, the same texts cut, its own fingerprint."""
+    import numpy as np
+
+    from librarian.models.transformer import SentenceTransformerEmbedder
+
+    torch_model = SentenceTransformerEmbedder()
+    a, b = embedder.encode(texts), torch_model.encode(texts)
+    assert a.shape == b.shape == (len(texts), 384)
+    assert np.allclose(np.linalg.norm(a, axis=1), 1.0, atol=1e-5)
+    assert float((a * b).sum(axis=1).min()) > min_cosine
+    assert len(embedder.truncated(texts)) == len(torch_model.truncated(texts)) == 1
+    assert embedder.fingerprint != torch_model.fingerprint
+    return a
+
+
+def explained_on(embedder_dir: Path, tmp_path: Path) -> Any:
+    """`librarian explain` of a text on the embedder in `embedder_dir`: its envelope."""
+    from typer.testing import CliRunner
+
+    from librarian.cli import app
+
+    text = "Use parameterized queries so user input cannot change SQL statements"
+    args = ["explain", text, "--embedding-model", str(embedder_dir), "--json"]
+    args += ["--cache-dir", str(tmp_path), "--uncalibrated"]
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 0, result.output
+    return json.loads(result.output)

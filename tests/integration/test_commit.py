@@ -12,10 +12,9 @@ import re
 import signal
 import subprocess
 from pathlib import Path
-from typing import Any
 
 import pytest
-from sqlalchemy import Engine, func, select, text
+from sqlalchemy import select, text
 from sqlalchemy.orm import Session
 
 from librarian.paths import DEFAULT_LINKS, packaged_data
@@ -24,67 +23,23 @@ from librarian.pipeline.sinks import read_jsonl
 from librarian.schemas.envelopes import LinkProposal, ReviewItem
 from librarian.store.db import make_engine, upgrade
 from librarian.store.queue import enqueue, pending
-from librarian.store.tables import DecisionRow, KnowledgeQueueRow, RejectedRow
-from tests.integration.conftest import LIBRARIAN, wait_for_batches
+from librarian.store.tables import DecisionRow, RejectedRow
+from tests.integration.conftest import (
+    SAMPLE,
+    consumed_once,
+    count,
+    librarian,
+    own_prefect,
+    queue_rows,
+    run_command,
+    wait_for_batches,
+)
 from tests.rfc import assert_rfc_valid, assert_rfc_valid_decisions
 
 pytestmark = pytest.mark.integration
 
 ROOT = Path(__file__).resolve().parents[2]
-SAMPLE = packaged_data("samples", "queue_sample.jsonl")
 BAD_ROWS = packaged_data("samples", "queue_with_bad_rows.jsonl")
-
-
-def run_command(tmp_path: Path, *args: str) -> list[str]:
-    """`librarian run` with a private cache and no trained models (the raw cosine)."""
-    cache = ["--cache-dir", str(tmp_path / "cache"), "--uncalibrated"]
-    return [LIBRARIAN, "run", *args, *cache, "--verbose"]  # its log says each batch
-
-
-def own_prefect(home: Path, **extra: str) -> dict[str, str]:
-    """An environment whose temporary Prefect server keeps its own database: two runs at
-    once would otherwise share ~/.prefect/prefect.db and contend for its lock."""
-    return {**os.environ, "PREFECT_HOME": str(home), **extra}
-
-
-def librarian(tmp_path: Path, *args: str, env: dict[str, str] | None = None) -> Any:
-    return subprocess.run(
-        run_command(tmp_path, *args),
-        capture_output=True,
-        text=True,
-        timeout=600,
-        check=False,
-        env=own_prefect(tmp_path / "prefect-home", **(env or {})),
-    )
-
-
-def queue_rows(n: int) -> list[tuple[int, dict[str, Any]]]:
-    """n distinct queue rows (own chunk, artifact and span) cycled from the sample."""
-    sample = [json.loads(line) for line in SAMPLE.read_text().splitlines() if "llm_label" in line]
-    rows = []
-    for i in range(n):
-        row = dict(sample[i % len(sample)])
-        row.pop("id", None)
-        created = f"2026-11-01T{i // 3600:02d}:{i // 60 % 60:02d}:{i % 60:02d}Z"
-        row.update(chunk_id=f"q-{i}", artifact_id=f"art-{i}", created_at=created)
-        rows.append((i + 1, row))
-    return rows
-
-
-def count(engine: Engine, column: Any) -> int:
-    with Session(engine) as session:
-        return int(session.execute(select(func.count(column))).scalar_one())
-
-
-def consumed_once(engine: Engine, expected: int) -> None:
-    """Every queue row consumed, and each decided exactly once."""
-    with Session(engine) as session:
-        ids = session.execute(select(DecisionRow.queue_row_id)).scalars().all()
-        unconsumed = session.execute(
-            select(func.count(KnowledgeQueueRow.id)).where(KnowledgeQueueRow.consumed_at.is_(None))
-        ).scalar_one()
-    assert len(ids) == len(set(ids)) == expected
-    assert unconsumed == 0
 
 
 def test_commit_twice_adds_nothing_and_keeps_bad_rows(tmp_path: Path) -> None:

@@ -134,8 +134,7 @@ def test_a_dask_run_killed_mid_run_then_rerun_decides_every_row_once(
 
     from librarian.store.db import make_engine, upgrade
     from librarian.store.queue import enqueue
-    from tests.integration.conftest import LIBRARIAN, wait_for_batches
-    from tests.integration.test_commit import consumed_once, queue_rows
+    from tests.integration.conftest import LIBRARIAN, consumed_once, queue_rows, wait_for_batches
 
     engine = make_engine(postgres_url)
     upgrade(engine)

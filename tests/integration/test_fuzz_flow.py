@@ -18,7 +18,7 @@ from librarian.paths import packaged_data
 from librarian.pipeline.sinks import read_jsonl
 from librarian.settings import LinkerSettings
 from tests.rfc import assert_rfc_valid
-from tests.unit.test_fuzz import hostile_lines
+from tests.rows import hostile_lines
 
 pytestmark = pytest.mark.integration
 

@@ -16,8 +16,7 @@ from librarian.sql import is_postgres
 from librarian.store.db import make_engine, upgrade
 from librarian.store.queue import MAX_ATTEMPTS, dead_letters, enqueue, pending
 from librarian.store.tables import DecisionRow, KnowledgeQueueRow, QueueAttempt, RejectedRow
-from tests.integration.conftest import LIBRARIAN
-from tests.integration.test_commit import count, librarian, queue_rows
+from tests.integration.conftest import LIBRARIAN, count, librarian, queue_rows
 from tests.rfc import assert_rfc_valid
 
 pytestmark = pytest.mark.integration

@@ -19,7 +19,7 @@ from librarian.models.openvino_embedder import OpenVinoEmbedder
 from librarian.models.seams import ModelError
 from librarian.pipeline import components as ids
 from librarian.pipeline.components import stage_ids
-from tests.integration.test_quantize import agrees_with_torch, explained_on
+from tests.integration.conftest import agrees_with_torch, explained_on
 
 pytestmark = pytest.mark.integration
 

@@ -12,10 +12,10 @@ from typer.testing import CliRunner
 
 from librarian.cli import app
 from librarian.models.onnx_embedder import OnnxEmbedder
-from librarian.models.seams import Embedder, ModelError, Vectors
-from librarian.models.transformer import SentenceTransformerEmbedder
+from librarian.models.seams import ModelError
 from librarian.pipeline import components as ids
 from librarian.pipeline.components import stage_ids
+from tests.integration.conftest import agrees_with_torch, explained_on
 
 pytestmark = pytest.mark.integration
 
@@ -46,28 +46,6 @@ def test_int8_vectors_agree_with_the_torch_model(int8_dir: Path) -> None:
     # Batching and length sorting change nothing: one at a time gives the same vectors.
     one_by_one = np.vstack([int8.encode([t]) for t in TEXTS])
     assert np.allclose(a, one_by_one, atol=1e-4)
-
-
-def agrees_with_torch(embedder: Embedder, texts: list[str], min_cosine: float) -> Vectors:
-    """`embedder`'s vectors of `texts` (one of them past the window): unit length, each
-    above `min_cosine` to the torch model's, the same texts cut, its own fingerprint."""
-    torch_model = SentenceTransformerEmbedder()
-    a, b = embedder.encode(texts), torch_model.encode(texts)
-    assert a.shape == b.shape == (len(texts), 384)
-    assert np.allclose(np.linalg.norm(a, axis=1), 1.0, atol=1e-5)
-    assert float((a * b).sum(axis=1).min()) > min_cosine
-    assert len(embedder.truncated(texts)) == len(torch_model.truncated(texts)) == 1
-    assert embedder.fingerprint != torch_model.fingerprint
-    return a
-
-
-def explained_on(embedder_dir: Path, tmp_path: Path) -> Any:
-    """`librarian explain` of the first text on the embedder in `embedder_dir`: its envelope."""
-    args = ["explain", TEXTS[0], "--embedding-model", str(embedder_dir), "--json"]
-    args += ["--cache-dir", str(tmp_path), "--uncalibrated"]
-    result = CliRunner().invoke(app, args)
-    assert result.exit_code == 0, result.output
-    return json.loads(result.output)
 
 
 def test_explain_runs_on_the_int8_embedder(int8_dir: Path, tmp_path: Path) -> None:

@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 from librarian.cli import app
 from librarian.store.db import make_engine, upgrade
 from librarian.store.tables import DecisionRow
-from tests.unit.test_relink import store
+from tests.seeded import store_texts
 
 pytestmark = pytest.mark.integration
 
@@ -21,7 +21,7 @@ def test_relink_says_what_it_would_do_then_does_it(tmp_path: Path) -> None:
     url = f"sqlite:///{tmp_path / 'relink.db'}"
     engine = make_engine(url)
     upgrade(engine)
-    store(engine, "r1")
+    store_texts(engine, "r1")
     with Session(engine) as session:
         source = str(session.execute(select(DecisionRow.source_key)).scalars().first())
     base = ["relink", "--source", source, "--db", url, "--uncalibrated"]

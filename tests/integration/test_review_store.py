@@ -30,8 +30,8 @@ from librarian.store.human import (
 )
 from librarian.store.tables import DecisionRow
 from tests.rfc import assert_rfc_valid_decisions
+from tests.seeded import TEXTS, review_ids, seed, seeded_batch
 from tests.stubs import small_hub
-from tests.unit.test_workbench import TEXTS, review_ids, seed, seeded_batch
 
 pytestmark = pytest.mark.integration
 
@@ -353,8 +353,8 @@ def _ops(engine: Engine, review_id: str) -> dict[str, Any]:
     from librarian.review.relink import relink
     from librarian.store.human import undo_last
     from librarian.store.qa import pending_check, sample_double
+    from tests.seeded import answer
     from tests.stubs import stub_pipeline
-    from tests.unit.test_reviewer_qa import answer
 
     hub = small_hub().ids
     with Session(engine) as session, session.begin():

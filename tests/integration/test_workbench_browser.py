@@ -39,7 +39,7 @@ from librarian.store.db import make_engine, upgrade
 from librarian.store.decisions import StoredBatch, write
 from librarian.store.human import standing_decisions
 from tests.rfc import assert_rfc_valid_decisions
-from tests.unit.test_workbench import register
+from tests.seeded import register
 
 pytestmark = pytest.mark.integration
 

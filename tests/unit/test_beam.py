@@ -3,8 +3,7 @@ from __future__ import annotations
 from librarian.retrieval.beam import BeamRetriever
 from librarian.retrieval.flat import Search, retrieve
 from librarian.retrieval.index import build_index
-from tests.stubs import StubEmbedder
-from tests.unit.test_route import two_branch_hub
+from tests.stubs import StubEmbedder, two_branch_hub
 
 
 def beam(width: int = 1, gap: float = 0.0) -> tuple[BeamRetriever, StubEmbedder]:

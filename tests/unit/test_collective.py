@@ -26,7 +26,7 @@ from librarian.retrieval.collective import (
 )
 from librarian.retrieval.flat import ScoredHub
 from librarian.settings import MIN_SOURCE_DECISIONS
-from tests.stubs import small_hub
+from tests.stubs import joint_slot, small_hub
 
 LEAVES = {c: True for c in "ABCDEFGH"} | {"P": False}
 
@@ -143,32 +143,8 @@ def test_the_adaptation_shrinks_to_the_global_rule_with_few_decisions() -> None:
     assert len([0.5, 0.5]) < MIN_SOURCE_DECISIONS
 
 
-def _slot_model() -> tuple[SourceLevelSlot, list[SlotRow]]:
-    from librarian.artifacts.calibrator import Calibrator
-    from librarian.artifacts.source_model import JOINT_FEATURES, SourceModel
-
-    hub = small_hub()
-    cres = list(hub.ids)
-    # A calibrator that reads the score alone: p = s(10 * (score - 0.5)).
-    weights = tuple(10.0 if f == "score" else 0.0 for f in JOINT_FEATURES)
-    model = SourceModel(
-        PriorRule(0.5, 0.05, 0.5, 0.0), Calibrator(weights, -5.0, 1, JOINT_FEATURES), 0.9
-    )
-    rows = [
-        SlotRow(
-            "src",
-            f"k{i}",
-            f"text {i}",
-            [ScoredHub(cres[i % len(cres)], 0.6), ScoredHub(cres[(i + 1) % len(cres)], 0.5)],
-            None,
-        )
-        for i in range(MIN_SHAPE_ITEMS + 2)
-    ]
-    return SourceLevelSlot(model, hub, 0.95), rows
-
-
 def test_a_source_with_enough_decisions_gets_its_own_calibration_and_threshold() -> None:
-    slot, rows = _slot_model()
+    slot, rows = joint_slot()
     cold = slot.run(rows)
     assert all(r.collective is not None for r in cold)
     status = cold[0].status
@@ -287,7 +263,7 @@ def test_a_reviewed_item_gets_the_confidence_it_would_have_had_pending() -> None
     from librarian.artifacts.source_model import JOINT_FEATURES
     from librarian.schemas.records import SourceHistory
 
-    plain, rows = _slot_model()
+    plain, rows = joint_slot()
     assert plain.model is not None
     # A calibrator that reads what the assignment chose, as the trained one does.
     weights = tuple(10.0 if f == "score" else 2.0 if f == "chosen" else 0.0 for f in JOINT_FEATURES)

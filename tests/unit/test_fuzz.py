@@ -21,57 +21,10 @@ from librarian.pipeline.ingest import parse_line
 from librarian.schemas.envelopes import dump_envelope
 from librarian.schemas.records import Rejection, Section, Skip
 from tests.rfc import assert_rfc_valid
+from tests.rows import HOSTILE, hostile_lines, row
 from tests.stubs import stub_pipeline
-from tests.unit.test_ingest import item, row
 
 # Text as hostile input carries it: any code point, surrogates and controls included.
-HOSTILE = st.text(
-    alphabet=st.one_of(
-        st.characters(codec=None),  # every code point, lone surrogates included
-        st.sampled_from('\x00\u200b\u202e\u2066\ufeff\x1b\r\n\t[]{}"\\'),
-    ),
-    max_size=60,
-)
-SCALARS = st.one_of(
-    st.none(),
-    st.booleans(),
-    st.floats(allow_nan=True),
-    HOSTILE,
-    st.integers(min_value=-(10**60), max_value=10**60),
-)
-VALUES = st.recursive(
-    SCALARS,
-    lambda inner: st.one_of(
-        st.lists(inner, max_size=4), st.dictionaries(HOSTILE, inner, max_size=4)
-    ),
-    max_leaves=20,
-)
-FIELDS = sorted(set(row()) | {"extra_column"})
-
-
-def nested(depth: int) -> str:
-    return "[" * depth + "]" * depth
-
-
-@st.composite
-def hostile_lines(draw: st.DrawFn) -> bytes:
-    """One line: raw bytes, a JSON value, or a queue row / KnowledgeItem with one field
-    replaced by something hostile (a value, deep nesting, a huge integer)."""
-    kind = draw(st.sampled_from(["bytes", "value", "row", "row", "item", "deep", "huge"]))
-    if kind == "bytes":
-        return draw(st.binary(max_size=200)).replace(b"\n", b" ")
-    if kind == "value":
-        return json.dumps(draw(VALUES)).encode("utf-8", "surrogatepass")
-    if kind == "deep":
-        field = draw(st.sampled_from(FIELDS))
-        text = json.dumps(row())[:-1] + f', "{field}": {nested(draw(st.integers(30, 20_000)))}}}'
-        return text.encode()
-    if kind == "huge":
-        digits = "9" * draw(st.integers(4000, 6000))
-        return (json.dumps(row())[:-1] + f', "n": {digits}}}').encode()
-    base = row() if kind == "row" else item()
-    base[draw(st.sampled_from(sorted(base)))] = draw(VALUES)
-    return json.dumps(base).encode("utf-8", "surrogatepass")
 
 
 def written_out(parsed: Section | Rejection | Skip) -> None:

@@ -19,7 +19,6 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 from typer.testing import CliRunner
 
-from librarian.artifacts.card import ModelDirError, load_trained
 from librarian.cli import app
 from librarian.pipeline.dedup import ChunkRegistry
 from librarian.pipeline.explicit import find_references
@@ -34,9 +33,8 @@ from librarian.store.decisions import StoredBatch, write
 from librarian.store.review import review_items
 from librarian.store.tables import RejectedRow
 from tests.rfc import assert_rfc_valid
+from tests.rows import row
 from tests.stubs import small_hub, stub_pipeline
-from tests.unit.test_ingest import row
-from tests.unit.test_train import trained
 
 runner = CliRunner()
 DEEP = "[" * 10_000 + "]" * 10_000
@@ -407,16 +405,6 @@ def test_the_html_export_allows_no_inline_script_but_its_own(review_db: Any) -> 
 # 11. Trained-model integrity -------------------------------------------------------------
 
 
-def test_an_edited_card_threshold_is_refused(tmp_path: Path) -> None:
-    models = trained(tmp_path)
-    card = models / "card.json"
-    data = json.loads(card.read_text())
-    data["threshold"] = 0.01
-    card.write_text(json.dumps(data))
-    with pytest.raises(ModelDirError, match="changed after training"):
-        load_trained(models)
-
-
 def test_query_passwords_are_redacted_and_a_second_at_sign_is_refused() -> None:
     """Issue 21, item 2: `?password=` was printed as it is; `u:hun@ter2@host` printed
     `u:***@ter2@host` and was read as host `ter2@host`."""
@@ -436,20 +424,21 @@ def test_query_passwords_are_redacted_and_a_second_at_sign_is_refused() -> None:
 def test_a_database_reference_carries_no_secret_and_resolves_where_the_url_is_known(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """Issue 21, item 1: the URL was a flow parameter, so Prefect stored its password."""
+    """Issue 21, item 1: the URL was a flow parameter, so Prefect stored its password.
+    Issue 49, item 6: and no module keeps it: the caller holds it (`known_urls`)."""
     from librarian.store import db
-    from librarian.store.db import DatabaseUrlError, reference, resolve
+    from librarian.store.db import DatabaseUrlError, known_urls, reference, resolve
 
-    monkeypatch.setattr(db, "_KNOWN_URLS", {})
     monkeypatch.delenv("LIBRARIAN_DB", raising=False)
     url = "postgresql+psycopg://u:s3cret@h/db?sslpassword=k2"
     ref = reference(url)
     assert "s3cret" not in ref and "k2" not in ref
-    assert resolve(ref) == url  # this process was given it
+    held = known_urls(url)
+    assert resolve(ref, held) == url  # the caller holds it
+    assert not any("s3cret" in repr(v) for v in vars(db).values())  # no module state does
     plain = "sqlite:////tmp/x.db"
     assert reference(plain) == plain and resolve(plain) == plain
-    monkeypatch.setattr(db, "_KNOWN_URLS", {})  # another process: a worker, a served run
-    with pytest.raises(DatabaseUrlError, match="LIBRARIAN_DB"):
+    with pytest.raises(DatabaseUrlError, match="LIBRARIAN_DB"):  # a worker, a served run
         resolve(ref)
     monkeypatch.setenv("LIBRARIAN_DB", url)
     assert resolve(ref) == url
@@ -733,3 +722,19 @@ def test_a_locked_database_is_one_line(tmp_path: Path, monkeypatch: pytest.Monke
     engine.dispose()
     assert loaded.exit_code == 1 and "locked by another writer" in loaded.output, loaded.output
     assert "Traceback" not in loaded.output
+
+
+def test_a_hand_off_never_leaves_its_process_with_its_secrets_or_models() -> None:
+    """Issue 49, item 6: the command hands the flow its models and the URLs it holds; Prefect
+    pickles the flow's context with each task it sends to a Dask worker. Nothing of the
+    hand-off goes with it (a model holds open files, a URL its password)."""
+    import pickle
+
+    from librarian.job import HandOff
+    from tests.stubs import stub_pipeline
+
+    url = "postgresql+psycopg://u:s3cret@h/db"
+    handed = HandOff(pipeline=stub_pipeline(), urls={"postgresql+psycopg://u:***@h/db": url})
+    sent = pickle.dumps(handed)
+    arrived = pickle.loads(sent)
+    assert b"s3cret" not in sent and arrived.urls == {} and arrived.pipeline is None

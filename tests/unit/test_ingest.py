@@ -10,44 +10,7 @@ from librarian.pipeline.dedup import ChunkRegistry
 from librarian.pipeline.ingest import parse_line
 from librarian.pipeline.sources import read_batch
 from librarian.schemas.records import RejectCode, Rejection, Section, Skip, SkipCode
-
-SHA = "0123456789abcdef0123"
-
-
-def row(**over: Any) -> dict[str, Any]:
-    base: dict[str, Any] = {
-        "chunk_id": "c1",
-        "artifact_id": "a1",
-        "source_type": "github",
-        "source_repo": "OWASP/ASVS",
-        "source_commit_sha": SHA,
-        "source_committed_at": "2026-11-01T00:00:00Z",
-        "locator_path": "docs/x.md",
-        "span_index": 0,
-        "span_total": 1,
-        "span_heading_path": json.dumps(["Guide", "Sessions"]),
-        "text": "Rotate the session token after login.",
-        "llm_label": "KNOWLEDGE",
-        "created_at": "2026-11-02T00:00:00Z",
-    }
-    base.update(over)
-    return base
-
-
-def item(**over: Any) -> dict[str, Any]:
-    base: dict[str, Any] = {
-        "schema_version": "0.2.0",
-        "chunk_id": "k1",
-        "artifact_id": "ak1",
-        "filtered_at": "2026-11-03T00:00:00Z",
-        "status": "accepted",
-        "source": {"type": "github", "repo": "OWASP/x", "commit_sha": SHA[:7]},
-        "locator": {"kind": "repo_path", "path": "a.md", "title": "Title"},
-        "content": {"text": "Encrypt data at rest."},
-        "filter": {"security_summary": "crypto"},
-    }
-    base.update(over)
-    return base
+from tests.rows import SHA, item, row
 
 
 def parse(obj: Any) -> Section | Rejection | Skip:

@@ -9,8 +9,7 @@ import pytest
 from librarian.pipeline.source_level import SlotRow, SourceLevelSlot
 from librarian.policy import RiskPolicy, certifies, choose_cut, review_plan
 from librarian.retrieval.flat import ScoredHub
-from tests.stubs import small_hub
-from tests.unit.test_collective import _slot_model
+from tests.stubs import joint_slot, small_hub
 
 POLICY = RiskPolicy(budget=0.03, confidence=0.9, min_reviewed=10, risk="bound")
 
@@ -126,7 +125,7 @@ def test_a_review_plan_walked_decision_by_decision_ends_in_a_certified_cut() -> 
 def test_two_sources_get_different_cuts_from_different_reviewed_evidence() -> None:
     """Issue 27, done when: the same slot, the same models; one source's reviewers found
     its first suggestions right, the other's wrong."""
-    slot, rows = _slot_model()
+    slot, rows = joint_slot()
     lenient = RiskPolicy(budget=0.2, confidence=0.6, min_reviewed=10, risk="bound")
     slot = SourceLevelSlot(slot.model, small_hub(), 0.95, policy=lenient)
     both = [r for name in ("good", "bad") for r in renamed(rows, name)]
@@ -153,7 +152,7 @@ def renamed(rows: list[SlotRow], source: str) -> list[SlotRow]:
 
 def test_a_row_shows_first_the_suggestion_the_policy_would_link() -> None:
     """Issue 27: #1 at 0.25 and #2 at 0.84; `a`, bulk approve and summary.md took #1."""
-    slot, rows = _slot_model()
+    slot, rows = joint_slot()
     low_first = [
         SlotRow(r.source, r.key, r.text, [ScoredHub(r.hits[0].cre_id, 0.3), *r.hits[1:]], None)
         for r in rows

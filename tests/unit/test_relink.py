@@ -4,7 +4,6 @@ run, or `relink`), and never an item a person decided."""
 from __future__ import annotations
 
 import random
-from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -17,29 +16,10 @@ from librarian.review.decisions import DecisionRequest, decide
 from librarian.review.relink import open_sections, relink
 from librarian.schemas.records import Section
 from librarian.store.db import make_engine, upgrade
-from librarian.store.decisions import REVIEW_REQUIRED, StoredBatch, unchanged, write
+from librarian.store.decisions import REVIEW_REQUIRED, unchanged
 from librarian.store.tables import DecisionRow
+from tests.seeded import DIGEST, TEXTS, store_texts, text_sections
 from tests.stubs import small_hub, stub_pipeline
-from tests.unit.test_workbench import TEXTS
-
-DIGEST = "models-1"
-
-
-def sections() -> list[Section]:
-    return [
-        section_from_text(t).model_copy(update={"chunk_id": f"c{i}", "line": i + 1})
-        for i, t in enumerate(TEXTS)
-    ]
-
-
-def store(engine: Engine, run: str) -> int:
-    batch = sections()
-    result = stub_pipeline(threshold=0.99, top_k=6, top_n=5).link(batch, run)  # all to review
-    with Session(engine) as session:
-        stored = replace(StoredBatch.linked(run, result, batch, "t"), models_digest=DIGEST)
-        written = write(session, stored)
-        session.commit()
-    return written.redecided
 
 
 def rows(engine: Engine) -> list[DecisionRow]:
@@ -70,7 +50,7 @@ def evidence_from_stored(engine: Engine, run: str = "r1") -> None:
 def engine(tmp_path: Path) -> Engine:
     engine = make_engine(f"sqlite:///{tmp_path / 'relink.db'}")
     upgrade(engine)
-    store(engine, "r1")
+    store_texts(engine, "r1")
     return engine
 
 
@@ -78,14 +58,14 @@ def test_the_next_run_decides_again_the_open_items_of_a_source_its_reviewers_mov
     engine: Engine,
 ) -> None:
     with Session(engine) as session:
-        assert len(unchanged(session, sections(), DIGEST)) == len(TEXTS)  # nothing new
+        assert len(unchanged(session, text_sections(), DIGEST)) == len(TEXTS)  # nothing new
     decided = rows(engine)[0]
     with Session(engine) as session, session.begin():
         decide(session, DecisionRequest(str(decided.review_id), "reject", "rita"), small_hub().ids)
     with Session(engine) as session:
-        skipped = unchanged(session, sections(), DIGEST)
+        skipped = unchanged(session, text_sections(), DIGEST)
     assert [s.chunk_id for s in skipped] == [decided.chunk_id]  # the others go round again
-    assert store(engine, "r2") == len(TEXTS) - 1
+    assert store_texts(engine, "r2") == len(TEXTS) - 1
     after = rows(engine)
     assert after[0].review_id == decided.review_id and after[0].pipeline_run_id == "r1"
     assert after[0].consumed_at is not None
@@ -127,7 +107,7 @@ def test_after_each_decision_the_workbench_says_what_the_source_now_certifies(
     """Issue 27, item 4: "after each decision, show the band the source's reviewed items
     now certify", from the stored confidences (no model run)."""
     from librarian.store.progress import source_progress
-    from tests.unit.test_workbench import client, post, review_ids, seed
+    from tests.seeded import client, post, review_ids, seed
 
     engine = make_engine(f"sqlite:///{tmp_path / 'band.db'}")
     upgrade(engine)
@@ -166,7 +146,7 @@ def test_reviewers_who_follow_the_plan_reach_a_certified_cut_in_the_workbench(
     import random
 
     from librarian.store.progress import source_progress
-    from tests.unit.test_workbench import client, post, seed
+    from tests.seeded import client, post, seed
 
     engine = make_engine(f"sqlite:///{tmp_path / 'plan.db'}")
     upgrade(engine)
@@ -272,7 +252,7 @@ def test_an_item_keeps_its_address_when_it_is_decided_again(engine: Engine) -> N
     source; open tabs, bookmarks, scripts and files were lost."""
     from librarian.review.decisions import DecisionRequest as Asked
     from librarian.store.human import current_review_id
-    from tests.unit.test_workbench import client, post
+    from tests.seeded import client, post
 
     old = rows(engine)[0]
     old_id = str(old.review_id)
@@ -314,7 +294,7 @@ def test_every_command_says_the_cut_the_last_run_or_relink_chose(tmp_path: Path)
     engine = make_engine(url)
     upgrade(engine)
     pipeline = stub_pipeline(threshold=None, top_k=6, top_n=5)  # each source's own cut
-    batch = sections()
+    batch = text_sections()
     raw = RawBatch([(s.line, s.text.encode()) for s in batch], 0, 0, 0, eof=True)
     summary = RunSummary(run_id="run-1", input="t", out_dir="", started_at="")
     sink = DatabaseSink(engine, "run-1", "t", pipeline.models_digest)
@@ -528,8 +508,8 @@ def test_the_workbench_queue_status_and_relink_say_one_cut_after_any_decisions(
     from librarian.store.policies import store_policy
     from librarian.store.progress import evidence_now, next_cut_says, source_progress
     from librarian.store.sink import DatabaseSink, DatabaseStore
+    from tests.seeded import client, post
     from tests.stubs import joint_pipeline
-    from tests.unit.test_workbench import client, post
 
     url = f"sqlite:///{tmp_path / 'one-cut.db'}"
     engine = make_engine(url)

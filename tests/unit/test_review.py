@@ -557,7 +557,7 @@ def test_a_decision_files_decided_by_is_believed_only_from_its_reviewer_or_a_lea
     # Issue 47, item 7: `--lead mallory` from a registered non-lead, or `--reviewer alice`
     # without alice's key, replaced alice's decision. The store says who leads, and a
     # registered name is proven by its key (LIBRARIAN_KEY).
-    from tests.unit.test_workbench import register
+    from tests.seeded import register
 
     mallory_key = register(engine, "mallory")
     alice_key = register(engine, "alice")
@@ -590,3 +590,36 @@ def test_a_decision_files_decided_by_is_believed_only_from_its_reviewer_or_a_lea
         rows = session.execute(select(HumanDecisionRow).order_by(HumanDecisionRow.id)).scalars()
         last = list(rows)[-1]
     assert last.action == "approve" and "imported by lena" in str(last.imported_from)
+
+
+def _cases(tmp_path: Path, engine: Engine) -> list[tuple[list[str], int, str]]:
+    db = str(engine.url)
+    unknown = sheet(tmp_path, engine, {0: ("accept", "")})
+    unknown.write_text(unknown.read_text().replace(items(engine)[0].review_id, "rev-unknown"))
+    golden = tmp_path / "golden.json"
+    golden.write_text(json.dumps([{"id": "x"}]))
+    return [
+        (["queue", "retry", str(2**64), "--db", db], 2, "less than or equal to"),
+        (["queue", "retry", "0", "--db", db], 2, "greater than or equal to"),
+        (["queue", "retry", "77", "--db", db], 2, "not a dead letter"),
+        (["review", "import", str(unknown), "--db", db, "--reviewer", "r"], 2, "was recorded"),
+        (["review", "import", str(tmp_path / "none.csv"), "--db", db], 2, "does not exist"),
+        (["relink", "--source", "plain:nope", "--db", db], 2, "no open items of source"),
+        (["run", str(tmp_path / "none.jsonl"), "--dry-run"], 2, "does not exist"),
+        (["run", str(unknown), "--top-k", "0"], 2, "top-k"),
+        (["eval", str(golden)], 2, "row 0"),
+        (["explain", "x", "--wrong-budget", "0.9"], 2, "wrong-budget"),
+    ]  # fmt: skip
+
+
+def test_exit_codes_are_the_guides_for_every_command(tmp_path: Path, engine: Engine) -> None:
+    """Refusals exit 2 (the guide's troubleshooting section), one line, no traceback."""
+    from typer.testing import CliRunner
+
+    from librarian.cli import app
+
+    for args, code, says in _cases(tmp_path, engine):
+        result = CliRunner().invoke(app, args)
+        assert result.exit_code == code, (args, result.output)
+        assert says in result.output, (args, result.output)
+        assert "Traceback" not in result.output, args

@@ -16,15 +16,15 @@ from typer.testing import CliRunner
 from librarian.review.agreement import exact, figures, jaccard, krippendorff_alpha
 from librarian.review.bench import Workbench
 from librarian.review.decisions import DecisionRequest, RequestAction, decide
-from librarian.review.qa import adjudicate, answer_check, qa_report
+from librarian.review.qa import adjudicate, qa_report
 from librarian.review.web import create_app
 from librarian.schemas.human import Ui
 from librarian.store.db import make_engine, upgrade
 from librarian.store.human import BULK, ReviewError, standing_decision
 from librarian.store.qa import add_known, pending_check, sample_double
 from librarian.store.tables import DecisionRow, HumanDecisionRow, QaAnswerRow, QaCheckRow
+from tests.seeded import answer, post, review_ids, seed
 from tests.stubs import small_hub
-from tests.unit.test_workbench import post, review_ids, seed
 
 HUB_IDS = set(small_hub().ids)
 NOW = datetime(2026, 12, 2, tzinfo=UTC)
@@ -82,12 +82,6 @@ def decide_as(
     ui = Ui(keybind_used=BULK) if bulk else None
     with Session(engine) as session, session.begin():
         decide(session, DecisionRequest(review_id, action, who, cre_ids, ui=ui), HUB_IDS)
-
-
-def answer(engine: Engine, check_id: int, who: str, cre_ids: tuple[str, ...]) -> None:
-    action: RequestAction = "choose" if cre_ids else "reject"
-    with Session(engine) as session, session.begin():
-        answer_check(session, check_id, DecisionRequest("", action, who, cre_ids), HUB_IDS)
 
 
 def checks_for(engine: Engine, who: str) -> list[int]:
@@ -276,7 +270,7 @@ def test_review_qa_commands(engine: Engine, tmp_path: Path) -> None:
     # Issue 47, item 7: roles come from the store, and the CLI proves who acts.
     unknown = CliRunner().invoke(app, rule)
     assert unknown.exit_code == 2 and "not a registered reviewer" in unknown.output
-    from tests.unit.test_workbench import register
+    from tests.seeded import register
 
     register(engine, "mallory")
     not_lead = ["review", "qa", "rule", "1", "first", "--lead", "mallory", *db]

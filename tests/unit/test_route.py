@@ -7,7 +7,6 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from librarian.catalogue.hub import Hub, build_hub
 from librarian.factory import assemble
 from librarian.pipeline.ingest import section_from_text
 from librarian.pipeline.pipeline import Pipeline
@@ -17,30 +16,14 @@ from librarian.routing.collections import RoutingError, hub_collections
 from librarian.routing.router import Router
 from librarian.routing.rules import load_rules
 from librarian.schemas.envelopes import Envelope
-from librarian.schemas.records import HubNode, Section
+from librarian.schemas.records import Section
 from librarian.schemas.routing import RoutingMode
 from librarian.settings import LinkerSettings
-from tests.stubs import StubEmbedder, node
+from tests.stubs import StubEmbedder, two_branch_hub
 
 NOW = datetime(2026, 11, 30, tzinfo=UTC)
 TECH = ["Technical application security controls"]
 GOV = ["Governance processes for security"]
-
-
-def two_branch_hub() -> Hub:
-    def leaf(cre_id: str, name: str, parent: str, root: list[str]) -> HubNode:
-        return node(cre_id, name, parent, [*root, name], True)
-
-    return build_hub(
-        [
-            node("100-000", TECH[0], None, TECH, False),
-            leaf("100-001", "Rotate session token", "100-000", TECH),
-            leaf("100-002", "Parameterized SQL queries", "100-000", TECH),
-            node("500-000", GOV[0], None, GOV, False),
-            leaf("500-001", "Security policy review", "500-000", GOV),
-            leaf("500-002", "Session token policy", "500-000", GOV),
-        ]
-    )
 
 
 def linker(router: Router | None = None, mode: RoutingMode = "pins", top_k: int = 6) -> Pipeline:

@@ -37,8 +37,8 @@ from librarian.schemas.records import (
     Section,
 )
 from librarian.store.sink import DatabaseStore
-from tests.stubs import joint_pipeline, small_hub, stub_pipeline
-from tests.unit.test_pipeline import Priors, row
+from tests.rows import queue_line
+from tests.stubs import Priors, joint_pipeline, small_hub, stub_pipeline
 
 TEXTS = [
     "rotate the session token after login",
@@ -59,7 +59,7 @@ TEXTS = [
 def queue_file(tmp_path: Path, blank_every: int = 0) -> Path:
     lines = []
     for i, text in enumerate(TEXTS):
-        lines.append(row(f"c{i}", f"doc/{i}.md", text))
+        lines.append(queue_line(f"c{i}", f"doc/{i}.md", text))
         if blank_every and i % blank_every == 0:
             lines.append("")
     path = tmp_path / "q.jsonl"
@@ -180,10 +180,10 @@ NOW = __import__("datetime").datetime(2026, 12, 2, tzinfo=__import__("datetime")
 def test_one_outcome_per_row_through_admission_priors_and_the_source(tmp_path: Path) -> None:
     path = tmp_path / "q.jsonl"
     lines = [
-        row("c1", "a.md", "never rotate the session token after login"),
-        row("c2", "b.md", "use parameterized queries"),
+        queue_line("c1", "a.md", "never rotate the session token after login"),
+        queue_line("c2", "b.md", "use parameterized queries"),
         "not json",
-        row("c1", "a.md", "never rotate the session token after login"),
+        queue_line("c1", "a.md", "never rotate the session token after login"),
     ]
     path.write_text("\n".join(lines) + "\n")
     pipeline = stub_pipeline(threshold=0.1)
@@ -263,7 +263,7 @@ def test_the_outcome_does_not_depend_on_the_batch_size_or_the_spill(
 
 def queue_part(tmp_path: Path, name: str, indices: range) -> Path:
     path = tmp_path / name
-    path.write_text("\n".join(row(f"c{i}", f"doc/{i}.md", TEXTS[i]) for i in indices) + "\n")
+    path.write_text("\n".join(queue_line(f"c{i}", f"doc/{i}.md", TEXTS[i]) for i in indices) + "\n")
     return path
 
 
@@ -312,11 +312,11 @@ def test_the_chunk_registry_on_disk_admits_as_the_one_in_memory(tmp_path: Path) 
 
     path = tmp_path / "dups.jsonl"
     lines = [
-        row("c1", "a.md", "rotate the session token"),
-        row("c1", "a.md", "rotate the session token"),  # the same chunk again
-        row("c2", "a.md", "rotate the session token"),  # the same span and text, another id
-        row("c1", "a.md", "never rotate the session token"),  # the chunk with other text
-        row("c3", "b.md", "use parameterized queries"),
+        queue_line("c1", "a.md", "rotate the session token"),
+        queue_line("c1", "a.md", "rotate the session token"),  # the same chunk again
+        queue_line("c2", "a.md", "rotate the session token"),  # the same span and text, another id
+        queue_line("c1", "a.md", "never rotate the session token"),  # the chunk with other text
+        queue_line("c3", "b.md", "use parameterized queries"),
     ]
     path.write_text("\n".join(lines) + "\n")
     outcomes = []

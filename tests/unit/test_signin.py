@@ -14,7 +14,7 @@ from starlette.testclient import TestClient
 from typer.testing import CliRunner
 
 from librarian.review.signin import session_name, session_value
-from tests.unit.test_workbench import (
+from tests.seeded import (
     client,
     decisions,
     post,

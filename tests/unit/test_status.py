@@ -28,8 +28,8 @@ from librarian.store.review import review_items
 from librarian.store.status import section_status, status_counts
 from librarian.store.tables import DecisionRow
 from tests.rfc import assert_rfc_valid
+from tests.seeded import seeded_batch
 from tests.stubs import small_hub, stub_pipeline
-from tests.unit.test_workbench import seeded_batch
 
 HUB_IDS = set(small_hub().ids)
 TEXTS = [
@@ -206,7 +206,7 @@ def test_counts_take_the_right_number() -> None:
 def test_migration_0011_fills_source_linked_from_the_audit_of_rows_stored_before(
     tmp_path: Path,
 ) -> None:
-    from tests.unit.test_workbench import old_row, store_at_revision
+    from tests.seeded import old_row, store_at_revision
 
     audit = "dense retrieval; source=linked as a whole (12 rows); unmappable: best hub cosine 0.2"
     envelopes = [json.dumps({"retrieval": {"retriever": audit}}), json.dumps({})]

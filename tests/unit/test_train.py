@@ -210,3 +210,13 @@ def test_negated_section_above_threshold_goes_to_review() -> None:
     assert isinstance(negated, ReviewItem)
     assert negated.update_detection.adversarial_flags == [AdversarialFlag.NEGATION_MISMATCH]
     assert negated.suggested_links and negated.suggested_links[0].cre_id == "200-001"
+
+
+def test_an_edited_card_threshold_is_refused(tmp_path: Path) -> None:
+    models = trained(tmp_path)
+    card = models / "card.json"
+    data = json.loads(card.read_text())
+    data["threshold"] = 0.01
+    card.write_text(json.dumps(data))
+    with pytest.raises(ModelDirError, match="changed after training"):
+        load_trained(models)

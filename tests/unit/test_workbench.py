@@ -8,7 +8,6 @@ import json
 import re
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
@@ -24,95 +23,30 @@ from librarian.review.web import create_app
 from librarian.review.words import search_hub
 from librarian.store.db import make_engine, upgrade
 from librarian.store.decisions import StoredBatch, write
-from librarian.store.human import ReviewError, standing_decision, standing_decisions, supersede
+from librarian.store.human import ReviewError, standing_decision, supersede
 from librarian.store.progress import decisions_seen
 from librarian.store.tables import DecisionRow, HumanDecisionRow
 from librarian.training.reviewers import reviewer_links
 from tests.rfc import assert_rfc_valid_decisions
+from tests.seeded import (
+    TEXTS,
+    client,
+    decisions,
+    old_row,
+    post,
+    register,
+    review_ids,
+    seed,
+    seeded_engine,
+    signed_in,
+    store_at_revision,
+)
 from tests.stubs import small_hub, stub_pipeline
-
-TEXTS = [
-    "rotate session token after login",
-    "sql injection queries must be parameterized",
-    "session management cryptography",
-    "Use \u202ecryptography\u202c <b>keys</b> [bold]x[/bold] for session management, "
-    "token rotation and sql injection protection controls",
-]
-
-
-def seeded_batch(texts: list[str], run: str, chunks_of: str | None = None) -> StoredBatch:
-    """`texts` as a run decides them, all to review; `chunks_of`: the run whose chunks
-    they are (default `run`: new items; an earlier run: the same items decided again)."""
-    batch = [
-        section_from_text(t).model_copy(
-            update={
-                "chunk_id": f"{chunks_of or run}-c{i}",
-                "line": i + 1,
-                "artifact_id": f"art-{i % 2}",
-                "span_index": i,  # each its own item
-                "heading_path": ("Guide", f"Part {i}"),
-            }
-        )
-        for i, t in enumerate(texts)
-    ]
-    result = stub_pipeline(threshold=0.99, top_k=6, top_n=5).link(batch, run)  # all to review
-    return StoredBatch.linked(run, result, batch, "t")
-
-
-def seed(engine: Engine, texts: list[str], run: str = "r1") -> None:
-    with Session(engine) as session:
-        write(session, seeded_batch(texts, run))
-        session.commit()
-
-
-def seeded_engine(path: Path) -> Engine:
-    """A SQLite store at `path` holding the four TEXTS as open items."""
-    engine = make_engine(f"sqlite:///{path}")
-    upgrade(engine)
-    seed(engine, TEXTS)
-    return engine
 
 
 @pytest.fixture
 def engine(tmp_path: Path) -> Engine:
     return seeded_engine(tmp_path / "review.db")
-
-
-def client(engine: Engine, reviewer: str | None = "rita", token: str | None = None) -> TestClient:
-    bench = Workbench(engine, small_hub(), reviewer, token, csrf="test-csrf")
-    return TestClient(create_app(bench), base_url="http://127.0.0.1:8765", follow_redirects=False)
-
-
-def register(engine: Engine, name: str, lead: bool = False) -> str:
-    """`librarian review reviewers add NAME`: the secret, shown once."""
-    from librarian.store.reviewers import add_reviewer
-
-    with Session(engine) as session, session.begin():
-        return add_reviewer(session, name, lead)
-
-
-def signed_in(engine: Engine, name: str, lead: bool = False) -> TestClient:
-    """A browser whose reviewer signed in (registered first)."""
-    web = client(engine, reviewer=None)
-    key = register(engine, name, lead)
-    said = web.post("/signin", data={"csrf": "test-csrf", "name": name, "key": key})
-    assert said.status_code == 303 and "signed+in" in said.headers["location"], said.headers
-    return web
-
-
-def review_ids(engine: Engine) -> list[str]:
-    with Session(engine) as session:
-        rows = session.execute(select(DecisionRow.review_id).order_by(DecisionRow.id))
-        return [str(r) for r in rows.scalars()]
-
-
-def post(web: TestClient, path: str, **form: Any) -> Any:
-    return web.post(path, data={"csrf": "test-csrf", **form})
-
-
-def decisions(engine: Engine) -> list[dict[str, Any]]:
-    with Session(engine) as session:
-        return [d.model_dump(mode="json", exclude_none=True) for d in standing_decisions(session)]
 
 
 def test_queue_page_lists_filters_and_counts(engine: Engine) -> None:
@@ -401,44 +335,6 @@ def test_a_sources_decisions_are_its_history_and_the_item_page_says_where_it_sta
         f"2 items decided one by one (bulk approvals not counted), {MIN_SOURCE_DECISIONS - 2} more"
         in page
     )
-
-
-def store_at_revision(path: Path, revision: str, rows: list[dict[str, Any]]) -> Engine:
-    """A store migrated to `revision` only, holding `rows` of decision_queue (each a dict
-    of its columns, as that revision has them): what a migration after it finds."""
-    from alembic import command
-    from alembic.config import Config
-
-    from librarian.store.db import MIGRATIONS
-
-    engine = make_engine(f"sqlite:///{path}")
-    config = Config()
-    config.set_main_option("script_location", str(MIGRATIONS))
-    with engine.begin() as conn:
-        config.attributes["connection"] = conn
-        command.upgrade(config, revision)
-        for row in rows:
-            columns = ", ".join(row)
-            values = ", ".join(f":{c}" for c in row)
-            conn.execute(text(f"INSERT INTO decision_queue ({columns}) VALUES ({values})"), row)
-    return engine
-
-
-def old_row(row_id: int, envelope: str, **columns: Any) -> dict[str, Any]:
-    """A decision_queue row as any revision since 0001 holds it."""
-    return {
-        "id": row_id,
-        "chunk_id": f"c{row_id}",
-        "content_hash": "h",
-        "artifact_id": "a",
-        "span_key": "s",
-        "status": "review_required",
-        "is_update": 0,
-        "text": "t",
-        "envelope": envelope,
-        "created_at": "2026-11-01",
-        **columns,
-    }
 
 
 def test_rows_stored_before_source_keys_get_theirs_from_their_envelope(tmp_path: Path) -> None:

@@ -3,7 +3,6 @@ database, Prefect's environment."""
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -55,19 +54,39 @@ def linker_settings(options: LinkerOptions, **extra: Any) -> LinkerSettings:
     if values.get("cache_dir"):
         writable_output(Path(values["cache_dir"]), "--cache-dir")
     values["cache_dir"] = values.get("cache_dir") or home.cache
-    values["vector_db"] = _vector_db(options, home)
+    if "vector_db" not in extra:
+        values["vector_db"] = _vector_reference(options)
     return LinkerSettings(**values)
 
 
-def _vector_db(options: LinkerOptions, home: Home) -> str | None:
+def _vector_reference(options: LinkerOptions) -> str | None:
+    """Settings travel as flow parameters: never with the password (`linker_urls`)."""
+    url = vector_url(options)
+    if url is None:
+        return None
+    from librarian.store.db import reference
+
+    return reference(url)
+
+
+def vector_url(options: LinkerOptions) -> str | None:
+    """The pgvector backend's database URL, whole (None: another backend)."""
     if options.vector_backend != "pgvector":
         return None
-    from librarian.store.db import database_url, reference
+    from librarian.store.db import database_url
 
-    url = database_url(options.db, home.database_url)
+    url = database_url(options.db, home_of(options.home).database_url)
     if not url.startswith("postgresql"):
         raise UsageError("--vector-backend pgvector needs a PostgreSQL --db (or LIBRARIAN_DB)")
-    return reference(url)  # settings travel as flow parameters: never with the password
+    return url
+
+
+def linker_urls(options: LinkerOptions, *more: str | None) -> dict[str, str]:
+    """The database URLs a command holds (its pgvector backend's, and `more`), by the
+    reference its settings carry: what it hands to `build_pipeline` and to the flow."""
+    from librarian.store.db import known_urls
+
+    return known_urls(vector_url(options), *more)
 
 
 def database(explicit: str | None, home: Home, create: bool, reads_only: bool = False) -> str:
@@ -110,16 +129,6 @@ def redacted(url: str) -> str:
     from librarian.store.db import redacted as hide
 
     return hide(url)
-
-
-def prefect_environment() -> None:
-    # Nothing may try the network; a cold local Prefect server can take 15-25 s to start.
-    os.environ.setdefault("DO_NOT_TRACK", "1")
-    os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
-    os.environ.setdefault("PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS", "120")
-    # One "Finished in state Completed()" line per task buries the per-batch flow log;
-    # task states still reach the API. Set the variable to INFO to see them.
-    os.environ.setdefault("PREFECT_LOGGING_LOGGERS_PREFECT_TASK_RUNS_LEVEL", "WARNING")
 
 
 def readable_input(path: Path, what: str = "input", binary: bool = False) -> None:

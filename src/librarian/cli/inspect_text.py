@@ -9,7 +9,7 @@ from typing import Annotated
 import typer
 
 from librarian.cli import render
-from librarian.cli.common import err, linker_settings, out, unicode_text
+from librarian.cli.common import err, linker_settings, linker_urls, out, unicode_text
 from librarian.cli.options import (
     JsonOpt,
     LinkerOptions,
@@ -58,7 +58,7 @@ def explain(
     from librarian.factory import build_pipeline
     from librarian.schemas.envelopes import dump_envelope
 
-    built = build_pipeline(settings)
+    built = build_pipeline(settings, linker_urls(linker))
     for one in texts:
         envelope = built.explain(one, title, prior_text)
         if as_json:
@@ -82,7 +82,7 @@ def route(
     from librarian.factory import build_pipeline
     from librarian.pipeline.ingest import section_from_text
 
-    built = build_pipeline(settings)
+    built = build_pipeline(settings, linker_urls(linker))
     section = section_from_text(text, title)
     router = built.retrieve.router
     vector = built.embed.embedder.encode([text])[0] if settings.routing == "auto" else None

@@ -18,6 +18,7 @@ from librarian.cli.common import (
     err,
     home_of,
     linker_settings,
+    linker_urls,
     out,
     readable_input,
     redacted,
@@ -501,7 +502,7 @@ def eval_golden(
     k, order = warm_protocol(warm)
     golden_rows = load_golden(dataset)  # a malformed golden set is refused before models load
     settings = linker_settings(linker)
-    built = build_pipeline(settings)
+    built = build_pipeline(settings, linker_urls(linker))
     report, outcomes = scored_report(
         built, golden_rows, k, order, warm.seed, warm.draws, settings.top_k
     )

@@ -8,7 +8,7 @@ import os
 import re
 import secrets
 import sys
-from collections.abc import Callable
+from collections.abc import Mapping
 from contextlib import ExitStack, nullcontext
 from datetime import UTC, datetime
 from pathlib import Path
@@ -21,7 +21,7 @@ from librarian.cli.common import (
     err,
     home_of,
     linker_settings,
-    prefect_environment,
+    linker_urls,
     readable_input,
     writable_output,
 )
@@ -44,6 +44,7 @@ from librarian.cli.options import (
     with_linker_options,
 )
 from librarian.errors import LibrarianError, RunError, UsageError
+from librarian.flows.launch import Launch, OnDask, early_prefect_server, launch, use_dask
 from librarian.pipeline.shapes import in_words
 from librarian.schemas.records import RunSummary
 from librarian.settings import LinkerSettings, default_of
@@ -141,59 +142,39 @@ def run(
     target = writable_output(out_dir or Path("out") / run_id)
     db = run_database(linker, dry_run, from_db)
     settings = linker_settings(linker, batch_size=batch_size)
+    urls = linker_urls(linker, db)
     server_ready = early_prefect_server(plan or task_runner != "default")
-    pipeline = loaded(settings, run_id, quiet or as_json)
+    pipeline = loaded(settings, urls, run_id, quiet or as_json)
     if plan:
         show_plan(pipeline, settings, found, target, db, dry_run, as_json)
         return
     server_ready()
+    dask = OnDask(dask_address, dask_workers) if task_runner == "dask" else None
     with ExitStack() as stack:
         in_flight = 0  # this process: one batch at a time (pipeline.run.Runner.in_flight)
-        dask = None
-        if task_runner == "dask":
-            in_flight = use_dask(stack, dask_address, dask_workers, db or settings.vector_db)
-            dask = (dask_address, dask_workers)
-        summary = run_flow(
-            input,
-            target,
-            settings,
-            run_id,
-            db,
-            in_flight,
-            dask,
-            source,
-            found,
-            quiet or as_json,
-            commit=not dry_run,
-        )
+        if dask is not None:
+            vectors = db or settings.vector_db
+            in_flight = use_dask(
+                stack, dask, vectors, urls, lambda line: err.print(line, markup=False)
+            )
+        launched = Launch(input, target, settings, run_id, db, in_flight, source, not dry_run)
+        summary = run_flow(launched, pipeline, urls, dask, found, quiet or as_json)
     if as_json:
         sys.stdout.write(summary.model_dump_json(indent=1) + "\n")
     elif not quiet:
         render.run_summary(summary, target)
 
 
-def early_prefect_server(not_needed: bool) -> Callable[[], None]:
-    """Start Prefect's temporary server now (when no PREFECT_API_URL names one, and the run
-    needs one: not a plan, not Dask's own), so that it boots while the models load;
-    returns what waits for it before the flow is called."""
-    prefect_environment()
-    if not_needed or os.environ.get("PREFECT_API_URL"):
-        return lambda: None
-    from librarian.flows.server import TemporaryServer
-
-    return TemporaryServer().ready
-
-
-def loaded(settings: LinkerSettings, run_id: str, quiet: bool) -> Pipeline:
-    """The pipeline, checked and loaded once before Prefect starts (the flow reuses it):
+def loaded(settings: LinkerSettings, urls: Mapping[str, str], run_id: str, quiet: bool) -> Pipeline:
+    """The pipeline, checked and loaded once before Prefect starts (handed to the flow):
     what cannot serve a run is refused (exit 2) before anything else; a model that fails
     to load fails the run (exit 1)."""
-    from librarian.factory import pipeline_for
+    from librarian.factory import build_pipeline
 
     shown = err.status("loading models") if err.is_terminal and not quiet else nullcontext()
     try:
         with shown:
-            return pipeline_for(settings)
+            return build_pipeline(settings, urls)
     except LibrarianError:
         raise
     except Exception as exc:
@@ -260,45 +241,6 @@ def _checked(
     return run_id or new_run_id()
 
 
-def use_dask(stack: ExitStack, address: str | None, workers: int, db: str | None) -> int:
-    """Point the process at a real Prefect server (starting one if none is configured);
-    returns how many batches to keep in flight. A local cluster's workers are this
-    process's children: they get a database URL's password through the environment
-    (LIBRARIAN_DB), as a remote worker must, never through Prefect's stored parameters."""
-    from librarian.store.db import DATABASE_ENV, resolve
-
-    if address is None and db is not None:
-        full = resolve(db)
-        before = os.environ.get(DATABASE_ENV)
-        os.environ[DATABASE_ENV] = full
-        stack.callback(_restore, DATABASE_ENV, before)
-    api = os.environ.get("PREFECT_API_URL")
-    if api:
-        err.print(f"Dask workers report to the Prefect server at {api}", markup=False)
-    else:
-        from librarian.flows.server import local_prefect_server
-
-        api = stack.enter_context(local_prefect_server())
-        os.environ["PREFECT_API_URL"] = api  # before Prefect is imported; workers inherit it
-        stack.callback(os.environ.pop, "PREFECT_API_URL", None)
-        err.print(
-            f"started a Prefect server for the Dask workers at {api} (stopped when the run ends)",
-            markup=False,
-        )
-    where = address or f"a local cluster of {workers} worker processes"
-    err.print(f"linking batches on Dask: {where}", markup=False)
-    from librarian.flows.dask import in_flight
-
-    return in_flight(address, workers)
-
-
-def _restore(name: str, value: str | None) -> None:
-    if value is None:
-        os.environ.pop(name, None)
-    else:
-        os.environ[name] = value
-
-
 def input_source(input: Path | None, document: str | None) -> FileSource | None:
     """INPUT as the run will read it, its shape known from one sniff; a plain input is
     parsed now, once (a file that cannot be read as one is refused before Prefect starts,
@@ -337,45 +279,27 @@ def _pending(db: str | None) -> int | None:
 
 
 def run_flow(
-    input: Path | None,
-    target: Path,
-    settings: LinkerSettings,
-    run_id: str,
-    db: str | None,
-    in_flight: int,
-    dask: tuple[str | None, int] | None,
-    source: str | None = None,
-    found: FileSource | None = None,
-    quiet: bool = False,
-    commit: bool = False,
+    run: Launch,
+    pipeline: Pipeline,
+    urls: Mapping[str, str],
+    dask: OnDask | None,
+    found: FileSource | None,
+    quiet: bool,
 ) -> RunSummary:
-    """`dask`: (scheduler address or None for a local cluster, local worker count);
-    `found`: INPUT as `input_source` read it (the flow reads it from there, not again)."""
-    from librarian.flows.dask import dask_task_runner
-    from librarian.flows.link_flow import Parcel, link_queue
+    """The run launched (`flows.launch`), handed what this command read and loaded and the
+    URLs it holds, its progress on the terminal; a failure is the run's (exit 1)."""
     from librarian.job import HandOff
 
-    flow_to_run = (
-        link_queue if dask is None else link_queue.with_options(task_runner=dask_task_runner(*dask))
-    )
-    from librarian.store.db import reference
-
-    progress = _progress(found, db, quiet)
-    hand_off = Parcel(HandOff(found, progress) if progress is not None else HandOff(found))
-    ref = reference(db) if db is not None else None  # the flow's parameters: no password
+    progress = _progress(found, run.database, quiet)
+    silent = HandOff(found, pipeline=pipeline, urls=urls)
+    hand_off = HandOff(found, progress, pipeline, urls) if progress is not None else silent
     try:
-        return flow_to_run(
-            input, target, settings, run_id, ref, in_flight, source, commit, hand_off
-        )
+        return launch(run, hand_off, dask)
     except Exception as exc:
-        raise RunError(f"run {run_id} failed: {type(exc).__name__}: {exc}") from exc
+        raise RunError(f"run {run.run_id} failed: {type(exc).__name__}: {exc}") from exc
     finally:
         if progress is not None:
             progress.stop()
-        if dask is not None:
-            from prefect.logging.handlers import APILogHandler
-
-            APILogHandler().flush()  # before a server this command started is stopped
 
 
 class _Bar:

@@ -7,7 +7,7 @@ from contextlib import suppress
 from pathlib import Path
 from typing import Any
 
-from librarian.cli.common import database, err, home_of, linker_settings, out, prefect_environment
+from librarian.cli.common import database, err, home_of, linker_settings, out
 from librarian.cli.options import (
     LinkerOptions,
     PoolOpt,
@@ -17,6 +17,7 @@ from librarian.cli.options import (
 )
 from librarian.cli.run import check_input
 from librarian.errors import RunError, UsageError
+from librarian.flows.launch import prefect_environment
 from librarian.settings import LinkerSettings
 
 

@@ -14,7 +14,9 @@ from typing import Generic, TypeVar
 from prefect import flow, get_run_logger, task
 from prefect.artifacts import create_markdown_artifact
 from prefect.cache_policies import NONE
+from prefect.context import FlowRunContext
 from prefect.futures import PrefectFuture
+from prefect.task_runners import ThreadPoolTaskRunner
 
 from librarian.factory import pipeline_for
 from librarian.job import HandOff, LinkJob, Where, run_job
@@ -52,31 +54,44 @@ class Parcel(Generic[T]):
         return (Parcel, (self.value,))
 
 
+def models(settings: LinkerSettings, preloaded: Parcel[Pipeline] | None) -> Pipeline:
+    """A task's models: those the run was handed, where the task runs in its process;
+    else (a Dask worker) the ones its process loaded once."""
+    return preloaded.value if preloaded is not None else pipeline_for(settings)
+
+
 @task(name="prepare-batch", cache_policy=NONE)
 def prepare_batch(
     settings: LinkerSettings,
     sections: Parcel[list[Section]],
     ctx: RunContext,
     priors: Parcel[dict[str, PriorDecision] | None],
+    preloaded: Parcel[Pipeline] | None = None,
 ) -> Parcel[Prepared]:
     """C.2-C.4, wherever the task runner puts it, on that process's models."""
-    return Parcel(pipeline_for(settings).prepare(sections.value, ctx, priors.value))
+    return Parcel(models(settings, preloaded).prepare(sections.value, ctx, priors.value))
 
 
 @task(name="complete-batch", cache_policy=NONE)
 def complete_batch(
-    settings: LinkerSettings, prepared: Parcel[Prepared], linked: Parcel[list[Linked]]
+    settings: LinkerSettings,
+    prepared: Parcel[Prepared],
+    linked: Parcel[list[Linked]],
+    preloaded: Parcel[Pipeline] | None = None,
 ) -> Parcel[BatchResult]:
     """C.6-C.10 of a prepared batch, with what C.5 made of its rows."""
-    return Parcel(pipeline_for(settings).complete(prepared.value, linked.value))
+    return Parcel(models(settings, preloaded).complete(prepared.value, linked.value))
 
 
 @task(name="embed-reviewed", cache_policy=NONE)
 def embed_reviewed(
-    settings: LinkerSettings, source: str, history: Parcel[History]
+    settings: LinkerSettings,
+    source: str,
+    history: Parcel[History],
+    preloaded: Parcel[Pipeline] | None = None,
 ) -> Parcel[list[ReviewedRow]]:
     """C.5's model work for one source: its reviewed items embedded and retrieved."""
-    return Parcel(pipeline_for(settings).reviewed_rows([source], history.value))
+    return Parcel(models(settings, preloaded).reviewed_rows([source], history.value))
 
 
 @dataclass(frozen=True)
@@ -91,22 +106,37 @@ class Unwrapped(Generic[T]):
 
 class PrefectTasks:
     """The runner's executor: each model step a Prefect task on the flow's task runner,
-    its batch in a `Parcel`."""
+    its batch in a `Parcel`; `preloaded`: the models its tasks use (None: each worker
+    process loads its own)."""
 
-    def __init__(self, settings: LinkerSettings) -> None:
+    def __init__(self, settings: LinkerSettings, preloaded: Pipeline | None = None) -> None:
         self.settings = settings
+        self.preloaded = Parcel(preloaded) if preloaded is not None else None
 
     def prepare(
         self, sections: list[Section], ctx: RunContext, priors: dict[str, PriorDecision] | None
     ) -> Pending[Prepared]:
-        submitted = prepare_batch.submit(self.settings, Parcel(sections), ctx, Parcel(priors))
+        submitted = prepare_batch.submit(
+            self.settings, Parcel(sections), ctx, Parcel(priors), self.preloaded
+        )
         return Unwrapped(submitted)
 
     def complete(self, prepared: Prepared, linked: list[Linked]) -> Pending[BatchResult]:
-        return Unwrapped(complete_batch.submit(self.settings, Parcel(prepared), Parcel(linked)))
+        submitted = complete_batch.submit(
+            self.settings, Parcel(prepared), Parcel(linked), self.preloaded
+        )
+        return Unwrapped(submitted)
 
     def reviewed(self, source: str, history: History) -> Pending[list[ReviewedRow]]:
-        return Unwrapped(embed_reviewed.submit(self.settings, source, Parcel(history)))
+        submitted = embed_reviewed.submit(self.settings, source, Parcel(history), self.preloaded)
+        return Unwrapped(submitted)
+
+
+def in_this_process() -> bool:
+    """Whether the flow's tasks run in its own process (Prefect's thread pool), where the
+    models it was handed serve them; a Dask worker loads its own."""
+    context = FlowRunContext.get()
+    return context is not None and isinstance(context.task_runner, ThreadPoolTaskRunner)
 
 
 @flow(name="librarian-link", validate_parameters=False)
@@ -126,8 +156,9 @@ def link_queue(
     (kept out of the parameters Prefect stores: a `Parcel` is stored as its type's name)."""
     job = LinkJob(input_path, out_dir, settings, run_id, database, in_flight, source_name, commit)
     logger = get_run_logger()
-    where = Where(PrefectTasks(settings), load_pipeline, logger.info)
-    summary = run_job(job, where, hand_off.value if hand_off is not None else HandOff())
+    given = hand_off.value if hand_off is not None else HandOff()
+    tasks = PrefectTasks(settings, given.pipeline if in_this_process() else None)
+    summary = run_job(job, Where(tasks, load_pipeline, logger.info), given)
     create_markdown_artifact(
         summary_markdown(summary),
         key="librarian-run-summary",

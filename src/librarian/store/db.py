@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import re
 import sqlite3
+from collections.abc import Mapping
 from pathlib import Path
 from urllib.parse import quote, unquote, urlsplit
 
@@ -23,10 +24,6 @@ SQLITE_LOCK_TIMEOUT_S = 10.0
 
 class DatabaseUrlError(UsageError):
     """The database URL cannot name a database the librarian can use."""
-
-
-# URLs this process was given, by their reference: `resolve` finds them again.
-_KNOWN_URLS: dict[str, str] = {}
 
 
 def database_url(explicit: str | None, default: str) -> str:
@@ -194,19 +191,24 @@ def check_current(url: str) -> None:
 def reference(url: str) -> str:
     """What may leave this process in the URL's place (a flow parameter, a deployment's
     parameters, both stored on the Prefect server): the URL without its secrets. `resolve`
-    turns it back into the URL in this process, or wherever LIBRARIAN_DB holds the URL."""
+    turns it back into the URL given the URLs its caller holds (`known_urls`), or wherever
+    LIBRARIAN_DB holds the URL."""
     _parse(url)
-    shown = redacted(url)
-    if shown != url:
-        _KNOWN_URLS[shown] = url
-    return shown
+    return redacted(url)
 
 
-def resolve(ref: str) -> str:
-    """The database URL a `reference` stands for; a reference whose secret this process
-    cannot find is refused, saying where to put it."""
-    if ref in _KNOWN_URLS:
-        return _KNOWN_URLS[ref]
+def known_urls(*urls: str | None) -> dict[str, str]:
+    """The URLs a caller holds, by their reference: what it hands, in the process, to
+    whatever resolves a reference (never a parameter, never module state)."""
+    return {reference(url): url for url in urls if url}
+
+
+def resolve(ref: str, known: Mapping[str, str] | None = None) -> str:
+    """The database URL a `reference` stands for: one of the caller's `known` URLs, else
+    LIBRARIAN_DB's; a reference whose secret neither holds is refused, saying where to put
+    it."""
+    if known and ref in known:
+        return known[ref]
     from_env = os.environ.get(DATABASE_ENV)
     if from_env and from_env != ref and redacted(from_env) == ref:
         return from_env
