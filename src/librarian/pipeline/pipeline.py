@@ -257,7 +257,7 @@ class Pipeline:
             statuses = {r.status.source: r.status for r in linked}  # one a source
             result.sources = {name: status.as_json() for name, status in statuses.items()}
             result.cut_evidence = {
-                name: status.evidence.as_json()
+                name: status.evidence
                 for name, status in statuses.items()
                 if status.evidence is not None
             }

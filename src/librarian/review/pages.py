@@ -68,7 +68,7 @@ from librarian.store.policies import policy_of, source_cut
 from librarian.store.progress import (
     band_after,
     decisions_seen,
-    evidence_now,
+    evidence_after,
     source_of_row,
     source_progress,
 )
@@ -615,8 +615,8 @@ def source_panel(
     linked = detail.item.linked_as
     seen = decisions_seen(session, key)
     stored = source_cut(session, key)
-    # The decided items as the cut reads them (`evidence_now`): none drawn without it.
-    evidence = evidence_now(session, key)
+    # The decided items as the cut reads them (`evidence_after`): none drawn without it.
+    evidence = evidence_after(session, key, stored)
     plan = evidence.plan(policy_of(session, key)) if evidence is not None else None
     band = plan.at if plan is not None and plan.more and not plan.certified else None
     decided = list(zip(evidence.reviewed, evidence.correct, strict=True)) if evidence else []

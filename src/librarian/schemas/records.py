@@ -284,9 +284,10 @@ class BatchResult:
     skips: list[Skip] = field(default_factory=list)
     # Where each source linked stands (C.5), by source key: what the summary shows.
     sources: dict[str, dict[str, Any]] = field(default_factory=dict)
-    # What each source's cut was chosen from (`policy.CutEvidence`, JSON), by source key:
-    # stored with the cut (`store.policies.record_cuts`), never summarised.
-    cut_evidence: dict[str, dict[str, Any]] = field(default_factory=dict)
+    # What each source's cut was chosen from (a `policy.CutEvidence`, which this layer cannot
+    # name), by source key: the database sink stores it with the cut, as JSON; nothing else
+    # reads it, so a dry run never converts it.
+    cut_evidence: dict[str, Any] = field(default_factory=dict)
     cut_chunks: list[str] = field(default_factory=list)  # texts cut to fit the model
     # What C.5 needs of each model row, by chunk id (the store keeps it: `Candidates`).
     candidates: dict[str, dict[str, Any]] = field(default_factory=dict)

@@ -22,7 +22,7 @@ from librarian.settings import MIN_SOURCE_DECISIONS
 from librarian.store.decisions import REVIEW_REQUIRED
 from librarian.store.history import source_history, undecided
 from librarian.store.human import by_bulk
-from librarian.store.policies import policy_of, source_cut
+from librarian.store.policies import SourceCut, policy_of, source_cut
 from librarian.store.tables import DecisionRow, HumanDecisionRow
 from librarian.text import key_digest
 
@@ -129,7 +129,7 @@ def _progress(
     seen = decisions_seen(session, key)
     stored = source_cut(session, key)
     policy = policy_of(session, key)
-    evidence = evidence_now(session, key)
+    evidence = evidence_after(session, key, stored)
     cold = stored.evidence.confidences() if stored and stored.evidence else {}
     # The open items as the cut reads them (cold), else as they were shown.
     pending = [cold.get(key_digest(r.span_key), r.confidence or 0.0) for r in open_items]
@@ -182,7 +182,12 @@ def evidence_now(session: Session, source: str) -> Evidence | None:
     chooses its cut from the same numbers with the same function. None: no stored
     evidence (a cut set by hand, a section linked alone, a store from before), or an item
     decided that it never saw."""
-    stored = source_cut(session, source)
+    return evidence_after(session, source, source_cut(session, source))
+
+
+def evidence_after(session: Session, source: str, stored: SourceCut | None) -> Evidence | None:
+    """`evidence_now` from the source's cut as the caller read it (its evidence can be
+    large: read once)."""
     if stored is None or stored.evidence is None:
         return None
     history = source_history(session, [source]).get(source)

@@ -84,7 +84,7 @@ class DatabaseSink:
     failed_ids: set[int] = field(default_factory=set)  # queue rows left for a later run
     stage: str = "store_write"
     relink_open: bool = False  # `relink`: every open item of a batch is decided again
-    _cuts: dict[str, Any] = field(default_factory=dict)  # the statuses recorded, by source
+    _cuts: dict[str, Any] = field(default_factory=dict)  # statuses and evidence recorded
 
     def counts(self) -> dict[str, int]:
         """What the run stored, for its summary."""
@@ -134,23 +134,18 @@ class DatabaseSink:
             written = commit(session, stored)
         # The cut each source has now, what readers without models show: written when a
         # source's status is new to this run (a file's batches share one window's).
-        cuts = {k: self._with_evidence(k, v, result) for k, v in result.sources.items()}
+        # What it was chosen from is made JSON here, once a source: only this sink stores it.
+        cuts = {k: (v, result.cut_evidence.get(k)) for k, v in result.sources.items()}
         changed = {k: v for k, v in cuts.items() if self._cuts.get(k) != v}
         if changed:
+            stored_as = {k: _with_evidence(*v) for k, v in changed.items()}
             with Session(self.engine) as session, session.begin():
-                record_cuts(session, self.run_id, changed)
+                record_cuts(session, self.run_id, stored_as)
             self._cuts.update(changed)
         self.stored.add(written)
         result.rejections = rejections
         self._account_failures(sections, result, written, from_queue)
         return result
-
-    @staticmethod
-    def _with_evidence(source: str, status: dict[str, Any], result: BatchResult) -> dict[str, Any]:
-        """A source's status as stored: with what its cut was chosen from, where it was
-        chosen (`SourceCut.evidence`)."""
-        evidence = result.cut_evidence.get(source)
-        return status if evidence is None else {**status, "evidence": evidence}
 
     def _account_failures(
         self,
@@ -173,3 +168,9 @@ class DatabaseSink:
             if line not in already:
                 chunk = next((c for c, n in line_of.items() if n == line), None)
                 result.rejections.append(rejected(line, RejectCode.PROCESSING_ERROR, why, chunk))
+
+
+def _with_evidence(status: dict[str, Any], evidence: Any) -> dict[str, Any]:
+    """A source's status as stored: with what its cut was chosen from (`policy.CutEvidence`),
+    where it was chosen (`SourceCut.evidence`)."""
+    return status if evidence is None else {**status, "evidence": evidence.as_json()}
