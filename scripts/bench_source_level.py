@@ -27,6 +27,7 @@ from librarian.artifacts.source_model import JOINT_FEATURES, SourceModel
 from librarian.catalogue.hub import load_hub
 from librarian.paths import DEFAULT_HUB, packaged_data
 from librarian.pipeline.source_level import SlotRow, SourceLevelSlot
+from librarian.policy import DecisionPolicy
 from librarian.retrieval.collective import Claim, PriorRule, SourcePriors, assign
 from librarian.retrieval.flat import ScoredHub
 
@@ -81,11 +82,15 @@ def main() -> None:
     hub = load_hub(Path(DEFAULT_HUB))
     hits = synthetic(list(hub.ids), args.items, args.top_k, seed=1)
     claims = [Claim(tuple(h.cre_id for h in r), tuple(h.score for h in r)) for r in hits]
-    slot = SourceLevelSlot(None, hub, 1.0)
+    slot = SourceLevelSlot(None, hub, DecisionPolicy(global_cut=1.0))
     forced = SourcePriors(0.05, 0.05, 1.0, 1.0, args.items)
     t_assign, m_assign = traced(lambda: assign(claims, forced, slot.is_leaf))
     unused = Calibrator(tuple(0.0 for _ in JOINT_FEATURES), 0.0, 0, JOINT_FEATURES)
-    joint = SourceLevelSlot(SourceModel(PriorRule(0.0, 0.05, 0.0, 0.05), unused, 1.0), hub, 1.0)
+    joint = SourceLevelSlot(
+        SourceModel(PriorRule(0.0, 0.05, 0.0, 0.05), unused, 1.0),
+        hub,
+        DecisionPolicy(global_cut=1.0),
+    )
     rows = [SlotRow("bench", f"k{i}", f"text {i}", h, None) for i, h in enumerate(hits)]
     t_slot, m_slot = traced(lambda: joint.run(rows))
     candidates_mib = args.items * args.top_k * 16 / 2**20  # an id ref and a float each

@@ -18,6 +18,7 @@ from librarian.catalogue.hub import Hub, build_hub
 from librarian.factory import assemble
 from librarian.pipeline.pipeline import Pipeline
 from librarian.pipeline.source_level import SlotRow, SourceLevelSlot
+from librarian.policy import DecisionPolicy
 from librarian.retrieval.collective import MIN_SHAPE_ITEMS, PriorRule
 from librarian.retrieval.evidence import RETRIEVER_ID
 from librarian.retrieval.flat import ScoredHub
@@ -164,7 +165,7 @@ def joint_pipeline() -> Pipeline:
     model = SourceModel(
         PriorRule(0.5, 0.05, 0.5, 0.0), Calibrator(weights, -5.0, 1, JOINT_FEATURES), 0.5
     )
-    pipeline.source_level = SourceLevelSlot(model, small_hub(), 0.95)
+    pipeline.source_level = SourceLevelSlot(model, small_hub(), DecisionPolicy(global_cut=0.95))
     return pipeline
 
 
@@ -276,4 +277,4 @@ def joint_slot() -> tuple[SourceLevelSlot, list[SlotRow]]:
         )
         for i in range(MIN_SHAPE_ITEMS + 2)
     ]
-    return SourceLevelSlot(model, hub, 0.95), rows
+    return SourceLevelSlot(model, hub, DecisionPolicy(global_cut=0.95)), rows

@@ -20,6 +20,7 @@ from librarian.artifacts.card import (
     load_trained,
     recorded_embedder,
 )
+from librarian.artifacts.source_model import SourceModel
 from librarian.catalogue.hub import Hub
 from librarian.catalogue.teams import load_hubs
 from librarian.errors import UsageError
@@ -42,7 +43,7 @@ from librarian.pipeline.stages import (
     RetrieveStage,
     Scaler,
 )
-from librarian.policy import RiskPolicy
+from librarian.policy import DecisionPolicy
 from librarian.retrieval.beam import BeamRetriever
 from librarian.retrieval.evidence import EvidenceIndex
 from librarian.retrieval.flat import MemoryRetriever, Retriever
@@ -150,14 +151,21 @@ def build_pipeline(settings: LinkerSettings, urls: Mapping[str, str] | None = No
     )
 
 
-def risk_policy(settings: LinkerSettings) -> RiskPolicy:
-    """The team's risk: budget, confidence, guarantee."""
-    return RiskPolicy(
+def decision_policy(
+    settings: LinkerSettings, global_cut: float, joint: SourceModel | None = None
+) -> DecisionPolicy:
+    """How the run decides, built once: the team's risk (budget, confidence, guarantee, a
+    cut set by hand, the unmappable cut) and the trained models' cuts (`global_cut`, and
+    the joint model's margin)."""
+    return DecisionPolicy(
         settings.wrong_budget,
         settings.risk_confidence,
         risk=settings.risk,
         fixed_cut=settings.threshold,
-    )
+        unmappable_cut=settings.unmappable_cut,
+        global_cut=global_cut,
+        margin=joint.chosen_margin if joint is not None else 0.0,
+    ).checked()
 
 
 def assemble(
@@ -173,7 +181,7 @@ def assemble(
     """The stages, in order, from loaded parts (tests hand in stand-ins for the models)."""
     evidence = trained.evidence if trained is not None else None
     retrieve = retrieve_stage(settings, hub, index, evidence, retriever, router)
-    scaler, threshold = scaler_of(settings, trained, scorer)
+    scaler, global_cut = scaler_of(settings, trained, scorer)
     joint = scaler.joint if isinstance(scaler, CalibratedScaler) else None
     models = {
         "embedding": embedder.name,
@@ -190,13 +198,13 @@ def assemble(
         RerankStage(scorer, hub, settings.rerank_gap),
         ScoreStage(scaler, hub, settings.top_n),
         SafetyStage(guard),
-        DecideStage(threshold),
-        EmitStage(index, evidence, settings.unmappable_cut),
+        DecideStage(),
+        EmitStage(index, evidence),
     ]
     for plugged in plugged_stages():
         plugged.join(preparing, completing, settings, hub)
-    slot = SourceLevelSlot(joint, hub, threshold, policy=risk_policy(settings))
-    return Pipeline(hub, index, tuple(preparing), slot, tuple(completing), threshold, models)
+    slot = SourceLevelSlot(joint, hub, decision_policy(settings, global_cut, joint))
+    return Pipeline(hub, index, tuple(preparing), slot, tuple(completing), models)
 
 
 def retrieve_stage(
@@ -216,7 +224,7 @@ def retrieve_stage(
 def scaler_of(
     settings: LinkerSettings, trained: TrainedModels | None, scorer: PairScorer | None
 ) -> tuple[Scaler, float]:
-    """C.7 and the threshold it was chosen with. The calibrator was fitted on retrieval
+    """C.7 and the global cut chosen with it. The calibrator was fitted on retrieval
     scores; a reranker's scores are another scale, so with one it stands aside."""
     if trained is not None and scorer is None:
         joint = trained.source_model if settings.source_level == "joint" else None
@@ -228,8 +236,6 @@ def scaler_of(
     else:
         why = "uncalibrated cosine (asked for: no trained models used)"
         scaler, threshold = RawScaler(scorer is not None, why), UNCALIBRATED_THRESHOLD
-    if settings.threshold is not None:
-        threshold = settings.threshold
     return scaler, threshold
 
 

@@ -136,7 +136,7 @@ def _run(job: LinkJob, where: Where, hand_off: HandOff, engine: Engine | None) -
     stored_in = None
     if job.commits and engine is not None:
         stored_in = DatabaseSink(engine, job.run_id, source.name, pipeline.models_digest)
-        store_policy(engine, job.run_id, pipeline.source_level.policy)
+        store_policy(engine, job.run_id, pipeline.policy)
     names = {node.cre_id: node.name for node in pipeline.hub.nodes}
     with FileSink(job.out_dir, names) as files:
         summary.outputs = files.paths()

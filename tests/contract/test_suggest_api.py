@@ -119,7 +119,7 @@ def test_a_source_applies_its_stored_policy_and_history(tmp_path: Path) -> None:
     section linked alone."""
     from sqlalchemy.orm import Session
 
-    from librarian.policy import RiskPolicy
+    from librarian.policy import DecisionPolicy
     from librarian.store.policies import record_policy
     from tests.seeded import seed
 
@@ -132,7 +132,7 @@ def test_a_source_applies_its_stored_policy_and_history(tmp_path: Path) -> None:
         from librarian.store.tables import DecisionRow
 
         source = session.execute(select(DecisionRow.source_key)).scalars().first()
-        record_policy(session, "r1", RiskPolicy(budget=0.25, risk="bound"))
+        record_policy(session, "r1", DecisionPolicy(budget=0.25, risk="bound"))
         session.commit()
     assert source
     pipeline = stub_pipeline(threshold=None)

@@ -15,7 +15,7 @@ from librarian.pipeline.source_level import (
     item_index,
     merged_claim,
 )
-from librarian.policy import RiskPolicy, fit_adaptation
+from librarian.policy import DecisionPolicy, fit_adaptation
 from librarian.retrieval.collective import (
     MIN_SHAPE_ITEMS,
     Claim,
@@ -167,8 +167,8 @@ def test_a_source_with_enough_decisions_gets_its_own_calibration_and_threshold()
     assert warm[0].confidence > cold[0].confidence
     few = slot.run(rows, reviewed[:5])
     assert not few[0].status.adapted and few[0].status.decisions_needed == MIN_SOURCE_DECISIONS - 5
-    hand = RiskPolicy(fixed_cut=0.95)
-    fixed = SourceLevelSlot(slot.model, small_hub(), 0.95, hand).run(rows, reviewed)
+    hand = DecisionPolicy(fixed_cut=0.95, global_cut=0.95)
+    fixed = SourceLevelSlot(slot.model, small_hub(), hand).run(rows, reviewed)
     assert fixed[0].status.threshold == 0.95 and not fixed[0].status.adapted
 
 
@@ -221,7 +221,9 @@ def _contested_source(margin: float, chosen_weight: float = 0.0) -> list[Linked]
         )
         for i in (8, 9)
     ]
-    return SourceLevelSlot(model, small_hub(), 0.95).run(rows)
+    return SourceLevelSlot(model, small_hub(), DecisionPolicy(global_cut=0.95, margin=margin)).run(
+        rows
+    )
 
 
 def test_the_assignments_choice_comes_first_unless_beaten_by_the_margin() -> None:
@@ -268,7 +270,7 @@ def test_a_reviewed_item_gets_the_confidence_it_would_have_had_pending() -> None
     # A calibrator that reads what the assignment chose, as the trained one does.
     weights = tuple(10.0 if f == "score" else 2.0 if f == "chosen" else 0.0 for f in JOINT_FEATURES)
     model = replace(plain.model, calibrator=Calibrator(weights, -5.0, 1, JOINT_FEATURES))
-    slot = SourceLevelSlot(model, small_hub(), 0.95)
+    slot = SourceLevelSlot(model, small_hub(), DecisionPolicy(global_cut=0.95))
     others = rows[:-2]
     # `second` was decided to a CRE far down its list, which `first` retrieves first, a
     # hair above a CRE nobody else retrieves.

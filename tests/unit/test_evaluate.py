@@ -170,7 +170,7 @@ def test_reviewed_first_takes_the_first_linked_rows_of_each_source_and_scores_th
 
 def test_random_review_draws_are_reproducible_by_seed_and_summarised() -> None:
     """Issue 37, item 4: `eval --reviewed K --review-order random --draws N --seed S`."""
-    from librarian.policy import RiskPolicy
+    from librarian.policy import DecisionPolicy
     from librarian.training.evaluate import draw_of, random_reviewed, summarise_draws
 
     rows = [
@@ -193,7 +193,7 @@ def test_random_review_draws_are_reproducible_by_seed_and_summarised() -> None:
     again = draw_of(7, run_golden(pipeline, scored, reviewed))
     assert again == draws[0]
     assert 0.0 < draws[0].auto_linked_share <= 1.0 and draws[0].wrong_share is not None
-    summary = summarise_draws(draws, RiskPolicy())
+    summary = summarise_draws(draws, DecisionPolicy())
     assert summary.draws == 2 and summary.risk == "bound"
     wrong = [d.wrong_share for d in draws if d.wrong_share is not None]
     assert summary.mean_wrong == round(sum(wrong) / len(wrong), 4)

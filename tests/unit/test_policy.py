@@ -7,11 +7,11 @@ import random
 import pytest
 
 from librarian.pipeline.source_level import SlotRow, SourceLevelSlot
-from librarian.policy import RiskPolicy, certifies, choose_cut, review_plan
+from librarian.policy import DecisionPolicy, certifies, choose_cut, review_plan
 from librarian.retrieval.flat import ScoredHub
 from tests.stubs import joint_slot, small_hub
 
-POLICY = RiskPolicy(budget=0.03, confidence=0.9, min_reviewed=10, risk="bound")
+POLICY = DecisionPolicy(budget=0.03, confidence=0.9, min_reviewed=10, risk="bound")
 
 
 def test_with_nothing_reviewed_a_source_links_nothing() -> None:
@@ -50,14 +50,14 @@ def test_a_cut_no_evidence_could_certify_is_no_test_and_does_not_end_the_sequenc
     cut below with 120 right is tested."""
     pending = [0.95] * 200 + [0.9] * 20
     reviewed = [0.95] * 10 + [0.9] * 110
-    cut = choose_cut(pending, reviewed, [True] * 120, RiskPolicy(budget=0.05, confidence=0.9))
+    cut = choose_cut(pending, reviewed, [True] * 120, DecisionPolicy(budget=0.05, confidence=0.9))
     assert cut.cut == 0.9 and cut.auto_links == 220
 
 
 def test_too_few_reviewed_items_certify_nothing() -> None:
-    cut = choose_cut([0.9] * 2, [0.9] * 9, [True] * 9, RiskPolicy(budget=0.3, confidence=0.5))
+    cut = choose_cut([0.9] * 2, [0.9] * 9, [True] * 9, DecisionPolicy(budget=0.3, confidence=0.5))
     assert cut.basis == "none" and cut.auto_links == 0
-    lenient = RiskPolicy(budget=0.3, confidence=0.5)
+    lenient = DecisionPolicy(budget=0.3, confidence=0.5)
     assert choose_cut([0.9] * 2, [0.9] * 10, [True] * 10, lenient).basis == "reviewed"
 
 
@@ -65,7 +65,7 @@ def test_the_budget_is_the_teams_setting() -> None:
     pending = [0.9] * 40 + [0.8] * 40
     reviewed, correct = [0.9] * 100 + [0.8] * 100, [True] * 100 + [True] * 96 + [False] * 4
     strict = choose_cut(pending, reviewed, correct, POLICY)
-    lenient = choose_cut(pending, reviewed, correct, RiskPolicy(budget=0.1, risk="bound"))
+    lenient = choose_cut(pending, reviewed, correct, DecisionPolicy(budget=0.1, risk="bound"))
     assert strict.cut == 0.9 and lenient.cut == 0.8
 
 
@@ -126,8 +126,8 @@ def test_two_sources_get_different_cuts_from_different_reviewed_evidence() -> No
     """Issue 27, done when: the same slot, the same models; one source's reviewers found
     its first suggestions right, the other's wrong."""
     slot, rows = joint_slot()
-    lenient = RiskPolicy(budget=0.2, confidence=0.6, min_reviewed=10, risk="bound")
-    slot = SourceLevelSlot(slot.model, small_hub(), 0.95, policy=lenient)
+    lenient = DecisionPolicy(0.2, 0.6, min_reviewed=10, risk="bound", global_cut=0.95)
+    slot = SourceLevelSlot(slot.model, small_hub(), lenient)
     both = [r for name in ("good", "bad") for r in renamed(rows, name)]
     reviewed = []
     for name in ("good", "bad"):
@@ -194,10 +194,30 @@ def test_the_fixed_sequence_stops_at_the_first_failing_cut() -> None:
 def test_the_withdrawn_expected_guarantee_reads_as_the_bound() -> None:
     """Issue 46: `expected` did not hold leave-one-framework-out; a run that stored it is
     decided again under the stronger promise at its budget, never under a default."""
-    stored = RiskPolicy.from_json({"budget": 0.1, "confidence": 0.8, "risk": "expected"})
-    assert stored == RiskPolicy(budget=0.1, confidence=0.8, risk="bound")
+    stored = DecisionPolicy.from_json({"budget": 0.1, "confidence": 0.8, "risk": "expected"})
+    assert stored == DecisionPolicy(budget=0.1, confidence=0.8, risk="bound")
     assert "with probability >= 80%" in stored.guarantee()
-    with pytest.raises(ValueError, match="not a risk policy"):
-        RiskPolicy.from_json({"budget": 0.1, "risk": "hopeful"})
+    with pytest.raises(ValueError, match="not a decision policy"):
+        DecisionPolicy.from_json({"budget": 0.1, "risk": "hopeful"})
     many = choose_cut([0.9] * 100, [0.9] * 300, [True] * 300, POLICY)
     assert many.cut == 0.9 and many.upper_bound <= 0.03
+
+
+def test_a_stored_policy_keeps_the_teams_choices_and_reads_the_rest_from_the_models_now() -> None:
+    """Issue 49, item 2: one policy, stored whole. What the team chose (budget, confidence,
+    guarantee, a cut by hand, the unmappable cut) is kept by whatever decides the source
+    again; the trained cuts are the models' that decide now (a cut fits its calibrator);
+    a policy stored before a field existed reads that field from the reader's."""
+    from dataclasses import replace
+
+    current = DecisionPolicy(0.05, 0.9, unmappable_cut=0.3, global_cut=0.7, margin=0.1)
+    old = {"budget": 0.1, "confidence": 0.8, "min_reviewed": 10, "risk": "bound"}  # 0010's
+    assert current.with_stored(old) == replace(current, budget=0.1, confidence=0.8)
+    whole = DecisionPolicy(0.2, 0.85, 12, "bound", 0.9, 0.2, global_cut=0.5, margin=0.3)
+    assert DecisionPolicy.from_json(whole.as_json()) == whole  # the record, whole
+    kept = current.with_stored(whole.as_json())
+    assert kept == replace(whole, global_cut=0.7, margin=0.1)
+    assert kept.alone_cut == 0.9 and current.alone_cut == 0.7
+    for bad in ({"budget": "a tenth"}, {"global_cut": 2.0}, {"fixed_cut": -0.1}, {"margin": -1}):
+        with pytest.raises(ValueError, match="not a decision policy"):
+            DecisionPolicy.from_json(bad)

@@ -223,7 +223,7 @@ def test_the_rescorer_decides_under_the_policy_the_run_stored_not_the_defaults(
 ) -> None:
     """Issue 37, item 5: a team that ran with --wrong-budget 0.6 had its open items
     re-decided at the default 3% by the workbench. The run's policy is stored with it."""
-    from librarian.policy import RiskPolicy
+    from librarian.policy import DecisionPolicy
     from librarian.review.relink import Rescorer
     from librarian.store.policies import record_policy, source_policy
 
@@ -231,11 +231,11 @@ def test_the_rescorer_decides_under_the_policy_the_run_stored_not_the_defaults(
     assert key is not None
     with Session(engine) as session:
         assert source_policy(session, key) is None  # run r1 stored none
-        record_policy(session, "r1", RiskPolicy(budget=0.6, risk="bound", confidence=0.8))
+        record_policy(session, "r1", DecisionPolicy(budget=0.6, risk="bound", confidence=0.8))
         session.commit()
     # No threshold set by hand: each source's cut is the policy's to choose.
     pipeline = stub_pipeline(threshold=None, top_k=6, top_n=5)
-    assert pipeline.source_level.policy.budget == 0.03
+    assert pipeline.policy.budget == 0.03
     said = Rescorer(engine, lambda: pipeline)(key)
     assert "share wrong <= 60% with probability >= 80%" in said, said
     with Session(engine) as session:
@@ -390,13 +390,13 @@ def test_a_policy_given_to_relink_is_applied_and_becomes_the_sources_policy(
 ) -> None:
     """Issue 48, item 5: `relink --wrong-budget 0.25` was silently ignored (the stored
     policy won). A policy given is applied, said, and with --commit stored."""
-    from librarian.policy import RiskPolicy
+    from librarian.policy import DecisionPolicy
     from librarian.store.policies import record_policy, source_policy
 
     key = rows(engine)[0].source_key
     assert key is not None
     with Session(engine) as session:
-        record_policy(session, "r1", RiskPolicy(budget=0.03, risk="bound", confidence=0.9))
+        record_policy(session, "r1", DecisionPolicy(budget=0.03, risk="bound", confidence=0.9))
         session.commit()
     pipeline = stub_pipeline(threshold=None, top_k=6, top_n=5)
     dry = relink(engine, pipeline, key, "d", False, {"budget": 0.25})
@@ -443,8 +443,8 @@ def test_a_cut_set_by_hand_is_stored_with_the_policy_and_kept_by_relink(engine: 
 
     key = rows(engine)[0].source_key
     assert key is not None
-    by_hand = stub_pipeline(threshold=0.9, top_k=6, top_n=5).source_level.policy
-    assert by_hand.fixed_cut == 0.9
+    by_hand = stub_pipeline(threshold=0.9, top_k=6, top_n=5, unmappable_cut=0.2).policy
+    assert (by_hand.fixed_cut, by_hand.unmappable_cut, by_hand.alone_cut) == (0.9, 0.2, 0.9)
     with Session(engine) as session, session.begin():
         record_policy(session, "r1", by_hand)
     with Session(engine) as session:
@@ -452,6 +452,8 @@ def test_a_cut_set_by_hand_is_stored_with_the_policy_and_kept_by_relink(engine: 
     chosen = stub_pipeline(threshold=None, top_k=6, top_n=5)  # no --threshold this time
     kept = relink(engine, chosen, key, "d", False)
     assert kept.status["threshold"] == 0.9 and kept.status["says"].endswith("set by hand")
+    assert kept.policy == by_hand and kept.summary is not None
+    assert kept.summary.policy == by_hand.as_json()  # its summary says how it decided
     budget = relink(engine, chosen, key, "d2", False, {"budget": 0.25, "fixed_cut": None})
     assert budget.status["cut"] is not None and "set by hand" not in budget.status["says"]
 
@@ -503,7 +505,7 @@ def test_the_workbench_queue_status_and_relink_say_one_cut_after_any_decisions(
     from librarian.cli import app
     from librarian.pipeline.batches import Admitted
     from librarian.pipeline.run import RunParts, run_source
-    from librarian.policy import RiskPolicy
+    from librarian.policy import DecisionPolicy
     from librarian.schemas.records import RawBatch, RunSummary
     from librarian.store.policies import store_policy
     from librarian.store.progress import evidence_now, next_cut_says, source_progress
@@ -514,7 +516,7 @@ def test_the_workbench_queue_status_and_relink_say_one_cut_after_any_decisions(
     url = f"sqlite:///{tmp_path / 'one-cut.db'}"
     engine = make_engine(url)
     upgrade(engine)
-    policy = RiskPolicy(budget=0.2, confidence=0.8, min_reviewed=3)
+    policy = DecisionPolicy(budget=0.2, confidence=0.8, min_reviewed=3)
     pipeline = joint_pipeline().with_policy(policy)
     batch = policy_texts()
     raw = RawBatch([(s.line, s.text.encode()) for s in batch], 0, 0, 0, eof=True)

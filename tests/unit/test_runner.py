@@ -21,6 +21,7 @@ from librarian.pipeline.run import InProcess, Pending, Runner, Sink
 from librarian.pipeline.source_level import Linked
 from librarian.pipeline.sources import JsonlFile
 from librarian.pipeline.spill import DiskSpill, MemorySpill, Spill
+from librarian.policy import DecisionPolicy
 from librarian.schemas.envelopes import ReasonCode, ReviewItem, dump_envelope
 from librarian.schemas.records import (
     BatchResult,
@@ -168,7 +169,10 @@ def run(
         in_flight=in_flight,
     )
     try:
-        runner.run(JsonlFile(path).batches(batch_size), RunContext("r", 0.9, NOW))
+        runner.run(
+            JsonlFile(path).batches(batch_size),
+            RunContext("r", DecisionPolicy(global_cut=0.9), NOW),
+        )
     finally:
         runner.spill.close()
     return collect, summary
@@ -329,7 +333,7 @@ def test_the_chunk_registry_on_disk_admits_as_the_one_in_memory(tmp_path: Path) 
         collect = Collect()
         runner = Runner(pipeline, InProcess(pipeline), summary, [collect], registry=registry)
         runner.spill = spill
-        runner.run(JsonlFile(path).batches(2), RunContext("r", 0.9, NOW))
+        runner.run(JsonlFile(path).batches(2), RunContext("r", DecisionPolicy(global_cut=0.9), NOW))
         kept = {k: registry.seen[k] for k in registry.seen}
         spill.close()
         notes = [(n.line, n.model_dump_json()) for b in collect.batches for n in b.skips]

@@ -182,7 +182,7 @@ def test_linker_uses_the_calibrator_and_its_threshold(tmp_path: Path) -> None:
         build_index(hub, embedder, None),
         trained=models,
     )
-    assert linker.threshold == models.threshold
+    assert linker.policy.global_cut == models.threshold
     assert stage_ids(linker.description())["score"] == ids.SCORE_JOINT
     assert stage_ids(linker.description())["source-level"] == ids.SOURCE_LEVEL_JOINT
     env = linker.link([section("rotate session token after login")], "r").envelopes[0]

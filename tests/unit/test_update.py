@@ -8,6 +8,7 @@ from librarian.pipeline import components as ids
 from librarian.pipeline.components import stage_ids
 from librarian.pipeline.envelopes import RunContext
 from librarian.pipeline.ingest import section_from_text
+from librarian.policy import DecisionPolicy
 from librarian.schemas.envelopes import (
     AdversarialFlag,
     Envelope,
@@ -18,7 +19,7 @@ from librarian.schemas.envelopes import (
 from librarian.schemas.records import PriorDecision
 from tests.stubs import stub_pipeline
 
-CTX = RunContext("run-2", 0.1, datetime(2026, 11, 30, tzinfo=UTC))
+CTX = RunContext("run-2", DecisionPolicy(global_cut=0.1), datetime(2026, 11, 30, tzinfo=UTC))
 
 
 def envelope(

@@ -77,18 +77,11 @@ class SourceModel:
     # How much more confident than the assignment's choice another candidate must be to
     # come first (learnt leave-one-framework-out by `train`; 1.0: the choice always).
     chosen_margin: float = 0.0
-    # The prior on a band's share wrong (`policy.RiskPolicy`): centred on prior_scale x the
+    # The prior on a band's share wrong (`policy.DecisionPolicy`): centred on prior_scale x the
     # calibrator's expected share wrong, weighing prior_weight items (learnt by `train`
     # across the frameworks held out in turn).
     prior_weight: float = 2.0
     prior_scale: float = 1.0
-
-    def first_order(
-        self, ids: Sequence[str], probabilities: Sequence[float], chosen: str | None
-    ) -> list[int]:
-        """The candidates' order: the assignment's choice first unless another's own
-        confidence beats it by more than `chosen_margin`; the rest by confidence."""
-        return first_order(ids, probabilities, chosen, self.chosen_margin)
 
     def save(self, path: Path) -> None:
         payload = {

@@ -64,7 +64,7 @@ def explain(
         if as_json:
             sys.stdout.write(json.dumps(dump_envelope(envelope), ensure_ascii=False) + "\n")
         else:
-            render.explanation(envelope, envelope.retrieval.retriever, built.threshold)
+            render.explanation(envelope)
 
 
 @with_linker_options

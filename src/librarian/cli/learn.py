@@ -459,9 +459,9 @@ def scored_report(
     else:
         golden, found = warm_draws(built, rows, k, order, seed, draws)
     warm = golden.reviewed if k is not None else None
-    report = score(golden.outcomes, built.threshold, top_k, warm, golden.sources)
+    report = score(golden.outcomes, built.policy.alone_cut, top_k, warm, golden.sources)
     if found is not None:
-        summary = summarise_draws(found, built.source_level.policy)
+        summary = summarise_draws(found, built.policy)
         report = report.model_copy(update={"draws": found, "draws_summary": summary})
     return report, golden.outcomes
 

@@ -11,7 +11,7 @@ from librarian.cli.options import CommitOpt, LinkerOptions, SourceKeyOpt, with_l
 from librarian.errors import UsageError
 from librarian.text import visible
 
-# The options that set a risk policy, by the RiskPolicy field each sets.
+# The options that set a risk policy, by the DecisionPolicy field each sets.
 POLICY_OPTIONS = {
     "wrong_budget": "budget",
     "risk_confidence": "confidence",

@@ -73,9 +73,11 @@ def _plans(summary: RunSummary) -> None:
         out.print(plain(f"review plans of {len(planned) - PLANS_SHOWN} more sources: summary.md"))
 
 
-def explanation(envelope: Envelope, description: str, threshold: float) -> None:
+def explanation(envelope: Envelope) -> None:
     """One text's candidates and decision, for a person: which text (hidden characters
-    shown), every score to 3 decimals, the calibrated confidence as its own column."""
+    shown), every score to 3 decimals, the calibrated confidence as its own column, and
+    the cut it was decided against."""
+    description, threshold = envelope.retrieval.retriever, envelope.retrieval.threshold
     text = visible(envelope.knowledge.text)
     out.print(plain(f"text: {text[:200]}{'…' if len(text) > 200 else ''}"))
     from librarian.schemas.envelopes import UNMAPPABLE_AUDIT, LinkProposal

@@ -108,11 +108,8 @@ class DecideStage:
     name = "decide"
     audited = True
 
-    def __init__(self, threshold: float) -> None:
-        self.threshold = threshold
-
     def components(self, priors_read: bool) -> list[Component]:
-        return [Component("decide", ids.DECIDE, settings={"threshold": self.threshold})]
+        return [Component("decide", ids.DECIDE, settings={"cut": "its source's (C.5)"})]
 
     def run(self, batch: Completing) -> None:
         for row in batch.rows:
@@ -129,14 +126,14 @@ class DecideStage:
 
 class EmitStage:
     """C.10: each row's envelope (a LinkProposal or ReviewItem), its audit and why each
-    suggestion was made, and the facts the store keeps; below `unmappable_cut` (the best
-    hub cosine) a row going to review is marked unmappable."""
+    suggestion was made, and the facts the store keeps; below the policy's
+    `unmappable_cut` (the best hub cosine) a row going to review is marked unmappable."""
 
     name = "emit"
     audited = False  # it writes the audit
 
-    def __init__(self, index: HubIndex, evidence: EvidenceIndex | None, unmappable_cut: float):
-        self.index, self.evidence, self.unmappable_cut = index, evidence, unmappable_cut
+    def __init__(self, index: HubIndex, evidence: EvidenceIndex | None):
+        self.index, self.evidence = index, evidence
         self.column = {c: i for i, c in enumerate(index.ids)}
 
     def components(self, priors_read: bool) -> list[Component]:
@@ -159,16 +156,16 @@ class EmitStage:
         facts = DecisionFacts(said_of(row.linked.status))
         audit = f"{batch.described}; {SOURCE_AUDIT}{facts.linked_as}"
         best = max((c.score_vector for c in row.candidates), default=0.0)
-        if unmappable(decision, best, self.unmappable_cut):
+        cut = batch.ctx.policy.unmappable_cut
+        if unmappable(decision, best, cut):
             facts = replace(facts, unmappable=True)
-            audit += f"; {UNMAPPABLE_AUDIT}{best:.3f} < {self.unmappable_cut:.3f}"
+            audit += f"; {UNMAPPABLE_AUDIT}{best:.3f} < {cut:.3f}"
         retrieval = Retrieval(
             retriever=audit, candidates=row.candidates, reranked=row.reranked, threshold=threshold
         )
         links = [suggestion(c.cre_id, row.confidence[c.cre_id], reasons) for c in row.ranked]
         emitted = Emitted(retrieval, links, row.verdict.detection(), rationale)
-        ctx = replace(batch.ctx, threshold=threshold)
-        row.envelope, row.facts = envelope(row.section, decision, emitted, ctx), facts
+        row.envelope, row.facts = envelope(row.section, decision, emitted, batch.ctx), facts
 
     def _why(self, vector: Vectors, cre_id: str) -> str:
         return why(vector, self.index, self.evidence, self.column[cre_id])

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from librarian.policy.decision import DecisionPolicy
 from librarian.policy.verdict import Decision
 from librarian.schemas.envelopes import (
     Envelope,
@@ -24,7 +25,7 @@ from librarian.schemas.records import Section
 @dataclass(frozen=True)
 class RunContext:
     run_id: str
-    threshold: float
+    policy: DecisionPolicy
     now: datetime
 
 

@@ -61,7 +61,7 @@ from librarian.pipeline.ingest import parse_line, section_from_text
 from librarian.pipeline.run import link_sections
 from librarian.pipeline.source_level import Linked, SlotRow, SourceLevelSlot
 from librarian.pipeline.stages import EmbedStage, RetrieveStage
-from librarian.policy import Certified, RiskPolicy
+from librarian.policy import Certified, DecisionPolicy
 from librarian.retrieval.flat import ScoredHub
 from librarian.retrieval.index import HubIndex
 from librarian.schemas.envelopes import Envelope
@@ -92,11 +92,15 @@ class Pipeline:
     preparing: tuple[PrepareStage, ...]  # C.2-C.4, in order
     source_level: SourceLevelSlot  # C.5: the runner runs it between the two lists
     completing: tuple[CompleteStage, ...]  # C.6-C.10, in order
-    threshold: float
     models: dict[str, str | None] = field(default_factory=dict)
 
+    @property
+    def policy(self) -> DecisionPolicy:
+        """How this pipeline decides (C.5 chooses each source's cut under it)."""
+        return self.source_level.policy
+
     def with_policy(
-        self, policy: RiskPolicy, cuts: Mapping[str, Certified] | None = None
+        self, policy: DecisionPolicy, cuts: Mapping[str, Certified] | None = None
     ) -> Pipeline:
         """The same stages, each source's cut chosen under `policy` (a stored one); the
         sources of `cuts` decided at the cut a run chose for them (the store's)."""
@@ -201,7 +205,7 @@ class Pipeline:
         return link_sections(self, sections, ctx, priors, history)
 
     def context(self, run_id: str, now: datetime | None = None) -> RunContext:
-        return RunContext(run_id=run_id, threshold=self.threshold, now=now or datetime.now(UTC))
+        return RunContext(run_id=run_id, policy=self.policy, now=now or datetime.now(UTC))
 
     def prepare(
         self, sections: Sequence[Section], ctx: RunContext, priors: Priors | None = None

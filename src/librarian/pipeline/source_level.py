@@ -15,7 +15,7 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from librarian.artifacts.source_model import SourceModel, joint_probabilities
+from librarian.artifacts.source_model import SourceModel, first_order, joint_probabilities
 from librarian.catalogue.hub import Hub
 from librarian.pipeline import components as ids
 from librarian.pipeline.components import Component
@@ -23,8 +23,8 @@ from librarian.policy import (
     Adaptation,
     Certified,
     CutEvidence,
+    DecisionPolicy,
     ReviewPlan,
-    RiskPolicy,
     alone,
     choose_cut,
     fit_adaptation,
@@ -65,7 +65,7 @@ class SourceStatus:
     threshold: float
     adapted: bool
     certified: Certified | None = None  # how the cut was chosen (None: set by hand)
-    policy: RiskPolicy = field(default_factory=RiskPolicy)
+    policy: DecisionPolicy = field(default_factory=DecisionPolicy)
     plan: ReviewPlan | None = None  # what its reviewers should decide next (None: no plan)
     adaptation: Adaptation | None = None  # its calibration adapted to its decisions
     # What the cut was chosen from (None: not chosen here): stored with it, not summarised.
@@ -203,24 +203,23 @@ class _Source:
 
 class SourceLevelSlot:
     """`model` None: the slot is empty (no trained source model, or scores it does not
-    calibrate): every row keeps its retrieval order and the global threshold."""
+    calibrate): every row keeps its retrieval order and the policy's global cut."""
 
     def __init__(
         self,
         model: SourceModel | None,
         hub: Hub,
-        threshold: float,
-        policy: RiskPolicy | None = None,
+        policy: DecisionPolicy,
     ) -> None:
-        """`threshold`: the global one; `policy`: the risk each source's cut is chosen
-        under, or the cut set by hand that holds everywhere (`RiskPolicy.fixed_cut`)."""
-        self.model, self.threshold = model, threshold
-        self.policy = policy or RiskPolicy()
+        """`policy`: the risk each source's cut is chosen under, or the cut set by hand
+        that holds everywhere (`DecisionPolicy.fixed_cut`); its global cut, for a source
+        too small to be linked as a whole; its margin, for the order shown."""
+        self.model, self.policy = model, policy
         self.cuts: Mapping[str, Certified] = {}  # sources whose cut is given, not chosen
         parents = {n.parent_id for n in hub.nodes if n.parent_id is not None}
         self.is_leaf = {n.cre_id: n.cre_id not in parents for n in hub.nodes}
 
-    def with_policy(self, policy: RiskPolicy) -> SourceLevelSlot:
+    def with_policy(self, policy: DecisionPolicy) -> SourceLevelSlot:
         """The same slot deciding its sources' cuts under `policy`."""
         slot = copy.copy(self)
         slot.policy = policy
@@ -382,7 +381,7 @@ class SourceLevelSlot:
         correct = [ok for _, ok in cold.decided] if cold else []
         cut, plan, seen = self.cuts.get(name), None, None
         if cut is None and priors is None:
-            cut = alone(self.threshold, self.policy)
+            cut = alone(self.policy.global_cut, self.policy)
         elif cut is None:
             cut = choose_cut(pending, reviewed, correct, self.policy)
             plan = review_plan(pending, reviewed, correct, self.policy)
@@ -411,7 +410,7 @@ class SourceLevelSlot:
         adaptation: Adaptation | None,
     ) -> Ordered:
         """The row's hits and evidence in the order shown (the item's chosen CRE first
-        unless another's confidence beats it by the model's margin: `first_order`), and
+        unless another's confidence beats it by the policy's margin: `first_order`), and
         the first one's confidence: the suggestion shown first is the one the policy
         would link, at the confidence compared with the cut."""
         assert self.model is not None
@@ -423,7 +422,7 @@ class SourceLevelSlot:
         probabilities = joint_probabilities(self.model, cres, scores, evidence, collective)
         if adaptation is not None:
             probabilities = [adaptation.apply(p) for p in probabilities]
-        order = self.model.first_order(cres, probabilities, collective.chosen_id)
+        order = first_order(cres, probabilities, collective.chosen_id, self.policy.margin)
         ranked_evidence = [evidence[j] for j in order] if evidence is not None else None
         chances = {h.cre_id: p for h, p in zip(hits, probabilities, strict=True)}
         return [hits[j] for j in order], ranked_evidence, probabilities[order[0]], chances

@@ -66,7 +66,7 @@ class ExplicitStage:
         with what made it doubtful."""
         described = describe([self.component, self.safety.component(priors is not None)])
         retrieval = Retrieval(
-            retriever=described, candidates=[], reranked=[], threshold=ctx.threshold
+            retriever=described, candidates=[], reranked=[], threshold=ctx.policy.alone_cut
         )
         plain = ref.is_single_known and not ref.doubtful
         first = ref.known[0] if ref.known else None
@@ -84,7 +84,7 @@ class ExplicitStage:
             ]
         score = 1.0 if plain else 0.0
         decision = decide(
-            score, list(ref.known), verdict.flags, ctx.threshold, verdict.update_conflict
+            score, list(ref.known), verdict.flags, ctx.policy.alone_cut, verdict.update_conflict
         )
         return envelope(section, decision, Emitted(retrieval, links, verdict.detection()), ctx)
 

@@ -36,7 +36,8 @@ def new_summary(
 
 def describe_pipeline(summary: RunSummary, pipeline: Pipeline, priors_read: bool) -> None:
     """What decides the run's rows: its models, its cut, its stages, its hub."""
-    summary.threshold = pipeline.threshold
+    summary.threshold = pipeline.policy.alone_cut
+    summary.policy = pipeline.policy.as_json()
     summary.models = pipeline.models
     summary.retriever = pipeline.description(priors_read)
     summary.hub = {

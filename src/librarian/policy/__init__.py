@@ -2,7 +2,7 @@
 
 One number orders a row's suggestions and decides it: the calibrated confidence (global
 calibrator, collective evidence, the source's own adaptation). A source's cut is chosen
-here and nowhere else, under the guarantee the team states (`RiskPolicy`):
+here and nowhere else, under the guarantee the team states (`DecisionPolicy`):
 
 - `bound`: the share wrong of the auto-links is at most the budget with probability at
   least `confidence`. (`expected`, the mean within the budget, was withdrawn: it did not
@@ -29,9 +29,9 @@ covers a section), `threshold` (training's global cut).
 
 from librarian.policy.adaptation import Adaptation, fit_adaptation
 from librarian.policy.cut import Certified, alone, certifies, choose_cut
+from librarian.policy.decision import RISKS, DecisionPolicy
 from librarian.policy.evidence import CutEvidence, Evidence
 from librarian.policy.plan import ReviewPlan, review_plan
-from librarian.policy.risk import RISKS, RiskPolicy
 from librarian.policy.sample import CALIBRATION_SAMPLE, SAMPLE_REACH, calibration_sample
 
 __all__ = [
@@ -41,9 +41,9 @@ __all__ = [
     "Adaptation",
     "Certified",
     "CutEvidence",
+    "DecisionPolicy",
     "Evidence",
     "ReviewPlan",
-    "RiskPolicy",
     "alone",
     "calibration_sample",
     "certifies",

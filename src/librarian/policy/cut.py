@@ -7,7 +7,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from librarian.policy.risk import RiskPolicy
+from librarian.policy.decision import DecisionPolicy
 
 
 @dataclass(frozen=True)
@@ -46,7 +46,7 @@ class Certified:
             str(data["basis"]),
         )
 
-    def describe(self, policy: RiskPolicy, decisions: int) -> str:
+    def describe(self, policy: DecisionPolicy, decisions: int) -> str:
         """In words, for the run summary, the audit and the workbench (the cut rounded as
         the summary's table rounds it, so the two never disagree): the guarantee, its
         budget and confidence, and the reviewed items the cut rests on."""
@@ -98,7 +98,7 @@ def choose_cut(
     pending: Sequence[float],
     reviewed: Sequence[float],
     reviewed_correct: Sequence[bool],
-    policy: RiskPolicy,
+    policy: DecisionPolicy,
 ) -> Certified:
     """A source's cut: the lowest the fixed sequence reaches before its first failure.
 
@@ -108,7 +108,7 @@ def choose_cut(
     of power would end the sequence before the cuts the evidence reaches). Which cuts are
     in it depends on the confidences and on which items were reviewed, never on a
     decision. Each is tested by `certifies` at the policy's
-    test level (`RiskPolicy.test_confidence`); the first that fails ends the sequence
+    test level (`DecisionPolicy.test_confidence`); the first that fails ends the sequence
     (fixed-sequence testing, as in Learn-then-Test: the chance that any cut it passes
     breaks the budget is at most 1 - that level, so the one chosen keeps the promise
     whichever it is). With no cut passed the source links nothing (cut 1.0).
@@ -132,7 +132,7 @@ def choose_cut(
     return best
 
 
-def alone(threshold: float, policy: RiskPolicy) -> Certified:
+def alone(threshold: float, policy: DecisionPolicy) -> Certified:
     """The cut of a section linked alone (a source too small to be linked as a whole),
     which its own reviewed items cannot test: the trained models' global cut, where the
     calibrated confidence itself keeps the budget (1 - cut <= budget), else none."""

@@ -8,8 +8,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from librarian.policy.cut import Certified, choose_cut
+from librarian.policy.decision import DecisionPolicy
 from librarian.policy.plan import ReviewPlan, review_plan
-from librarian.policy.risk import RiskPolicy
 
 # A row as a cut's evidence: its item's key, its cold confidence, its cold first suggestion
 # ("" when it has none).
@@ -75,8 +75,8 @@ class Evidence:
     reviewed: list[float]
     correct: list[bool]
 
-    def cut(self, policy: RiskPolicy) -> Certified:
+    def cut(self, policy: DecisionPolicy) -> Certified:
         return choose_cut(self.pending, self.reviewed, self.correct, policy)
 
-    def plan(self, policy: RiskPolicy) -> ReviewPlan:
+    def plan(self, policy: DecisionPolicy) -> ReviewPlan:
         return review_plan(self.pending, self.reviewed, self.correct, policy)

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from librarian.policy.cut import certifies, choose_cut
-from librarian.policy.risk import RiskPolicy
+from librarian.policy.decision import DecisionPolicy
 
 # Cuts a plan weighs: this many places in a source's confidences, evenly by rank (each
 # costs a few exact tests; a plan is computed after every decision).
@@ -31,7 +31,7 @@ class ReviewPlan:
         """Whether deciding every open item is cheaper than certifying a cut."""
         return not self.certified and self.more > 0 and self.covers <= self.more
 
-    def says(self, policy: RiskPolicy) -> str:
+    def says(self, policy: DecisionPolicy) -> str:
         """One line with numbers, for the CLI, `queue status` and the workbench."""
         so_far = (
             f"right so far {self.right} of {self.reviewed} ({self.right / self.reviewed:.0%})"
@@ -64,7 +64,7 @@ def review_plan(
     pending: Sequence[float],
     reviewed: Sequence[float],
     reviewed_correct: Sequence[bool],
-    policy: RiskPolicy,
+    policy: DecisionPolicy,
 ) -> ReviewPlan:
     """The band whose review would certify the most open items for the fewest decisions:
     for each of PLAN_CUTS cuts, the fewest more decisions (drawn from the open items above
@@ -88,7 +88,7 @@ def review_plan(
     return best
 
 
-def _more_needed(open_above: int, reviewed: int, wrong: int, policy: RiskPolicy) -> int | None:
+def _more_needed(open_above: int, reviewed: int, wrong: int, policy: DecisionPolicy) -> int | None:
     """The fewest more right decisions among `open_above` open items after which the cut
     is certified (binary search: each one more makes the test stronger); None: none do."""
 

@@ -8,7 +8,7 @@ import random
 from collections.abc import Sequence
 
 from librarian.policy.cut import certifies
-from librarian.policy.risk import RiskPolicy
+from librarian.policy.decision import DecisionPolicy
 
 # How many decisions a source's calibration sample asks for at most: enough, all right, to
 # certify a band (at least `min_reviewed` above any cut) with room for a few wrong ones.
@@ -19,7 +19,7 @@ CALIBRATION_SAMPLE = 40
 SAMPLE_REACH = 0.7
 
 
-def certifiable_band(items: int, k: int, policy: RiskPolicy) -> int:
+def certifiable_band(items: int, k: int, policy: DecisionPolicy) -> int:
     """How many of a source's most confident items `k` decisions drawn among them could
     certify, were they all right (the test at the band's bottom, `cut.certifies`): the
     band a review budget of `k` should be spent in. Never fewer than `k`, never more than
@@ -34,7 +34,7 @@ def certifiable_band(items: int, k: int, policy: RiskPolicy) -> int:
 
 
 def calibration_sample(
-    confidences: Sequence[float], k: int, seed: str, policy: RiskPolicy | None = None
+    confidences: Sequence[float], k: int, seed: str, policy: DecisionPolicy | None = None
 ) -> list[int]:
     """Which `k` of a source's items its reviewers should decide first (their indices):
     a probability sample of the band their decisions could certify.

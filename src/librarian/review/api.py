@@ -18,7 +18,7 @@ from fastapi.responses import HTMLResponse
 from pydantic import BaseModel, ConfigDict, Field
 
 from librarian.catalogue.hub import Hub
-from librarian.policy import Certified, RiskPolicy
+from librarian.policy import Certified, DecisionPolicy
 from librarian.schemas.envelopes import Envelope, LinkProposal, dump_envelope
 from librarian.schemas.records import History
 
@@ -84,11 +84,12 @@ class KnownSource:
     since migration 0012)."""
 
     history: History
-    policy: RiskPolicy | None  # None: none stored (the server's own settings decide)
+    policy: DecisionPolicy  # `store.policies.policy_of` the server's own
     cut: Certified | None
 
 
-SourceContext = Callable[[str], KnownSource | None]  # by source key (None: no such source)
+# By source key, over the server's own policy (None: no such source).
+SourceContext = Callable[[str, DecisionPolicy], KnownSource | None]
 
 
 def suggest_router(
@@ -122,11 +123,13 @@ def suggest_router(
         if asked.source is None:
             envelope = await run_in_threadpool(built.explain, asked.text, asked.title)
         else:
-            known = source_context(asked.source) if source_context is not None else None
+            known = (
+                source_context(asked.source, built.policy) if source_context is not None else None
+            )
             if known is None:
                 raise HTTPException(404, f"no source {asked.source!r} in this store")
             cuts = {asked.source: known.cut} if known.cut is not None else {}
-            built = built.with_policy(known.policy or built.source_level.policy, cuts)
+            built = built.with_policy(known.policy, cuts)
             envelope = await run_in_threadpool(
                 built.suggest, asked.text, asked.title, asked.source, known.history
             )

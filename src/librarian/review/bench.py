@@ -13,13 +13,14 @@ from sqlalchemy.orm import Session
 
 from librarian.catalogue.hub import Hub
 from librarian.pipeline.pipeline import Pipeline
+from librarian.policy import DecisionPolicy
 from librarian.retrieval.hub_search import HubSearch
 from librarian.review.api import KnownSource
 from librarian.review.signin import Throttle
 from librarian.store.history import (
     source_history,
 )
-from librarian.store.policies import source_cut, source_policy
+from librarian.store.policies import policy_of, source_cut
 from librarian.store.tables import DecisionRow
 
 LOOPBACK_NAMES = ("127.0.0.1", "localhost", "[::1]", "::1")
@@ -84,16 +85,17 @@ class Workbench:
     def suggest_pipeline(self) -> Pipeline | None:
         return self.suggester() if self.suggester is not None else None
 
-    def source_context(self, source: str) -> KnownSource | None:
-        """A source's history, the policy its runs keep and the cut the last of them chose
-        (None: not since 0012), from this store (None: it has no item of that source)."""
+    def source_context(self, source: str, current: DecisionPolicy) -> KnownSource | None:
+        """A source's history, the policy its runs keep (`current`'s where none is stored)
+        and the cut the last of them chose (None: not since 0012), from this store (None:
+        it has no item of that source)."""
         with Session(self.engine) as session:
             if not session.execute(
                 select(DecisionRow.id).where(DecisionRow.source_key == source).limit(1)
             ).first():
                 return None
             history = source_history(session, {source})
-            policy = source_policy(session, source)
+            policy = policy_of(session, source, current)
             cut = source_cut(session, source)
         return KnownSource(history, policy, cut.certified if cut is not None else None)
 

@@ -23,7 +23,7 @@ from librarian.pipeline.emit import ScoreStage
 from librarian.pipeline.pipeline import Pipeline
 from librarian.pipeline.run import Collected, RunParts, Sink, run_source
 from librarian.pipeline.summary import describe_pipeline, new_summary
-from librarian.policy import RiskPolicy
+from librarian.policy import DecisionPolicy
 from librarian.schemas.envelopes import LinkProposal, ReviewItem
 from librarian.schemas.records import RawBatch, RunSummary, Section, span_index_of
 from librarian.settings import LinkerSettings
@@ -49,7 +49,7 @@ class Relinked:
     stored: WriteResult | None = None
     mean_confidence: float = 0.0  # of each item's first suggestion, as decided now
     summary: RunSummary | None = None  # the run's own accounting (None: nothing open)
-    policy: RiskPolicy | None = None  # what it was decided under
+    policy: DecisionPolicy | None = None  # what it was decided under
     policy_changed: bool = False  # a policy given for it replaced the stored one
 
 
@@ -94,20 +94,20 @@ def relink(
 ) -> Relinked:
     """Link `source`'s open items again with its history, under the policy the store
     holds for it (the team's budget and guarantee, never a default), or with `given`
-    (RiskPolicy fields a person set for this relink) over it: a run like any other
+    (DecisionPolicy fields a person set for this relink) over it: a run like any other
     (`run_source`), counted in its own summary; with `commit`, stored through the
     database sink (each open item decided again), and that policy kept for `run_id`,
     the source's policy from then on."""
     with Session(engine) as session:
         sections = open_sections(session, source)
-        stored = source_policy(session, source)
-        policy = policy_of(session, source, pipeline.source_level.policy)
+        stored = source_policy(session, source) is not None
+        policy = before = policy_of(session, source, pipeline.policy)
     done = Relinked(source, open_items=len(sections))
     if not sections:
         return done
     if given:
-        policy = replace(policy, **given)
-        done.policy_changed = stored != policy
+        policy = replace(before, **given).checked()
+        done.policy_changed = not stored or policy != before
     done.policy = policy
     linker = pipeline.with_policy(policy)
     collected = Collected()

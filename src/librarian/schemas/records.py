@@ -221,6 +221,10 @@ class RunSummary(BaseModel):
     retriever: str = ""
     hub: dict[str, str | int] = Field(default_factory=dict)
     threshold: float = 0.0  # the run's settings fill these in
+    policy: dict[str, Any] = Field(
+        default_factory=dict,
+        description="how it decided, whole: its `DecisionPolicy` (a committed run stores it too)",
+    )
     top_k: int = 0
     top_n: int = 0
     batch_size: int = 0

@@ -1,4 +1,4 @@
-"""The risk policy each committed run decided under (`run_policies`, migration 0010), and
+"""The decision policy each committed run decided under (`run_policies`, migration 0010), and
 the one a source's items are decided again with: that of the run that last decided one
 of them. Nothing that re-decides a source falls back to defaults while the store holds
 its policy. And the cut each source has now (`source_cuts`, migration 0012): the one the
@@ -15,43 +15,55 @@ from sqlalchemy import Engine, select
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session
 
-from librarian.policy import Certified, CutEvidence, RiskPolicy
+from librarian.policy import Certified, CutEvidence, DecisionPolicy
 from librarian.sql import is_postgres
 from librarian.store.tables import DecisionRow, RunPolicyRow, SourceCutRow
 
 
-def record_policy(session: Session, run_id: str, policy: RiskPolicy) -> None:
+def record_policy(session: Session, run_id: str, policy: DecisionPolicy) -> None:
     """Store `run_id`'s policy (once: a run has one). The caller commits."""
     if session.get(RunPolicyRow, run_id) is None:
         session.add(RunPolicyRow(run_id=run_id, policy=policy.as_json(), created_at=now()))
 
 
-def store_policy(engine: Engine, run_id: str, policy: RiskPolicy) -> None:
+def store_policy(engine: Engine, run_id: str, policy: DecisionPolicy) -> None:
     """`record_policy` in a transaction of its own (a run in commit mode, at its start)."""
     with Session(engine) as session:
         record_policy(session, run_id, policy)
         session.commit()
 
 
-def source_policy(session: Session, source: str) -> RiskPolicy | None:
-    """The policy of the run that last decided one of `source`'s items (None: no item of
-    it was decided by a run that stored one, as in a database from before 0010)."""
-    found = session.execute(
+def _stored(session: Session, source: str) -> dict[str, Any] | None:
+    """The policy, as stored, of the run that last decided one of `source`'s items (None:
+    no item of it was decided by a run that stored one, as in a database from before 0010)."""
+    found: dict[str, Any] | None = session.execute(
         select(RunPolicyRow.policy)
         .join(DecisionRow, DecisionRow.pipeline_run_id == RunPolicyRow.run_id)
         .where(DecisionRow.source_key == source)
         .order_by(DecisionRow.id.desc())
         .limit(1)
     ).scalar_one_or_none()
-    return RiskPolicy.from_json(found) if found is not None else None
+    return found
 
 
-def policy_of(session: Session, source: str, current: RiskPolicy | None = None) -> RiskPolicy:
+def source_policy(session: Session, source: str) -> DecisionPolicy | None:
+    """The policy the run that last decided one of `source`'s items stored, read whole (its
+    record: the trained cuts it decided with too); None: none stored."""
+    found = _stored(session, source)
+    return DecisionPolicy.from_json(found) if found is not None else None
+
+
+def policy_of(
+    session: Session, source: str, current: DecisionPolicy | None = None
+) -> DecisionPolicy:
     """What `source` is decided and read under: the team's choices as stored (budget,
-    confidence, guarantee, reviewed items a cut needs: `source_policy`), else `current`
-    (a run's or relink's settings; a reader's: the defaults). The one fallback."""
-    stored = source_policy(session, source)
-    return stored if stored is not None else current or RiskPolicy()
+    confidence, guarantee, reviewed items a cut needs, a cut set by hand, the unmappable
+    cut), over `current` (the models that decide now: their trained cuts; a reader that
+    runs none: the defaults), which also stands for a source none was stored for. Every
+    decider and reader asks this; nothing else falls back."""
+    policy = current or DecisionPolicy()
+    found = _stored(session, source)
+    return policy.with_stored(found) if found is not None else policy
 
 
 def now() -> datetime:

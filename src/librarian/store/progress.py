@@ -13,9 +13,9 @@ from sqlalchemy.orm import Session
 
 from librarian.policy import (
     CALIBRATION_SAMPLE,
+    DecisionPolicy,
     Evidence,
     ReviewPlan,
-    RiskPolicy,
     calibration_sample,
 )
 from librarian.settings import MIN_SOURCE_DECISIONS
@@ -200,7 +200,7 @@ def evidence_after(session: Session, source: str, stored: SourceCut | None) -> E
     return stored.evidence.now(decided, {key_digest(k) for k in present})
 
 
-def next_cut_says(evidence: Evidence | None, policy: RiskPolicy) -> str:
+def next_cut_says(evidence: Evidence | None, policy: DecisionPolicy) -> str:
     """What the source's decisions certify now, in words (`evidence_now`): the cut the
     next run or `relink` chooses, or its review plan ("": no evidence to read)."""
     if evidence is None:

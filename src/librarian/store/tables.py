@@ -203,7 +203,7 @@ class ReviewerRow(Base):
 
 
 class RunPolicyRow(Base):
-    """The risk policy a run decided under (`policy.RiskPolicy.as_json`): the team's budget,
+    """The risk policy a run decided under (`policy.DecisionPolicy.as_json`): the team's budget,
     confidence and guarantee, and the prior of the models it ran. Whatever decides a
     source's items again reads the policy of the run that last decided them."""
 

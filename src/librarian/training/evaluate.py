@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 from librarian.pipeline.batches import Priors
 from librarian.pipeline.pipeline import Pipeline
-from librarian.policy import RiskPolicy, calibration_sample
+from librarian.policy import DecisionPolicy, calibration_sample
 from librarian.schemas.envelopes import Candidate, Envelope, LinkProposal, ReviewItem
 from librarian.schemas.evaluation import (
     SLICES,
@@ -344,7 +344,7 @@ def product_reviewed(
     for indices in by_source.values():
         confidences = [cold.outcomes[i].confidence for i in indices]
         seed = source_of(rows[indices[0]]) + salt
-        policy = pipeline.source_level.policy
+        policy = pipeline.policy
         picks = calibration_sample(confidences, k, seed, policy)
         chosen.update(indices[j] for j in picks)
     reviewed = [rows[i] for i in sorted(chosen)]
@@ -396,7 +396,7 @@ def draw_of(seed: int, golden: GoldenRun) -> Draw:
     )
 
 
-def summarise_draws(draws: Sequence[Draw], policy: RiskPolicy) -> DrawsSummary:
+def summarise_draws(draws: Sequence[Draw], policy: DecisionPolicy) -> DrawsSummary:
     wrong = [d.wrong_share for d in draws if d.wrong_share is not None]
     over_bound = [
         d

@@ -1,4 +1,4 @@
-"""The prior a source's cut starts from (`policy.RiskPolicy.prior_weight`, `prior_scale`),
+"""The prior a source's cut starts from (`policy.DecisionPolicy.prior_weight`, `prior_scale`),
 learnt by empirical Bayes across the frameworks held out in turn.
 
 For each framework, its most confident bands (the top BANDS shares of its rows by

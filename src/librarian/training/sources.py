@@ -27,7 +27,7 @@ from librarian.artifacts.source_model import (
 )
 from librarian.catalogue.hub import Hub
 from librarian.pipeline.source_level import SlotRow, SourceLevelSlot, item_index, merged_claim
-from librarian.policy import fit_adaptation
+from librarian.policy import DecisionPolicy, fit_adaptation
 from librarian.retrieval.collective import (
     MIN_SHAPE_ITEMS,
     Claim,
@@ -168,7 +168,7 @@ def joint_rows(
     # calibrator it is handed here gives every candidate one confidence, so each row keeps
     # its item's chosen CRE first.
     unused = Calibrator(tuple(0.0 for _ in JOINT_FEATURES), 0.0, 0, JOINT_FEATURES)
-    slot = SourceLevelSlot(SourceModel(rule, unused, 1.0), hub, 1.0)
+    slot = SourceLevelSlot(SourceModel(rule, unused, 1.0), hub, DecisionPolicy(global_cut=1.0))
     linked = slot.run(slot_rows(scored, fw.rows))
     out: list[JointRow] = []
     for i, row in zip(fw.rows, linked, strict=True):
@@ -239,7 +239,7 @@ def fit_sources(
     hub: Hub,
     progress: Callable[[str, int, int], None] | None = None,
 ) -> SourceFit:
-    is_leaf = SourceLevelSlot(None, hub, 1.0).is_leaf
+    is_leaf = SourceLevelSlot(None, hub, DecisionPolicy()).is_leaf
     frameworks = framework_items(scored, is_leaf)
     table = {fw.framework: correct_under(fw, scored, is_leaf) for fw in frameworks}
     rule = fit_rule(frameworks, table)
