@@ -5,31 +5,45 @@ models load, and its logger.
 
 Dry-run writes files only (and, given a database, reads prior decisions from it for update
 detection). Commit mode stores each batch's decisions in one transaction; from the queue
-table, that transaction also stamps the rows consumed.
+table, that transaction also stamps the rows consumed. A relink is a job too: its input a
+store source's open items (`OpenItems`), decided again under the policy its runs keep,
+with its own summary.json and accounting.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Callable, Collection, Iterator, Mapping
+from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Any
 
 from sqlalchemy import Engine
+from sqlalchemy.orm import Session
 
 from librarian.errors import UsageError
 from librarian.pipeline.accounting import add_timings, close_out
+from librarian.pipeline.batches import Admitted
 from librarian.pipeline.dedup import ChunkRegistry
 from librarian.pipeline.pipeline import Pipeline
-from librarian.pipeline.run import Executor, Progress, RunParts, Silent, Sink, run_source
+from librarian.pipeline.run import (
+    Executor,
+    InProcess,
+    Progress,
+    RunParts,
+    Silent,
+    Sink,
+    run_source,
+)
 from librarian.pipeline.sinks import FileSink
 from librarian.pipeline.sources import Source, file_source, reading_of
 from librarian.pipeline.spill import DiskSpill
 from librarian.pipeline.summary import describe_pipeline, new_summary
-from librarian.schemas.records import RunSummary
+from librarian.schemas.records import RawBatch, RunSummary
 from librarian.settings import LinkerSettings
 from librarian.store.db import make_engine, redacted, resolve
-from librarian.store.policies import store_policy
+from librarian.store.open_items import open_sections
+from librarian.store.policies import policy_of, store_policy
 from librarian.store.sink import DatabaseSink, DatabaseStore
 from librarian.store.source import QueueTable
 
@@ -42,7 +56,9 @@ class LinkJob:
     given): store decisions in `database` (a `store.db.reference`, no password); a dry run
     given `database` only reads prior decisions from it. `in_flight` batches are kept in
     flight beside the one taken (0 here: a Dask runner's workers want several), stored and
-    written in input order."""
+    written in input order. `relink`: the store source whose open items are decided again
+    (the input), under the policy its runs keep with `policy_given` (DecisionPolicy fields
+    set for this run) over it."""
 
     input_path: Path | None
     out_dir: Path
@@ -52,6 +68,8 @@ class LinkJob:
     in_flight: int = 0
     source_name: str | None = None
     commit: bool | None = None
+    relink: str | None = None
+    policy_given: Mapping[str, Any] = field(default_factory=dict)
 
     @property
     def commits(self) -> bool:
@@ -64,12 +82,14 @@ class HandOff:
     flow's parameters through its API; these are no parameters it could store): the input
     it has read already, not to be read twice, who watches the run's progress, the models
     it loaded (checked before anything started: not loaded twice), and the database URLs
-    it holds by their reference (`store.db.known_urls`: their secrets stay in process)."""
+    it holds by their reference (`store.db.known_urls`: their secrets stay in process),
+    and who else reads the decisions as they are made (`watching`: a relink's caller)."""
 
     source: Source | None = None
     progress: Progress = field(default_factory=Silent)
     pipeline: Pipeline | None = None
     urls: Mapping[str, str] = field(default_factory=dict)
+    watching: tuple[Sink, ...] = ()
 
     def __reduce__(self) -> tuple[type[HandOff], tuple[()]]:
         # Nothing of it leaves the process: Prefect sends the flow's context, parameters
@@ -88,6 +108,31 @@ class Where:
     log: Callable[[str], None]
 
 
+def here(pipeline: Pipeline) -> Where:
+    """Where a job started without a flow runs (a relink): each step in this process."""
+    return Where(InProcess(pipeline), lambda _: pipeline, lambda _: None)
+
+
+@dataclass(frozen=True)
+class OpenItems:
+    """A store source's open review items as a run's input: the sections they were decided
+    from, each under its stored span key, read when iterated. One batch: the source is
+    linked as a whole, its cut chosen from every item a run would link with them."""
+
+    engine: Engine
+    key: str
+
+    @property
+    def name(self) -> str:
+        return f"relink: the open items of {self.key}"
+
+    def batches(self, size: int, skip: Collection[int] = ()) -> Iterator[Admitted]:
+        with Session(self.engine) as session:
+            sections = open_sections(session, self.key)
+        raw = RawBatch([(s.line, s.text.encode()) for s in sections], 0, 0, 0, eof=True)
+        yield Admitted(raw, sections, [], [], None)
+
+
 def source_of(job: LinkJob, given: Source | None, engine: Engine | None) -> Source:
     if given is not None:
         return given
@@ -95,7 +140,17 @@ def source_of(job: LinkJob, given: Source | None, engine: Engine | None) -> Sour
         return file_source(job.input_path, job.source_name)
     if engine is None:
         raise UsageError("draining the queue table needs a database (--db, or commit mode)")
-    return QueueTable(engine)
+    return OpenItems(engine, job.relink) if job.relink is not None else QueueTable(engine)
+
+
+def decided_under(job: LinkJob, pipeline: Pipeline, engine: Engine | None) -> Pipeline:
+    """The pipeline the job decides with: a relink's under the policy its source's runs
+    keep (`policy_of`) with the fields given for it over it; any other job's as built."""
+    if job.relink is None or engine is None:
+        return pipeline
+    with Session(engine) as session:
+        policy = policy_of(session, job.relink, pipeline.policy)
+    return pipeline.with_policy(replace(policy, **job.policy_given).checked())
 
 
 def withdrawn_from(engine: Engine, source: Source) -> list[str]:
@@ -110,8 +165,13 @@ def withdrawn_from(engine: Engine, source: Source) -> list[str]:
     return withdraw_missing(engine, rows.artifact_id, rows.chunk_ids).lines()
 
 
-def run_job(job: LinkJob, where: Where, hand_off: HandOff) -> RunSummary:
-    """The job run through `where`: its summary, once every row is accounted for."""
+def run_job(
+    job: LinkJob, where: Where, hand_off: HandOff, engine: Engine | None = None
+) -> RunSummary:
+    """The job run through `where`: its summary, once every row is accounted for.
+    `engine`: the caller's own on `job.database` (a relink's), else one made here."""
+    if engine is not None:
+        return _run(job, where, hand_off, engine)
     # The caller migrates the database once (`librarian run`: before any model loads;
     # a scheduled run: `scheduled_run`).
     engine = make_engine(resolve(job.database, hand_off.urls)) if job.database else None
@@ -130,17 +190,21 @@ def _run(job: LinkJob, where: Where, hand_off: HandOff, engine: Engine | None) -
     summary.reading = reading_of(source)
     started = time.perf_counter()
     hand_off.progress.phase("loading models")
-    pipeline = hand_off.pipeline or where.load(job.settings)
+    pipeline = decided_under(job, hand_off.pipeline or where.load(job.settings), engine)
     add_timings(summary, {"load_models": time.perf_counter() - started})
-    describe_pipeline(summary, pipeline, priors_read=engine is not None)
+    # A relink's items are the store's own: no earlier decision to compare them with.
+    describe_pipeline(summary, pipeline, priors_read=engine is not None and job.relink is None)
     stored_in = None
     if job.commits and engine is not None:
-        stored_in = DatabaseSink(engine, job.run_id, source.name, pipeline.models_digest)
+        relinks = job.relink is not None
+        digest = pipeline.models_digest
+        stored_in = DatabaseSink(engine, job.run_id, source.name, digest, relink_open=relinks)
         store_policy(engine, job.run_id, pipeline.policy)
     names = {node.cre_id: node.name for node in pipeline.hub.nodes}
     with FileSink(job.out_dir, names) as files:
         summary.outputs = files.paths()
         sinks: list[Sink] = [stored_in, files] if stored_in is not None else [files]
+        sinks += hand_off.watching
         store = DatabaseStore(engine, pipeline.models_digest) if engine is not None else None
         spill = DiskSpill()
         try:

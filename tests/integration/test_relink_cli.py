@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -24,17 +25,22 @@ def test_relink_says_what_it_would_do_then_does_it(tmp_path: Path) -> None:
     store_texts(engine, "r1")
     with Session(engine) as session:
         source = str(session.execute(select(DecisionRow.source_key)).scalars().first())
-    base = ["relink", "--source", source, "--db", url, "--uncalibrated"]
-    dry = CliRunner().invoke(app, base)
+    base = ["relink", "--source", source, "--db", url, "--uncalibrated", "--out"]
+    dry = CliRunner().invoke(app, [*base, str(tmp_path / "dry")])
     assert dry.exit_code == 0, dry.output
     assert "4 open items; would link" in dry.output and "stored:" not in dry.output
     with Session(engine) as session:
         assert {r.pipeline_run_id for r in session.execute(select(DecisionRow)).scalars()} == {"r1"}
-    done = CliRunner().invoke(app, [*base, "--commit"])
+    done = CliRunner().invoke(app, [*base, str(tmp_path / "done"), "--commit"])
     assert done.exit_code == 0, done.output
     said = " ".join(done.output.split())
     assert "stored: 4 decided again, 0 left to the reviewers" in said
     assert "read 4, linked 0, review 4, rejected 0 (every open item accounted for)" in said
+    # A relink is a run: its summary and envelopes where --out says (issue 49, item 4).
+    summary = json.loads((tmp_path / "done" / "summary.json").read_text())
+    assert (summary["mode"], summary["read"], summary["stored"]["redecided"]) == ("commit", 4, 4)
+    assert len((tmp_path / "done" / "reviews.jsonl").read_text().splitlines()) == 4
+    assert json.loads((tmp_path / "dry" / "summary.json").read_text())["mode"] == "dry-run"
     with Session(engine) as session:
         runs = {r.pipeline_run_id for r in session.execute(select(DecisionRow)).scalars()}
     assert len(runs) == 1 and runs.pop().startswith("relink-")

@@ -13,10 +13,11 @@ from sqlalchemy.orm import Session
 from librarian.cli.options import LinkerOptions, with_linker_options
 from librarian.pipeline.ingest import section_from_text
 from librarian.review.decisions import DecisionRequest, decide
-from librarian.review.relink import open_sections, relink
-from librarian.schemas.records import Section
+from librarian.review.relink import relink
+from librarian.schemas.records import RunSummary, Section
 from librarian.store.db import make_engine, upgrade
 from librarian.store.decisions import REVIEW_REQUIRED, unchanged
+from librarian.store.open_items import open_sections
 from librarian.store.tables import DecisionRow
 from tests.seeded import DIGEST, TEXTS, store_texts, text_sections
 from tests.stubs import small_hub, stub_pipeline
@@ -73,7 +74,7 @@ def test_the_next_run_decides_again_the_open_items_of_a_source_its_reviewers_mov
 
 
 def test_relink_decides_a_sources_open_items_again_and_leaves_decided_ones(
-    engine: Engine,
+    engine: Engine, tmp_path: Path
 ) -> None:
     decided = rows(engine)[0]
     with Session(engine) as session, session.begin():
@@ -83,10 +84,10 @@ def test_relink_decides_a_sources_open_items_again_and_leaves_decided_ones(
         assert len(open_sections(session, source)) == len(TEXTS) - 1
     pipeline = stub_pipeline(threshold=0.99, top_k=6, top_n=5)
     dry = relink(engine, pipeline, source, "relink-dry", commit=False)
-    assert (dry.open_items, dry.stored) == (len(TEXTS) - 1, None)
+    assert (dry.open_items, dry.redecided) == (len(TEXTS) - 1, 0)
     assert {r.pipeline_run_id for r in rows(engine)} == {"r1"}  # a dry relink writes nothing
-    done = relink(engine, pipeline, source, "relink-1", commit=True)
-    assert done.stored is not None and done.stored.redecided == len(TEXTS) - 1
+    done = relink(engine, pipeline, source, "relink-1", commit=True, out_dir=tmp_path / "out")
+    assert done.redecided == len(TEXTS) - 1
     after = rows(engine)
     assert len(after) == len(TEXTS)  # replaced in place, nothing added
     assert after[0].pipeline_run_id == "r1" and after[0].review_id == decided.review_id
@@ -99,6 +100,13 @@ def test_relink_decides_a_sources_open_items_again_and_leaves_decided_ones(
     assert summary.stored["redecided"] == len(TEXTS) - 1 and summary.finished_at
     assert dry.summary is not None and dry.summary.read == len(TEXTS) - 1
     assert dry.summary.stored == {} and dry.summary.mode == "dry-run"
+    # Issue 49, item 4: a relink is a link job, its files a run's (summary.json, the
+    # envelopes it decided).
+    written = RunSummary.model_validate_json((tmp_path / "out" / "summary.json").read_text())
+    assert written.model_dump(exclude={"timings_s"}) == summary.model_dump(exclude={"timings_s"})
+    assert written.input == f"relink: the open items of {source}"
+    files = [tmp_path / "out" / name for name in ("proposals.jsonl", "reviews.jsonl")]
+    assert sum(len(f.read_text().splitlines()) for f in files) == len(TEXTS) - 1
 
 
 def test_after_each_decision_the_workbench_says_what_the_source_now_certifies(

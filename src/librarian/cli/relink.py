@@ -4,10 +4,25 @@ certify (an item a person decided is never touched)."""
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
-from librarian.cli.common import database, engine_of, home_of, linker_settings, out, redacted
-from librarian.cli.options import CommitOpt, LinkerOptions, SourceKeyOpt, with_linker_options
+from librarian.cli.common import (
+    database,
+    engine_of,
+    home_of,
+    linker_settings,
+    out,
+    redacted,
+    writable_output,
+)
+from librarian.cli.options import (
+    CommitOpt,
+    LinkerOptions,
+    OutOpt,
+    SourceKeyOpt,
+    with_linker_options,
+)
 from librarian.errors import UsageError
 from librarian.text import visible
 
@@ -38,16 +53,21 @@ def policy_given(linker: LinkerOptions) -> dict[str, Any]:
 def relink(
     source: SourceKeyOpt,
     commit: CommitOpt = False,
+    out_dir: OutOpt = None,
     *,
     linker: LinkerOptions,
 ) -> None:
     """Link SOURCE's open review items again, with what its reviewers have decided since;
-    without --commit, only say what would change."""
+    without --commit, only say what would change. Its files (summary.json, the envelopes)
+    go to --out, as a run's do."""
     from sqlalchemy.orm import Session
 
     from librarian.factory import build_pipeline
-    from librarian.review.relink import open_sources
     from librarian.review.relink import relink as relink_source
+    from librarian.store.open_items import open_sources
+
+    run_id = "relink-" + datetime.now(UTC).strftime("%Y%m%dT%H%M%S")
+    target = writable_output(out_dir or Path("out") / run_id)
 
     url = database(linker.db, home_of(linker.home), create=False, reads_only=not commit)
     with engine_of(url) as engine:
@@ -59,8 +79,8 @@ def relink(
                 f"no open items of source {source!r} in {redacted(url)} (open: {listed})"
             )
         built = build_pipeline(linker_settings(linker, vector_db=None))
-        run_id = "relink-" + datetime.now(UTC).strftime("%Y%m%dT%H%M%S")
-        done = relink_source(engine, built, source, run_id, commit, policy_given(linker))
+        given = policy_given(linker)
+        done = relink_source(engine, built, source, run_id, commit, given, target)
     verb = "linked" if commit else "would link"
     if done.policy_changed and done.policy is not None:
         kept = "stored as its policy from now on" if commit else "stored so with --commit"
@@ -80,12 +100,12 @@ def relink(
         s = done.summary
         out.print(
             f"run {s.run_id}: read {s.read}, linked {s.linked}, review {s.review}, "
-            f"rejected {s.rejected} (every open item accounted for)",
+            f"rejected {s.rejected} (every open item accounted for) -> {target}",
             markup=False,
         )
-    if done.stored is not None:
+    if commit:
         out.print(
-            f"stored: {done.stored.redecided} decided again, {done.stored.lost_to_review} "
-            "left to the reviewers who decided them meanwhile",
+            f"stored: {done.redecided} decided again, {done.left_to_reviewers} left to the "
+            "reviewers who decided them meanwhile",
             markup=False,
         )

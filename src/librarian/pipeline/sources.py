@@ -16,6 +16,7 @@ from typing import Protocol
 
 from librarian.errors import InputError
 from librarian.pipeline import shapes
+from librarian.pipeline.batches import Admitted
 from librarian.pipeline.plain import PlainRows, plain_lines
 from librarian.pipeline.shapes.rows import PlainShape
 from librarian.schemas.records import Claimed, RawBatch
@@ -67,9 +68,11 @@ class Source(Protocol):
         """What the run summary calls the input."""
         ...
 
-    def batches(self, size: int, skip: Collection[int] = ()) -> Iterator[RawBatch | Claimed]:
+    def batches(
+        self, size: int, skip: Collection[int] = ()
+    ) -> Iterator[RawBatch | Claimed | Admitted]:
         """`skip`: queue ids that failed earlier in this run (only the queue table has ids,
-        and only its batches come `Claimed`)."""
+        and only its batches come `Claimed`; only a store's own items come `Admitted`)."""
         ...
 
 
