@@ -252,7 +252,7 @@ def test_the_rescorer_decides_under_the_policy_the_run_stored_not_the_defaults(
     assert {r.pipeline_run_id for r in rows(engine)} != {"r1"}
     # A later relink reads the policy the re-scoring run stored.
     dry = relink(engine, stub_pipeline(threshold=None, top_k=6, top_n=5), key, "d", False)
-    assert dry.status["policy"]["budget"] == 0.6
+    assert dry.policy is not None and dry.policy.budget == 0.6
 
 
 def test_an_item_keeps_its_address_when_it_is_decided_again(engine: Engine) -> None:
@@ -408,7 +408,8 @@ def test_a_policy_given_to_relink_is_applied_and_becomes_the_sources_policy(
         session.commit()
     pipeline = stub_pipeline(threshold=None, top_k=6, top_n=5)
     dry = relink(engine, pipeline, key, "d", False, {"budget": 0.25})
-    assert dry.policy_changed and dry.status["policy"]["budget"] == 0.25
+    assert dry.policy_changed and dry.summary is not None
+    assert dry.summary.policy["budget"] == 0.25
     with Session(engine) as session:
         stored = source_policy(session, key)
     assert stored is not None and stored.budget == 0.03  # a dry run stores nothing

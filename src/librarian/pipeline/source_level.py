@@ -91,7 +91,6 @@ class SourceStatus:
             "own_threshold": self.adapted,
             "decisions_needed": self.decisions_needed,
             "cut": self.certified.as_json() if self.certified else None,
-            "policy": self.policy.as_json(),
             "plan": self.plan.says(self.policy) if self.plan else None,
             "says": self.says_with_plan(),
         }

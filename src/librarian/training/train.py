@@ -24,6 +24,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from threadpoolctl import threadpool_limits
+
 from librarian.artifacts.calibrator import CalibrationError, Calibrator
 from librarian.artifacts.card import (
     CALIBRATOR_NAME,
@@ -407,9 +409,20 @@ def train_directory(
         exclude_frameworks=request.exclude_frameworks,
         seed=request.seed,
     )
-    result = train(options, hub, embedder, index, progress)
+    with one_blas_thread():
+        result = train(options, hub, embedder, index, progress)
     result.card = result.card.model_copy(update={"recipe": recipe})
     return save(result, request.out_dir, request.embedding_model), True
+
+
+def one_blas_thread() -> threadpool_limits:
+    """numpy's and scipy's BLAS held to one thread while fitting: the products here are
+    small (logistic regressions on a few thousand rows), where a second thread costs more
+    than it gains (a whole train 47 s -> 34 s on the project's 2 cores, docs/benchmarks.md)
+    and the fit would depend on how many cores the machine has."""
+    import scipy.linalg  # noqa: F401  loads scipy's own BLAS, so that the limit reaches it
+
+    return threadpool_limits(limits=1, user_api="blas")
 
 
 def cached(embedder: Embedder, cache_dir: Path) -> Embedder:
