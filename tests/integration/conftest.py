@@ -72,8 +72,37 @@ def seeded_hub_cache(hub_vectors: Path, librarian_home: Path, tmp_path: Path) ->
 
 
 @pytest.fixture(scope="session")
-def dev_models(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """Models trained by the real CLI on the shipped links, without the dev frameworks."""
+def trained_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A home as a user's first `librarian train` leaves it, on the shipped defaults (the
+    int8 embedder it builds, the models, the vectors it cached), trained by the real CLI
+    once for the session. A test that starts where that train ends copies it
+    (`start_trained`): a newcomer's train from nothing is `test_install`'s and CI's
+    `make demo`'s."""
+    from typer.testing import CliRunner
+
+    from librarian.cli import app
+
+    home = tmp_path_factory.mktemp("trained-home")
+    result = CliRunner().invoke(app, ["train", "--home", str(home)])
+    assert result.exit_code == 0, result.output
+    return home
+
+
+def start_trained(trained_home: Path, home: Path, models: Path | None = None) -> None:
+    """`home` given `trained_home`'s caches and models (or, with `models`, only its
+    embedder there: what a train into another directory builds first)."""
+    shutil.copytree(trained_home / "cache", home / "cache", dirs_exist_ok=True)
+    if models is None:
+        shutil.copytree(trained_home / "models", home / "models", dirs_exist_ok=True)
+    else:
+        built = trained_home / "models" / "embedder-int8"
+        shutil.copytree(built, models / "embedder-int8", dirs_exist_ok=True)
+
+
+@pytest.fixture(scope="session")
+def dev_models(tmp_path_factory: pytest.TempPathFactory, trained_home: Path) -> Path:
+    """Models trained by the real CLI on the shipped links, without the dev frameworks
+    (from the session's trained home: its embedder and vectors are reused)."""
     from typer.testing import CliRunner
 
     from librarian.cli import app
@@ -81,9 +110,11 @@ def dev_models(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("models-dev")
     # Its own home: a session fixture is set up before the per-test LIBRARIAN_HOME is.
     home = tmp_path_factory.mktemp("dev-home")
+    start_trained(trained_home, home, models=out)
     args = ["train", "--out", str(out), "--holdout-dev", "--home", str(home)]
     result = CliRunner().invoke(app, args)
     assert result.exit_code == 0, result.output
+    assert "building the int8 embedder" not in result.output
     return out
 
 

@@ -32,6 +32,7 @@ from tests.integration.conftest import (
     own_prefect,
     queue_rows,
     run_command,
+    start_trained,
     wait_for_batches,
 )
 from tests.rfc import assert_rfc_valid, assert_rfc_valid_decisions
@@ -277,8 +278,11 @@ def test_locked_sqlite_fails_the_batch_and_leaves_the_queue(tmp_path: Path) -> N
     engine.dispose()
 
 
-def test_updates_reviews_and_learning_from_reviewers(tmp_path: Path) -> None:
-    """A reworded span is an update; its review is exported, decided, imported, learnt."""
+def test_updates_reviews_and_learning_from_reviewers(
+    tmp_path: Path, librarian_home: Path, trained_home: Path
+) -> None:
+    """A reworded span is an update; its review is exported, decided, imported, learnt
+    (into models beside the embedder a first train built: `start_trained`)."""
     import csv
 
     from typer.testing import CliRunner
@@ -342,6 +346,7 @@ def test_updates_reviews_and_learning_from_reviewers(tmp_path: Path) -> None:
     assert runner.invoke(app, [*decided, "--out", str(html)]).exit_code == 0
     assert html.read_text().count("<tr>") == 5
 
+    start_trained(trained_home, librarian_home, models=tmp_path / "models")
     trained = runner.invoke(
         app,
         ["train", "--links", str(DEFAULT_LINKS), "--links", db, "--out", str(tmp_path / "models")],

@@ -1,6 +1,8 @@
 """docs/guide.md's commands, run as written: every `sh` block, in order, in a fresh folder
-with its own librarian home (so `librarian train` really trains), each block a bash
-script that stops at its first failing command."""
+with its own librarian home, each block a bash script that stops at its first failing
+command. The home starts as the guide's first `librarian train` leaves it (the session's
+`trained_home`: that train then finds its models current, as a second one does); its
+`train --links` really trains."""
 
 from __future__ import annotations
 
@@ -13,15 +15,18 @@ from pathlib import Path
 
 import pytest
 
+from tests.integration.conftest import start_trained
+
 pytestmark = pytest.mark.integration
 
 GUIDE = Path(__file__).resolve().parents[2] / "docs" / "guide.md"
 BLOCK = re.compile(r"^```sh\n(.*?)^```", re.S | re.M)
 
 
-def test_every_command_in_the_guide_works_as_written(tmp_path: Path) -> None:
+def test_every_command_in_the_guide_works_as_written(tmp_path: Path, trained_home: Path) -> None:
     blocks = BLOCK.findall(GUIDE.read_text())
     assert len(blocks) >= 6
+    start_trained(trained_home, tmp_path / "home")
     env = {
         **os.environ,
         "LIBRARIAN_HOME": str(tmp_path / "home"),
