@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 from librarian.pipeline.dedup import ChunkRegistry
 from librarian.pipeline.ingest import parse_line
 from librarian.schemas.envelopes import dump_envelope
-from librarian.schemas.records import Rejection, Section, Skip
+from librarian.schemas.records import RejectCode, Rejection, Section, Skip
 from tests.rfc import assert_rfc_valid
 from tests.rows import HOSTILE, hostile_lines, row
 from tests.stubs import stub_pipeline
@@ -130,7 +130,7 @@ def test_every_csv_record_is_a_row_or_a_rejection_or_the_file_is_refused(
     import csv
     import io
 
-    from librarian.pipeline.plain import PlainInputError, plain_lines
+    from librarian.pipeline.plain import PlainInputError, plain_rows
 
     buffer = io.StringIO()
     writer = csv.writer(buffer)
@@ -140,16 +140,17 @@ def test_every_csv_record_is_a_row_or_a_rejection_or_the_file_is_refused(
     path = tmp_path_factory.mktemp("csv") / "reqs.csv"
     path.write_text(buffer.getvalue(), encoding="utf-8")
     try:
-        read = plain_lines(path)
+        read = plain_rows(path)
     except PlainInputError:
         return
     records = [r for r in csv.reader(io.StringIO(buffer.getvalue())) if any(c.strip() for c in r)]
     assert len(read.lines) == len(records) - 1  # every data record, once
-    for number, data in read.lines:
-        if number in read.unreadable:
-            assert "cells, the header 2" in read.unreadable[number]
+    for number, _ in read.lines:
+        record = read.records[number]
+        if isinstance(record, Rejection) and record.reason == RejectCode.MALFORMED_ROW:
+            assert "cells, the header 2" in record.message
         else:
-            assert isinstance(parse_line(number, data), Section | Rejection)
+            assert isinstance(record, Section | Rejection)
 
 
 PIECES = st.one_of(
@@ -273,7 +274,7 @@ def test_a_hostile_word_document_loses_no_requirement(
     import docx
 
     from librarian.cli.run import check_input
-    from librarian.pipeline.plain import PlainInputError, plain_lines
+    from librarian.pipeline.plain import PlainInputError, plain_rows
 
     document = docx.Document()
     placed = {r for n, kind in enumerate(blocks) if (r := _word_block(document, kind, n))}
@@ -287,11 +288,11 @@ def test_a_hostile_word_document_loses_no_requirement(
             target.writestr(info, source.read(info.filename))
     check_input(path, from_db=False)
     try:
-        read = plain_lines(path)
+        read = plain_rows(path)
     except PlainInputError as refused:
         assert "\n" not in str(refused) and not placed  # only a document with no text
         return
-    text = " ".join(json.loads(raw)["content"]["text"] for _, raw in read.lines)
+    text = " ".join(item["content"]["text"] for item in read.items.values())
     assert all(rule in text for rule in placed), (placed, text)
 
 
@@ -305,7 +306,7 @@ def test_a_hostile_pdf_reads_every_page_or_rejects_it_by_number(
     from pypdf import PdfReader, PdfWriter
     from pypdf.generic import EncodedStreamObject, NameObject
 
-    from librarian.pipeline.plain import PlainInputError, plain_lines
+    from librarian.pipeline.plain import PlainInputError, plain_rows
 
     pdf = FPDF()
     pdf.set_font("helvetica", size=11)
@@ -327,16 +328,13 @@ def test_a_hostile_pdf_reads_every_page_or_rejects_it_by_number(
     with path.open("wb") as handle:
         writer.write(handle)
     try:
-        read = plain_lines(path)
+        read = plain_rows(path)
     except PlainInputError as refused:
         assert "\n" not in str(refused) and set(pages) == {"blank"}
         return
-    ids = {
-        json.loads(raw)["locator"]["id"].split("#")[1].split(" ")[0]
-        for line, raw in read.lines
-        if line not in read.unreadable
-    }
-    rejected = {why.split(" cannot")[0] for why in read.unreadable.values()}
+    ids = {item["locator"]["id"].split("#")[1].split(" ")[0] for item in read.items.values()}
+    malformed = [r for r in read.records.values() if isinstance(r, Rejection)]
+    rejected = {r.message.split(": ", 1)[1].split(" cannot")[0] for r in malformed}
     for n, kind in enumerate(pages, start=1):
         if kind == "rule":
             assert f"REQ-{n}" in ids

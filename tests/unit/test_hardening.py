@@ -464,9 +464,12 @@ def plain_outcomes(path: Path, source: str | None = None) -> dict[int, Any]:
 
     outcomes: dict[int, Any] = {}
     for batch in PlainFile(path, source).batches(100):
-        for number, data in batch.lines:
-            why = batch.unreadable.get(number)
-            outcomes[number] = why if why else parse_line(number, data)
+        for number, _ in batch.lines:
+            record = batch.records[number]
+            if isinstance(record, Rejection) and record.reason == RejectCode.MALFORMED_ROW:
+                outcomes[number] = record.message
+            else:
+                outcomes[number] = record
     return outcomes
 
 
@@ -487,22 +490,22 @@ def test_a_csv_row_with_an_unquoted_comma_is_rejected_not_cut(tmp_path: Path) ->
 
 
 def test_an_unterminated_quote_is_an_error_naming_its_line(tmp_path: Path) -> None:
-    from librarian.pipeline.plain import PlainInputError, plain_lines
+    from librarian.pipeline.plain import PlainInputError, plain_rows
 
     path = tmp_path / "reqs.csv"
     path.write_text('id,text\nR1,"Use TLS.\nR2,Rotate keys.\nR3,Log access.\n')
     with pytest.raises(PlainInputError, match="line 2: a double quote opened here is never closed"):
-        plain_lines(path)
+        plain_rows(path)
 
 
 @pytest.mark.parametrize(("separator", "name"), [(";", "semicolons"), ("\t", "tabs")])
 def test_a_table_separated_otherwise_gets_a_hint(tmp_path: Path, separator: str, name: str) -> None:
-    from librarian.pipeline.plain import PlainInputError, plain_lines
+    from librarian.pipeline.plain import PlainInputError, plain_rows
 
     path = tmp_path / "reqs.csv"
     path.write_text(f"id{separator}text\nR1{separator}Use TLS.\n")
     with pytest.raises(PlainInputError, match=f"separated by {name}"):
-        plain_lines(path)
+        plain_rows(path)
 
 
 def test_two_files_of_one_name_are_two_documents(tmp_path: Path) -> None:

@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 
 from librarian.pipeline.ingest import parse_line
-from librarian.pipeline.plain import PlainInputError, is_plain, plain_lines
+from librarian.pipeline.plain import PlainInputError, is_plain, plain_rows
 from librarian.pipeline.shapes.markdown import markdown_blocks
 from librarian.schemas.envelopes import dump_envelope
-from librarian.schemas.records import RejectCode, Rejection, Section, rejected
+from librarian.schemas.records import RejectCode, Rejection, Section, Skip
 from tests.rfc import assert_rfc_valid
 from tests.stubs import stub_pipeline
 
@@ -44,15 +44,9 @@ Session tokens must be rotated after login.
 """
 
 
-def parsed(path: Path, source: str | None = None) -> list[Section | Rejection]:
-    out = []
-    rows = plain_lines(path, source)
-    for number, raw in rows.lines:
-        why = rows.unreadable.get(number)
-        result = rejected(number, RejectCode.MALFORMED_ROW, why) if why else parse_line(number, raw)
-        assert isinstance(result, Section | Rejection)
-        out.append(result)
-    return out
+def parsed(path: Path, source: str | None = None) -> list[Section | Rejection | Skip]:
+    """Every line's record, as the run takes them."""
+    return list(plain_rows(path, source).records.values())
 
 
 def test_a_csv_table_becomes_sections_with_stable_provenance(tmp_path: Path) -> None:
@@ -82,7 +76,7 @@ def test_a_table_without_id_or_text_columns_is_refused(tmp_path: Path) -> None:
     path = tmp_path / "reqs.csv"
     path.write_text("name,description\nx,y\n")
     with pytest.raises(PlainInputError, match="columns id and text"):
-        plain_lines(path)
+        plain_rows(path)
 
 
 def test_markdown_splits_by_heading_and_ignores_code(tmp_path: Path) -> None:
@@ -97,8 +91,9 @@ def test_markdown_splits_by_heading_and_ignores_code(tmp_path: Path) -> None:
     assert blocks[2].id == "our-standard/authentication/passwords-1"
     path = tmp_path / "standard.md"
     path.write_text(MARKDOWN)
-    sections = parsed(path)
-    assert all(isinstance(s, Section) for s in sections) and len(sections) == 4
+    records = parsed(path)
+    # The introduction under the title is a note; each heading's text below it an item.
+    assert [type(r) for r in records] == [Skip, Section, Section, Section]
 
 
 def test_a_long_section_is_split_into_requirement_sized_blocks() -> None:
@@ -132,17 +127,35 @@ def test_queue_jsonl_is_not_taken_for_a_plain_table(tmp_path: Path) -> None:
 
 
 def test_a_plain_inputs_rows_are_validated_as_knowledge_items_not_sniffed() -> None:
-    """Issue 49, item 5: `RawBatch.knowledge_items` was set and never read; every row's keys
-    were sniffed again. A row of a plain shape is a KnowledgeItem, whatever keys it has."""
-    from librarian.pipeline.pipeline import _read_line
-    from librarian.schemas.records import RawBatch
+    """Issue 49, item 5: a row of a plain shape is a KnowledgeItem, whatever keys it has,
+    validated as the dict its shape built (`parse_item`): no JSON written and parsed back,
+    its keys not sniffed again; refused for what a decoded line is refused for."""
+    from librarian.pipeline.ingest import parse_item
 
-    queue_like = json.dumps({"llm_label": "KNOWLEDGE", "source_type": "doc", "text": "x"})
-    line = (1, queue_like.encode())
-    sniffed = _read_line(RawBatch([line], 0, 0, 0, eof=True), 1, line[1])
-    plain = _read_line(RawBatch([line], 0, 0, 0, eof=True, knowledge_items=True), 1, line[1])
+    queue_like = {"llm_label": "KNOWLEDGE", "source_type": "doc", "text": "x"}
+    sniffed = parse_line(1, json.dumps(queue_like).encode())
+    plain = parse_item(1, queue_like)
     assert isinstance(sniffed, Rejection) and isinstance(plain, Rejection)
     assert "QueueRow" in sniffed.message and "KnowledgeItem" in plain.message
+    hollow = parse_item(2, {"content": {"text": "a\udc80b"}})
+    assert isinstance(hollow, Rejection) and hollow.reason == RejectCode.INVALID_ENCODING
+    assert "unpaired surrogate" in hollow.message
+
+
+def test_a_plain_row_is_read_as_the_same_section_its_json_line_was(tmp_path: Path) -> None:
+    """The records a plain input is read into are the Sections its rows' KnowledgeItems
+    give when written as JSON lines and parsed (what the run did before item 5), and a
+    refused row keeps that JSON as its raw input."""
+    path = tmp_path / "reqs.csv"
+    path.write_text(CSV)
+    rows = plain_rows(path, "Standard")
+    assert rows.records and set(rows.records) == set(rows.items)
+    for line, item in rows.items.items():
+        assert rows.records[line] == parse_line(line, json.dumps(item).encode())
+    raw = dict(rows.lines)
+    refused = [n for n, r in rows.records.items() if isinstance(r, Rejection)]
+    assert refused and all(json.loads(raw[n]) == rows.items[n] for n in refused)
+    assert all(raw[n] == b"" for n in rows.records if n not in refused)
 
 
 def test_a_markdown_rows_locator_is_its_heading_path_alone(tmp_path: Path) -> None:
@@ -150,5 +163,5 @@ def test_a_markdown_rows_locator_is_its_heading_path_alone(tmp_path: Path) -> No
     (`DOC#our-standard/sessions-1`), so a document read again keeps its rows' places."""
     path = tmp_path / "standard.md"
     path.write_text("# Our Standard\n\n## Sessions\n\nSession tokens must be rotated.\n")
-    (line,) = plain_lines(path, "Our Standard 2.0").lines
-    assert json.loads(line[1])["locator"]["id"] == "Our Standard 2.0#our-standard/sessions-1"
+    (item,) = plain_rows(path, "Our Standard 2.0").items.values()
+    assert item["locator"]["id"] == "Our Standard 2.0#our-standard/sessions-1"

@@ -5,13 +5,13 @@ items whatever it was saved as."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from librarian.pipeline.plain import plain_lines
+from librarian.pipeline.plain import plain_rows
+from librarian.schemas.records import Skip
 from tests.corpus import CORPUS, Document
 
 NAME = "House Style"
@@ -19,16 +19,16 @@ NAME = "House Style"
 
 def items(path: Path) -> tuple[list[tuple[str, str, tuple[str, ...], str | None]], int]:
     """(id, text, section path, title) of every item, and the count of skipped notes."""
-    rows = plain_lines(path, NAME)
+    rows = plain_rows(path, NAME)
     found = []
-    for line, raw in rows.lines:
-        if line in rows.not_requirements:
+    notes = [n for n, r in rows.records.items() if isinstance(r, Skip)]
+    for line, item in rows.items.items():
+        if line in notes:
             continue
-        item = json.loads(raw)
         row_id = item["locator"]["id"].split("#", 1)[1].split(" (")[0]
         path_ = tuple(item.get("section_path") or ())
         found.append((row_id, item["content"]["text"], path_, item["content"].get("title_hint")))
-    return found, len(rows.not_requirements)
+    return found, len(notes)
 
 
 CASES = [(doc, kind) for doc in CORPUS for kind in doc.formats]
@@ -53,13 +53,13 @@ def test_word_pdf_and_markdown_give_the_same_items(tmp_path: Path, document: Doc
 def test_the_run_says_how_a_document_was_split(tmp_path: Path) -> None:
     from tests.corpus import COMPANY, TABLES
 
-    split = plain_lines(COMPANY.save("docx", tmp_path), NAME).split
+    split = plain_rows(COMPANY.save("docx", tmp_path), NAME).split
     assert split is not None
     assert split.lines()[0] == (
         "7 items from 12 paragraphs: 5 by id, 2 by requirement wording; 4 skipped as notes, "
         "scope or context"
     )
-    tables = plain_lines(TABLES.save("docx", tmp_path), NAME).split
+    tables = plain_rows(TABLES.save("docx", tmp_path), NAME).split
     assert tables is not None
     assert tables.lines()[1:3] == [
         "table 1 (table 1): a row per requirement, ids from 'Control', text from 'Description'",
@@ -183,7 +183,7 @@ def test_a_table_with_no_column_of_requirements_is_named_in_a_warning(tmp_path: 
         table.cell(i, 0).text, table.cell(i, 1).text = term, meaning
     path = tmp_path / "terms.docx"
     document.save(str(path))
-    split = plain_lines(path, NAME).split
+    split = plain_rows(path, NAME).split
     assert split is not None
     assert split.lines()[1] == (
         "warning: table 1 (table 1) has no column of requirement ids or requirement "
@@ -199,7 +199,7 @@ def test_requirements_glued_into_one_paragraph_are_warned_of(tmp_path: Path) -> 
     document.add_paragraph(" ".join(f"Systems must do thing {n}." for n in range(8)))
     path = tmp_path / "glued.docx"
     document.save(str(path))
-    split = plain_lines(path, NAME).split
+    split = plain_rows(path, NAME).split
     assert split is not None and split.items == 1
     assert split.lines()[-1].startswith("warning: 8 sentences state requirements but only 1")
 
@@ -249,8 +249,8 @@ def test_rules_under_generic_headings_read_as_the_same_rules_without_headings(
             out.append((envelope.chunk_id, type(envelope).__name__, [x.cre_id for x in links]))
         return sorted(out)
 
-    rows = {kind: plain_lines(path, NAME).lines for kind, path in (("csv", table), ("docx", word))}
-    texts = {kind: [json.loads(raw)["content"] for _, raw in lines] for kind, lines in rows.items()}
+    rows = {kind: plain_rows(path, NAME).items for kind, path in (("csv", table), ("docx", word))}
+    texts = {kind: [item["content"] for item in items.values()] for kind, items in rows.items()}
     assert texts["docx"] == texts["csv"]  # no title from "Part N": the models read the rule
     assert len(rules) == 13 and decided(word) == decided(table)
 

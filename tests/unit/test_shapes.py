@@ -4,7 +4,6 @@ must refuse, refused in one line."""
 
 from __future__ import annotations
 
-import json
 import zipfile
 from dataclasses import replace
 from pathlib import Path
@@ -12,8 +11,9 @@ from pathlib import Path
 import pytest
 
 from librarian.paths import packaged_data
-from librarian.pipeline.plain import PlainInputError, plain_lines
+from librarian.pipeline.plain import PlainInputError, plain_rows
 from librarian.pipeline.shapes import PLAIN_SHAPES, plain_shape
+from librarian.schemas.records import Rejection, Skip
 from tests.documents import policy_docx, policy_pdf, policy_rows
 
 POLICY = packaged_data("samples") / "sample_policy.csv"
@@ -21,11 +21,10 @@ NAME = "Acme Security Policy"
 OLE = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"  # an encrypted Word file is an OLE container
 
 
-def sections(path: Path) -> list[tuple[str, str, list[str], str]]:
+def sections(path: Path) -> list[tuple[str, str, list[str] | None, str | None]]:
     """(row id, text, section path, title) of every row, as the run validates them."""
     out = []
-    for _, raw in plain_lines(path, NAME).lines:
-        item = json.loads(raw)
+    for item in plain_rows(path, NAME).items.values():
         row = item["locator"]["id"].split("#", 1)[1].split(" (")[0]
         content = item["content"]
         out.append((row, content["text"], item.get("section_path"), content.get("title_hint")))
@@ -51,7 +50,7 @@ def test_a_word_or_pdf_policy_reads_as_its_csv(
     assert len(expected) == 13
     assert sections(document) == expected
     # Locators carry the place: a paragraph of the Word file, a page's line of the PDF.
-    first = json.loads(plain_lines(document, NAME).lines[0][1])["locator"]["id"]
+    first = next(iter(plain_rows(document, NAME).items.values()))["locator"]["id"]
     assert first.startswith(f"{NAME}#SEC-01 (") and ("paragraph 4" in first or "page 1" in first)
 
 
@@ -81,7 +80,7 @@ def test_a_word_table_with_id_and_text_columns_reads_like_a_csv(tmp_path: Path) 
         ("NET-1", "Firewalls deny by default.", ["Network"], "Network"),
         ("NET-2", "Use VPN.", ["Network"], "Network"),
     ]
-    located = [json.loads(raw)["locator"]["id"] for _, raw in plain_lines(path, NAME).lines]
+    located = [item["locator"]["id"] for item in plain_rows(path, NAME).items.values()]
     assert located[1].endswith("(table 1, row 2)")
 
 
@@ -138,7 +137,7 @@ def test_files_a_shape_must_not_read_are_refused_in_one_line(
 ) -> None:
     path = make(tmp_path, rows)  # type: ignore[operator]
     with pytest.raises(PlainInputError, match=says) as refused:
-        plain_lines(path)
+        plain_rows(path)
     assert "\n" not in str(refused.value)
 
 
@@ -280,7 +279,7 @@ def test_a_docx_whose_xml_does_not_parse_is_refused_in_one_line(
     """It gave a 200-line lxml traceback and exit 1."""
     path = _docx_with(tmp_path, "bad.docx", document_xml)
     with pytest.raises(PlainInputError, match="is damaged") as refused:
-        plain_lines(path)
+        plain_rows(path)
     assert "\n" not in str(refused.value)
 
 
@@ -338,10 +337,12 @@ def test_a_pdf_page_that_cannot_be_read_is_rejected_with_its_number(tmp_path: Pa
     path = tmp_path / "corrupt.pdf"
     with path.open("wb") as handle:
         writer.write(handle)
-    read = plain_lines(path, NAME)
-    items = [json.loads(raw) for line, raw in read.lines if line not in read.unreadable]
+    read = plain_rows(path, NAME)
+    items = list(read.items.values())
     assert [i["locator"]["id"].split("#")[1].split(" ")[0] for i in items] == ["SEC-01", "SEC-03"]
-    (why,) = read.unreadable.values()
+    (why,) = [
+        r.message.split(": ", 1)[1] for r in read.records.values() if isinstance(r, Rejection)
+    ]
     assert why.startswith("page 2 cannot be read:")
 
 
@@ -394,7 +395,7 @@ def test_an_empty_word_document_is_refused_like_an_empty_pdf(tmp_path: Path) -> 
     path = tmp_path / "empty.docx"
     docx.Document().save(str(path))
     with pytest.raises(PlainInputError, match="has no text"):
-        plain_lines(path)
+        plain_rows(path)
 
 
 def test_a_new_plain_shape_is_one_module_and_one_registry_line(
@@ -405,7 +406,6 @@ def test_a_new_plain_shape_is_one_module_and_one_registry_line(
     from collections.abc import Iterator
 
     from librarian.pipeline import shapes
-    from librarian.pipeline.ingest import parse_line
     from librarian.pipeline.shapes.rows import PlainRow, PlainShape
     from librarian.pipeline.sources import PlainFile, file_source, known_shape
     from librarian.schemas.records import Section
@@ -424,7 +424,7 @@ def test_a_new_plain_shape_is_one_module_and_one_registry_line(
     source = file_source(rules, "Our Rules")
     assert isinstance(source, PlainFile)
     (batch,) = list(source.batches(10, set()))
-    parsed = [parse_line(n, raw) for n, raw in batch.lines]
+    parsed = [batch.records[n] for n, _ in batch.lines]
     assert all(isinstance(p, Section) for p in parsed)
     assert [p.text for p in parsed if isinstance(p, Section)][1] == "Log logins."
 
@@ -504,9 +504,10 @@ def test_a_markdown_documents_introduction_under_its_title_is_no_item(
     """Issue 41, item 5: a Markdown policy's intro sits under its title, not before it."""
     policy = tmp_path / "policy.md"
     policy.write_text(document)
-    rows = plain_lines(policy, "Acme Policy")
-    assert len(rows.not_requirements) == skipped
-    assert all(line == 1 for line in rows.not_requirements)  # only the introduction
+    rows = plain_rows(policy, "Acme Policy")
+    notes = [line for line, r in rows.records.items() if isinstance(r, Skip)]
+    assert len(notes) == skipped
+    assert all(line == 1 for line in notes)  # only the introduction
 
 
 def test_a_pdf_whose_page_object_is_damaged_names_that_page(tmp_path: Path) -> None:
@@ -527,11 +528,13 @@ def test_a_pdf_whose_page_object_is_damaged_names_that_page(tmp_path: Path) -> N
     assert at is not None
     damaged = tmp_path / "damaged.pdf"
     damaged.write_bytes(data[: at.start()] + b"\n%d 0 obj" % (third + 1000) + data[at.end() :])
-    read = plain_lines(damaged, NAME)
-    items = [json.loads(raw) for line, raw in read.lines if line not in read.unreadable]
+    read = plain_rows(damaged, NAME)
+    items = list(read.items.values())
     ids = [i["locator"]["id"].split("#")[1].split(" ")[0] for i in items]
     assert ids == ["SEC-01", "SEC-02", "SEC-04", "SEC-05", "SEC-06"]
-    (why,) = read.unreadable.values()
+    (why,) = [
+        r.message.split(": ", 1)[1] for r in read.records.values() if isinstance(r, Rejection)
+    ]
     assert why.startswith("page 3 cannot be read: its page object") and "damaged" in why
 
 
@@ -561,7 +564,7 @@ def test_a_dtd_anywhere_in_a_word_part_is_refused(tmp_path: Path) -> None:
 
     hostile = _rewritten(plain, tmp_path / "dtd.docx", "word/document.xml", padded)
     with pytest.raises(PlainInputError, match=r"part word/document\.xml declares a DTD"):
-        plain_lines(hostile)
+        plain_rows(hostile)
 
 
 def test_a_word_zip_bomb_is_refused_before_it_is_inflated(tmp_path: Path) -> None:
@@ -586,7 +589,7 @@ def test_a_word_zip_bomb_is_refused_before_it_is_inflated(tmp_path: Path) -> Non
     assert bombed.stat().st_size < 2 * 1024 * 1024  # small on disk, huge inflated
     tracemalloc.start()
     with pytest.raises(PlainInputError, match="inflates past what a Word document holds"):
-        plain_lines(bombed)
+        plain_rows(bombed)
     _, peak = tracemalloc.get_traced_memory()
     tracemalloc.stop()
     assert peak < 16 * 1024 * 1024, peak

@@ -869,8 +869,7 @@ def test_a_decision_message_names_the_rule_not_the_chapter_it_shares(
     """Issue 41, item 9: "recorded approve of '1. Authentication'" when five rules share it."""
     import docx
 
-    from librarian.pipeline.ingest import parse_line
-    from librarian.pipeline.plain import plain_lines
+    from librarian.pipeline.plain import plain_rows
     from librarian.schemas.records import Section
     from librarian.store.decisions import StoredBatch
     from librarian.store.review import review_items
@@ -882,7 +881,7 @@ def test_a_decision_message_names_the_rule_not_the_chapter_it_shares(
     document.add_paragraph("AUTH-2 Use parameterized queries against SQL injection.")
     policy = tmp_path / "policy.docx"
     document.save(str(policy))
-    sections = [parse_line(n, raw) for n, raw in plain_lines(policy, "Acme Policy").lines]
+    sections = list(plain_rows(policy, "Acme Policy").records.values())
     batch = [s for s in sections if isinstance(s, Section)]
     assert len(batch) == 2
     result = stub_pipeline(threshold=0.99).link(batch, "policy-run")

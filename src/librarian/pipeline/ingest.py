@@ -35,12 +35,24 @@ def first_line(exc: BaseException) -> str:
     return text.splitlines()[0][:200] if text else type(exc).__name__
 
 
-def parse_line(line: int, raw: bytes, knowledge_item: bool = False) -> Parsed:
-    """Validate one raw line into a Section, or say exactly why not. `knowledge_item`: the
-    line is a KnowledgeItem a plain shape built; its shape is not sniffed."""
+def parse_line(line: int, raw: bytes) -> Parsed:
+    """Validate one raw line into a Section, or say exactly why not."""
     obj = decode_line(line, raw)
     if isinstance(obj, Rejection):
         return obj
+    return _parse_object(line, obj)
+
+
+def parse_item(line: int, item: dict[str, Any]) -> Parsed:
+    """A KnowledgeItem a plain shape built (`pipeline/plain.py`), validated as one: no JSON
+    to decode, its shape not sniffed; refused for what a decoded line is (a lone surrogate,
+    a NUL, nesting too deep)."""
+    if problem := _value_problem(line, item):
+        return problem
+    return _parse_object(line, item, knowledge_item=True)
+
+
+def _parse_object(line: int, obj: dict[str, Any], knowledge_item: bool = False) -> Parsed:
     chunk_id = obj.get("chunk_id") if isinstance(obj.get("chunk_id"), str) else None
     keys = obj.keys()
     try:
@@ -129,13 +141,19 @@ def decode_line(line: int, raw: bytes) -> dict[str, Any] | Rejection:
         return rejected(line, RejectCode.INVALID_JSON, "invalid JSON: nested too deeply")
     except ValueError as exc:  # e.g. an integer of thousands of digits
         return rejected(line, RejectCode.INVALID_JSON, f"invalid JSON: {first_line(exc)}")
-    if problem := value_problem(obj):
-        code = RejectCode.INVALID_JSON if problem.too_deep else RejectCode.INVALID_ENCODING
-        return rejected(line, code, problem.message)
+    if problem := _value_problem(line, obj):
+        return problem
     if not isinstance(obj, dict):
         why = f"expected a JSON object, got {type(obj).__name__}"
         return rejected(line, RejectCode.NOT_AN_OBJECT, why)
     return obj
+
+
+def _value_problem(line: int, value: Any) -> Rejection | None:
+    if problem := value_problem(value):
+        code = RejectCode.INVALID_JSON if problem.too_deep else RejectCode.INVALID_ENCODING
+        return rejected(line, code, problem.message)
+    return None
 
 
 def _parse_queue_row(line: int, obj: dict[str, Any], chunk_id: str | None) -> Parsed:

@@ -72,13 +72,10 @@ from librarian.schemas.records import (
     History,
     PriorDecision,
     RawBatch,
-    RejectCode,
     Rejection,
     Reviewed,
     Section,
     Skip,
-    SkipCode,
-    rejected,
 )
 
 EXPLAIN_RUN_ID = "explain"
@@ -359,14 +356,9 @@ class Pipeline:
 
 
 def _read_line(raw: RawBatch, line: int, data: bytes) -> Section | Rejection | Skip:
-    """C.0 for one line: what its source could not read is rejected, what it read as no
-    requirement (a document's preamble) skipped, the rest parsed."""
-    if line in raw.unreadable:
-        return rejected(line, RejectCode.MALFORMED_ROW, raw.unreadable[line])
-    if line in raw.not_requirements:
-        why = raw.not_requirements[line]
-        return Skip(line=line, reason=SkipCode.NOT_A_REQUIREMENT, message=f"line {line}: {why}")
-    return parse_line(line, data, raw.knowledge_items)
+    """C.0 for one line: the record its source read it into, else the line parsed."""
+    record = raw.records.get(line)
+    return record if record is not None else parse_line(line, data)
 
 
 def as_of_source(section: Section, source: str) -> Section:

@@ -1,8 +1,9 @@
 """Plain inputs: a team's own requirements as a simple table (CSV, or JSONL with `id`,
 `text`, optional `title`, `url`, `section_path`), a Markdown, Word or PDF document split
 by heading. Each shape (`pipeline/shapes/`) yields typed rows; each row becomes a
-KnowledgeItem line here, so it goes through the same validation, accounting and
-envelopes as the queue shapes, and a rejected row keeps that line as its raw input.
+KnowledgeItem here, validated as one (`ingest.parse_item`: the same validation,
+accounting and envelopes as the queue shapes, and no JSON written to be parsed back); a
+rejected row keeps that item's JSON as its raw input.
 
 Provenance is synthetic but stable: the source is the document (`--source NAME`, else
 the file's name with its directory's, `a/reqs.csv`) at the file's modification time; a
@@ -16,12 +17,13 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
+from librarian.pipeline.ingest import Parsed, parse_item, parse_line
 from librarian.pipeline.shapes import plain_shape
 from librarian.pipeline.shapes.rows import (
     PlainInputError,
@@ -31,9 +33,16 @@ from librarian.pipeline.shapes.rows import (
     Unreadable,
     title_of,
 )
-from librarian.schemas.records import plain_locator_id
+from librarian.schemas.records import (
+    RejectCode,
+    Rejection,
+    Skip,
+    SkipCode,
+    plain_locator_id,
+    rejected,
+)
 
-__all__ = ["PlainInputError", "PlainRows", "PlainSource", "is_plain", "plain_lines"]
+__all__ = ["PlainInputError", "PlainRows", "PlainSource", "is_plain", "plain_rows"]
 
 
 @dataclass(frozen=True)
@@ -72,47 +81,64 @@ def is_plain(path: Path) -> bool:
 
 @dataclass
 class PlainRows:
-    """A plain input as KnowledgeItem lines: (line, JSON) in order, and the lines the
-    file holds that are no row (a CSV row with more or fewer cells than its header):
-    line -> why, rejected with that reason."""
+    """A plain input as records, in order: each row validated into a Section or refused,
+    each note skipped (NOT_A_REQUIREMENT), each line the shape could not read as a row (a
+    CSV row with more or fewer cells than its header) rejected with why. `lines`: every
+    line with what a refused one keeps as its raw input (the row's KnowledgeItem as JSON,
+    or the line as the shape read it); empty for a line read. `items`: each row's
+    KnowledgeItem as built, by line."""
 
     lines: list[tuple[int, bytes]]
-    unreadable: dict[int, str]
-    not_requirements: dict[int, str] = field(default_factory=dict)  # notes, preamble: why
+    records: dict[int, Parsed]
+    items: dict[int, dict[str, Any]]
     split: Split | None = None  # how a document shape split it (None: a table shape)
     artifact_id: str = ""  # the document's, in every row
     chunk_ids: frozenset[str] = frozenset()  # every row's: what this version holds
 
 
-def plain_lines(
+def plain_rows(
     path: Path, source_name: str | None = None, shape: PlainShape | None = None
 ) -> PlainRows:
-    """(line number, KnowledgeItem JSON) for every row or block of a plain input. `shape`:
-    the one its source found (None: found here)."""
+    """Every row or block of a plain input as its record. `shape`: the one its source found
+    (None: found here)."""
     shape = shape or plain_shape(path)
     if shape is None:
         raise PlainInputError(f"{path}: no plain shape reads this file")
     source = PlainSource.of(path, source_name)
-    lines: list[tuple[int, bytes]] = []
-    unreadable: dict[int, str] = {}
-    notes: dict[int, str] = {}
+    rows = PlainRows([], {}, {}, artifact_id=source.artifact_id)
     chunks: set[str] = set()
-    split = None
     for row in shape.read(path):
         if isinstance(row, Split):
-            split = row
-            continue
-        if isinstance(row, Unreadable):
-            lines.append((row.line, row.raw.encode("utf-8", "surrogateescape")))
-            if row.why is not None:
-                unreadable[row.line] = row.why
-            continue
-        item = knowledge_item(row, source)
-        lines.append((row.line, json.dumps(item).encode()))
-        chunks.add(item.get("chunk_id", ""))
-        if row.note is not None:
-            notes[row.line] = row.note
-    return PlainRows(lines, unreadable, notes, split, source.artifact_id, frozenset(chunks - {""}))
+            rows.split = row
+        elif isinstance(row, Unreadable):
+            _unreadable(rows, row)
+        else:
+            item = knowledge_item(row, source)
+            chunks.add(item.get("chunk_id", ""))
+            _read(rows, row, item)
+    rows.chunk_ids = frozenset(chunks - {""})
+    return rows
+
+
+def _unreadable(rows: PlainRows, row: Unreadable) -> None:
+    raw = row.raw.encode("utf-8", "surrogateescape")
+    rows.lines.append((row.line, raw))
+    if row.why is None:  # refused as ingest refuses any bad line (not JSON, say)
+        rows.records[row.line] = parse_line(row.line, raw)
+    else:
+        rows.records[row.line] = rejected(row.line, RejectCode.MALFORMED_ROW, row.why)
+
+
+def _read(rows: PlainRows, row: PlainRow, item: dict[str, Any]) -> None:
+    if row.note is not None:
+        why = f"line {row.line}: {row.note}"
+        record: Parsed = Skip(line=row.line, reason=SkipCode.NOT_A_REQUIREMENT, message=why)
+    else:
+        record = parse_item(row.line, item)
+    refused = isinstance(record, Rejection)
+    rows.items[row.line] = item
+    rows.lines.append((row.line, json.dumps(item).encode() if refused else b""))
+    rows.records[row.line] = record
 
 
 def knowledge_item(row: PlainRow, source: PlainSource) -> dict[str, Any]:

@@ -1,6 +1,7 @@
 """Sources: where raw batches come from. A knowledge-queue JSONL file is streamed from a
-byte offset; a plain input (any shape of `pipeline.shapes`) is read whole as
-KnowledgeItem lines of one document. The queue table's source is `store/source.py`.
+byte offset; a plain input (any shape of `pipeline.shapes`) is read whole, each row of
+one document validated as the KnowledgeItem it makes (`RawBatch.records`). The queue
+table's source is `store/source.py`.
 
 A source yields `RawBatch`es of at most `size` non-blank lines, in input order, and
 reads nothing before it is iterated.
@@ -17,7 +18,7 @@ from typing import Protocol
 from librarian.errors import InputError
 from librarian.pipeline import shapes
 from librarian.pipeline.batches import Admitted
-from librarian.pipeline.plain import PlainRows, plain_lines
+from librarian.pipeline.plain import PlainRows, plain_rows
 from librarian.pipeline.shapes.rows import PlainShape
 from librarian.schemas.records import Claimed, RawBatch
 
@@ -96,8 +97,9 @@ class JsonlFile:
 
 @dataclass(frozen=True)
 class PlainFile:
-    """A CSV / Markdown / simple JSONL table: rows of the document `document`, parsed once
-    (`rows`: the command line counts them for the progress bar, the run reads them)."""
+    """A CSV / Markdown / Word / PDF / simple JSONL table: rows of the document
+    `document`, read once (`rows`: the command line counts them for the progress bar, the
+    run takes their records)."""
 
     path: Path
     document: str | None = None
@@ -109,7 +111,7 @@ class PlainFile:
 
     @cached_property
     def rows(self) -> PlainRows:
-        return plain_lines(self.path, self.document, self.shape)
+        return plain_rows(self.path, self.document, self.shape)
 
     def batches(self, size: int, skip: Collection[int] = ()) -> Iterator[RawBatch]:
         rows = self.rows
@@ -117,18 +119,8 @@ class PlainFile:
         for start in range(0, max(1, len(lines)), size):
             chunk = lines[start : start + size]
             end = start + len(chunk)
-            unreadable = {n: rows.unreadable[n] for n, _ in chunk if n in rows.unreadable}
-            preamble = {n: rows.not_requirements[n] for n, _ in chunk if n in rows.not_requirements}
-            yield RawBatch(
-                chunk,
-                0,
-                end,
-                0,
-                eof=end >= len(lines),
-                unreadable=unreadable,
-                knowledge_items=True,
-                not_requirements=preamble,
-            )
+            records = {n: rows.records[n] for n, _ in chunk}
+            yield RawBatch(chunk, 0, end, 0, eof=end >= len(lines), records=records)
 
 
 def reading_of(source: Source) -> list[str]:

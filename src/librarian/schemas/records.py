@@ -242,15 +242,12 @@ class RawBatch:
     next_line: int
     eof: bool
     queue_ids: list[int] = field(default_factory=list)  # rows claimed from the queue table
-    # Lines the source itself could not read as a row (a CSV row with more cells than its
-    # header, a queue-table row holding a BLOB): line -> why; rejected, never parsed.
-    unreadable: dict[int, str] = field(default_factory=dict)
-    # Lines a document shape read as no requirement (its preamble): line -> why; skipped
-    # (NOT_A_REQUIREMENT), accounted for, never linked.
-    not_requirements: dict[int, str] = field(default_factory=dict)
-    # Every line is a KnowledgeItem a plain shape built (`pipeline/plain.py`): validated as
-    # one, not sniffed for its shape again.
-    knowledge_items: bool = False
+    # Lines their source read into a record itself, each line's record: a plain shape's
+    # rows, validated (`ingest.parse_item`: no JSON to parse), its notes skipped
+    # (NOT_A_REQUIREMENT), what it could not read as a row (a CSV row with more cells than
+    # its header, a queue-table row holding a BLOB) rejected. Every other line is parsed
+    # (C.0). Such a line's bytes are what a refused row keeps as its raw input.
+    records: dict[int, Section | Rejection | Skip] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 from sqlalchemy import Engine
 
-from librarian.schemas.records import Claimed, RawBatch
+from librarian.schemas.records import Claimed, RawBatch, RejectCode, rejected
 from librarian.store.queue import QUEUE_SOURCE, claim
 
 
@@ -29,7 +29,10 @@ class QueueTable:
                 0,
                 eof=eof,
                 queue_ids=claimed.ids,
-                unreadable=claimed.unreadable,
+                records={
+                    n: rejected(n, RejectCode.MALFORMED_ROW, why)
+                    for n, why in claimed.unreadable.items()
+                },
             )
             yield Claimed(raw, claimed.session)
             if eof:
