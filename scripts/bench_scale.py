@@ -155,7 +155,7 @@ def main() -> None:
                 settings,
                 "bench-scale",
                 hand_off=Parcel(HandOff(None, bar)),
-            )
+            ).value
         finally:
             bar.stop()
         wall = time.perf_counter() - started

@@ -34,7 +34,7 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     cache = tmp_path_factory.mktemp("cache")
     # A small batch size so the run spans several Prefect tasks and batch boundaries.
     settings = LinkerSettings(batch_size=7, cache_dir=cache, uncalibrated=True)
-    summary = link_queue(MIXED, out, settings, "it-run")
+    summary = link_queue(MIXED, out, settings, "it-run").value
     return {"summary": summary, "out": out}
 
 

@@ -50,7 +50,7 @@ def test_the_flow_survives_hostile_lines(workdir: Path, hostile: list[bytes], se
     queue.write_bytes(b"\n".join(lines) + b"\n")
     out = workdir / f"run-{run}"
     settings_ = LinkerSettings(batch_size=5, cache_dir=workdir / "cache", uncalibrated=True)
-    summary = link_queue(queue, out, settings_, run)
+    summary = link_queue(queue, out, settings_, run).value
     assert summary.read == summary.linked + summary.review + summary.rejected + summary.skipped
     assert summary.read == sum(1 for n, line in enumerate(lines) if not blank(n, line))
     envelopes = read_jsonl(out / "proposals.jsonl") + read_jsonl(out / "reviews.jsonl")

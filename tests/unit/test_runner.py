@@ -12,6 +12,8 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from librarian.pipeline.batches import Prepared
 from librarian.pipeline.dedup import ChunkRegistry
@@ -451,3 +453,53 @@ def test_two_batches_never_encode_at_once_in_one_process() -> None:
     for thread in threads:
         thread.join()
     assert most == 1
+
+
+@given(
+    st.lists(
+        st.lists(st.integers(0, 6), min_size=1, max_size=12),  # a part's rows' sources
+        min_size=1,
+        max_size=8,
+    )
+)
+def test_compact_rows_give_each_source_its_rows_in_input_order(parts: list[list[int]]) -> None:
+    """C.5 takes one source's rows at a time from the window (`CompactRows.rows_of`): each
+    of its rows once, in input order, with the (batch, part, row) it came from, however
+    its rows are spread over the parts; a part added after a lookup is found too."""
+    from librarian.pipeline.compact import CompactRows
+    from librarian.pipeline.source_level import SlotRow
+    from librarian.retrieval.flat import ScoredHub
+
+    hubs = ["101-101", "202-202"]
+    compact = CompactRows(hubs)
+    expected: dict[str, list[tuple[int, int, int]]] = {}
+    for batch, sources in enumerate(parts):
+        rows = [
+            SlotRow(f"s{s}", f"k{batch}.{i}", f"t{batch}.{i}", [ScoredHub(hubs[i % 2], 0.5)], None)
+            for i, s in enumerate(sources)
+        ]
+        for i, s in enumerate(sources):
+            expected.setdefault(f"s{s}", []).append((batch, 0, i))
+        compact.add(batch, 0, rows)
+        if batch == 0:
+            compact.rows_of(rows[0].source)  # a lookup before the other parts came
+    assert compact.sources == list(expected)
+    for source, places in expected.items():
+        got, rows = compact.rows_of(source)
+        assert got == places
+        assert [r.source for r in rows] == [source] * len(places)
+        assert [r.hits[0].cre_id for r in rows] == [hubs[i % 2] for _, _, i in places]
+
+
+def test_a_run_sets_the_collector_for_its_rows_and_back() -> None:
+    """The launch moves what is loaded out of the cyclic collector's sight and collects
+    its youngest generation less often while a run makes its rows; after, as it was."""
+    import gc
+
+    from librarian.flows.launch import RUN_COLLECTOR_THRESHOLD, collector_for_a_run
+
+    before = gc.get_threshold()
+    with collector_for_a_run():
+        assert gc.get_threshold() == (RUN_COLLECTOR_THRESHOLD, *before[1:])
+        assert gc.get_freeze_count() > 0
+    assert gc.get_threshold() == before and gc.get_freeze_count() == 0

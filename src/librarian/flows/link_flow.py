@@ -150,10 +150,12 @@ def link_queue(
     source_name: str | None = None,
     commit: bool | None = None,
     hand_off: Parcel[HandOff] | None = None,
-) -> RunSummary:
+) -> Parcel[RunSummary]:
     """The job its parameters give (`LinkJob` says what each means), its model steps
     Prefect tasks. `hand_off`: what the starting command has read already and who watches
-    (kept out of the parameters Prefect stores: a `Parcel` is stored as its type's name)."""
+    (kept out of the parameters Prefect stores: a `Parcel` is stored as its type's name).
+    Its summary comes back in a `Parcel` too: Prefect walks a flow's return value for
+    futures, and the summary of a run of 4,800 one-row sources took that walk 0.5 s."""
     job = LinkJob(input_path, out_dir, settings, run_id, database, in_flight, source_name, commit)
     logger = get_run_logger()
     given = hand_off.value if hand_off is not None else HandOff()
@@ -169,4 +171,4 @@ def link_queue(
         f"run {run_id}: read {s.read}, linked {s.linked}, review {s.review}, rejected "
         f"{s.rejected}, skipped {s.skipped} -> {out_dir}"
     )
-    return summary
+    return Parcel(summary)

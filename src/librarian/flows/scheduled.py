@@ -56,5 +56,5 @@ def scheduled_run(
         settings,
         run_id,
         database,
-    )
+    ).value
     return summary.model_dump(mode="json")

@@ -309,7 +309,8 @@ class Pipeline:
     def _evidence(self, retrieved: Retrieved, row: int) -> list[float] | None:
         if retrieved.best is None:
             return None
-        return [float(retrieved.best[row, self.column[h.cre_id]]) for h in retrieved.hits[row]]
+        columns = [self.column[h.cre_id] for h in retrieved.hits[row]]
+        return [float(v) for v in retrieved.best[row, columns].tolist()]
 
     def reviewed_rows(self, sources: Sequence[str], history: History) -> list[ReviewedRow]:
         """C.5's model work: the decided items of `sources`, embedded and retrieved as they

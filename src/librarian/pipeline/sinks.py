@@ -24,7 +24,7 @@ from typing import IO, Any
 from pydantic import BaseModel
 
 from librarian.pipeline.accounting import summary_markdown
-from librarian.schemas.envelopes import Envelope, Link, LinkProposal, dump_envelope
+from librarian.schemas.envelopes import Envelope, Link, LinkProposal, envelope_line
 from librarian.schemas.records import BatchResult, Finished, RunSummary
 from librarian.text import markdown_cell
 
@@ -83,13 +83,13 @@ class FileSink:
         lines: dict[str, list[str]] = {name: [] for name in OUTPUT_FILES}
         for envelope in envelopes:
             name = "proposals.jsonl" if isinstance(envelope, LinkProposal) else "reviews.jsonl"
-            lines[name].append(_line(dump_envelope(envelope)))
+            lines[name].append(envelope_line(envelope))
         for record in rejections:
             lines["rejected.jsonl"].append(_line(record.model_dump(mode="json", exclude_none=True)))
         for record in skips:
             lines["skipped.jsonl"].append(_line(record.model_dump(mode="json", exclude_none=True)))
         for record in routing:
-            lines["routing.jsonl"].append(_line(record.model_dump(mode="json")))
+            lines["routing.jsonl"].append(record.model_dump_json() + "\n")
         marks = {name: handle.tell() for name, handle in self._handles.items()}
         try:
             for name, chunk in lines.items():

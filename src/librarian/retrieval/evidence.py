@@ -112,7 +112,9 @@ class EvidenceIndex:
 
     def best_exemplar(self, query: Vectors, hub: int) -> tuple[str, float] | None:
         """The label and cosine of `hub`'s best exemplar for one query vector."""
-        mine = self.pair_exemplar[self.pair_hub == hub]
+        # The pairs are sorted by hub (`build`, `excluding`): `hub`'s are one slice of them.
+        start, end = np.searchsorted(self.pair_hub, [hub, hub + 1])
+        mine = self.pair_exemplar[start:end]
         if not len(mine):
             return None
         scores = self.vectors[mine] @ query

@@ -8,6 +8,7 @@ already linked to the hub (`evidence.py`). Measurements behind both: docs/qualit
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import NamedTuple, Protocol
@@ -124,9 +125,12 @@ def top_hits(
     """The `top_k` best of one row of scores, ties broken by id so the order never varies."""
     k = min(top_k, len(scores))
     top = np.argpartition(-scores, k - 1)[:k]
-    ranked = sorted(top.tolist(), key=lambda j: (-float(scores[j]), ids[j]))
+    # The k scores as Python floats once (float32 to float is exact either way).
+    score = dict(zip(top.tolist(), scores[top].tolist(), strict=True))
+    near = dict(zip(top.tolist(), dense[top].tolist(), strict=True)) if dense is not None else {}
+    ranked = sorted(score, key=lambda j: (-score[j], ids[j]))
     return [
-        ScoredHub(ids[j], float(scores[j]), None if dense is None else float(dense[j]))
+        ScoredHub(ids[j], score[j], near.get(j))
         for j in ranked
-        if float(scores[j]) > min_score and np.isfinite(scores[j])
+        if score[j] > min_score and math.isfinite(score[j])
     ]
