@@ -119,7 +119,7 @@ def test_a_review_plan_walked_decision_by_decision_ends_in_a_certified_cut() -> 
     assert cut.basis == "reviewed" and cut.auto_links == plan.certified >= first.covers // 2
     assert "no more calibration is needed" in plan.says(POLICY)
     small = review_plan([0.9] * 12, [], [], POLICY)
-    assert "reviewing all 12 open items is cheaper" in small.says(POLICY)
+    assert "reviewing all 12 open items with a suggestion is cheaper" in small.says(POLICY)
 
 
 def test_two_sources_get_different_cuts_from_different_reviewed_evidence() -> None:

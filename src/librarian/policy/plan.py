@@ -20,7 +20,7 @@ class ReviewPlan:
 
     reviewed: int
     right: int
-    open_items: int
+    open_items: int  # those with a suggestion: what a cut can link (an item without is a person's)
     certified: int  # open items a cut certifies now (0: none)
     more: int  # decisions still needed, all right, at confidence >= `at` (0: none planned)
     at: float  # the band's lowest confidence
@@ -45,14 +45,15 @@ class ReviewPlan:
             )
         if not self.more:
             return (
-                f"{so_far}; no band of its {self.open_items} open items can be certified "
-                f"({policy.guarantee()}) by more decisions alone: each needs a person"
+                f"{so_far}; no band of its {self.open_items} open items with a suggestion can "
+                f"be certified ({policy.guarantee()}) by more decisions alone: each needs a "
+                "person"
             )
         if self.review_all:
             return (
                 f"{so_far}; this source is small for its budget: reviewing all "
-                f"{self.open_items} open items is cheaper than certifying a cut "
-                f"({policy.guarantee()})"
+                f"{self.open_items} open items with a suggestion is cheaper than certifying a "
+                f"cut ({policy.guarantee()})"
             )
         return (
             f"{so_far}; {self.more} more decisions at confidence >= {self.at:.2f}, all right, "
