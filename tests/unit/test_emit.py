@@ -194,3 +194,27 @@ def test_a_row_linked_by_a_cited_id_names_its_cre_in_summary_md() -> None:
     names = {node.cre_id: node.name for node in pipeline.hub.nodes}
     assert "| 200-001 Rotate session token after login |" in envelope_row(envelope, False, names)
     assert "| 200-001 |" in envelope_row(envelope)
+
+
+def test_a_written_envelope_line_holds_what_dump_envelope_holds(tmp_path: Path) -> None:
+    """The file sink writes each envelope with pydantic's own encoder (`envelope_line`, a
+    third of the time of a dict through `json.dumps`): the same JSON, read back, as the
+    dict the store keeps and the workbench serves, across texts in any script."""
+    import json
+
+    from librarian.schemas.envelopes import dump_envelope, envelope_line
+
+    texts = [
+        "Passwörter müssen gesalzen sein — immer.",
+        "密码必须加盐 \u2028 存储",
+        'a "quoted" \\ text',
+    ]
+    sections = [
+        section_from_text(t, title=f"T{i} ✓").model_copy(update={"chunk_id": f"u{i}"})
+        for i, t in enumerate(texts)
+    ]
+    linked = stub_pipeline().link(sections, "r", datetime(2026, 1, 1, tzinfo=UTC)).envelopes
+    for envelope in [*envelopes(), *linked]:
+        line = envelope_line(envelope)
+        assert line.endswith("\n") and "\n" not in line[:-1]
+        assert json.loads(line) == dump_envelope(envelope)
