@@ -146,8 +146,9 @@ def launch(run: Launch, hand_off: HandOff, dask: OnDask | None) -> RunSummary:
 
 # Allocations between the cyclic collector's youngest-generation passes during a run (the
 # interpreter's default is 700). A run makes some 150 short-lived objects a row and frees
-# nearly all of them by reference count; at 700 the collector walked the run's live rows
-# every few rows (docs/benchmarks.md: 0.3-0.4 ms a row of the command).
+# nearly all of them by reference count; at 700 the collector ran every few rows, and its
+# older generations' passes walked all the run held (docs/benchmarks.md: 0.15-0.4 ms a
+# row of the command).
 RUN_COLLECTOR_THRESHOLD = 50_000
 
 
