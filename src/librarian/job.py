@@ -153,16 +153,19 @@ def decided_under(job: LinkJob, pipeline: Pipeline, engine: Engine | None) -> Pi
     return pipeline.with_policy(replace(policy, **job.policy_given).checked())
 
 
-def withdrawn_from(engine: Engine, source: Source) -> list[str]:
+def withdrawn_from(engine: Engine, source: Source, summary: RunSummary, allow: bool) -> list[str]:
     """A document read whole: what its new version no longer holds, withdrawn (a part of
-    the queue withdraws nothing)."""
+    the queue withdraws nothing); held back, unless `allow`, when any of its rows was
+    rejected (`summary.rejected`: a page or row it could not read, or one refused)."""
     from librarian.pipeline.sources import PlainFile
     from librarian.store.versions import withdraw_missing
 
     if not isinstance(source, PlainFile):
         return []
     rows = source.rows
-    return withdraw_missing(engine, rows.artifact_id, rows.chunk_ids).lines()
+    return withdraw_missing(
+        engine, rows.artifact_id, rows.chunk_ids, unread=summary.rejected, allow=allow
+    ).lines()
 
 
 def run_job(
@@ -223,7 +226,8 @@ def _run(job: LinkJob, where: Where, hand_off: HandOff, engine: Engine | None) -
             batches = source.batches(job.settings.batch_size, skip)
             run_source(pipeline, batches, pipeline.context(job.run_id), summary, parts)
             if engine is not None and stored_in is not None:
-                summary.withdrawn = withdrawn_from(engine, source)
+                allow = job.settings.allow_withdraw
+                summary.withdrawn = withdrawn_from(engine, source, summary, allow)
             hand_off.progress.phase("writing")
         finally:
             spill.close()

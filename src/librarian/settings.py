@@ -133,6 +133,12 @@ class LinkerSettings(BaseModel):
     top_n: Annotated[int, _opt("--top-n", "suggestions kept (and reranked)", ge=1, le=100)] = 5
     min_score: float = Field(default=0.0, ge=-1.0, le=1.0)
     batch_size: int = Field(default=256, ge=1, le=100_000, description="lines per Prefect task")
+    allow_withdraw: bool = Field(
+        default=False,
+        description="commit mode, a document's input: withdraw what it no longer holds even "
+        "when some of its rows or pages could not be read or were refused, or when more "
+        "than half of the document would leave it (otherwise held back, and said)",
+    )
     routing: Annotated[
         RoutingMode,
         _opt(

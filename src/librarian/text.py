@@ -18,9 +18,13 @@ from typing import Any, NamedTuple
 MAX_DEPTH = 32
 
 # Bidi embeddings/overrides/isolates and marks, zero-width characters, the BOM used
-# inside text, and the soft hyphen: invisible, or reordering what is around them.
+# inside text, the soft hyphen, the deprecated shaping and digit controls (U+206A-206F),
+# the line and paragraph separators (a break in some renderers, nothing in others), the
+# interlinear annotation marks (U+FFF9-FFFB) and the tag characters (U+E0000-E007F, which
+# spell out an invisible second text): invisible, or reordering what is around them.
 _HIDDEN = re.compile(
-    "[\u00ad\u061c\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff]"
+    "[\u00ad\u061c\u180e\u200b-\u200f\u2028-\u202e\u2060-\u2064\u2066-\u206f"
+    "\ufeff\ufff9-\ufffb\U000e0000-\U000e007f]"
 )
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
@@ -48,6 +52,14 @@ def visible(text: str) -> str:
         f"⟨U+{ord(c):04X}⟩" if unicodedata.category(c) == "Cc" and c not in "\t\n" else c
         for c in shown
     )
+
+
+def terminal_line(text: str) -> str:
+    """`text` for one line of a terminal: `visible`, and a line break shown too, so a
+    document's text cannot start a line of its own, colour or retitle the terminal (an
+    ANSI or OSC escape starts with ESC, U+001B, or C1's CSI or OSC, U+009B and U+009D:
+    each is shown, and what follows it is plain text), or reorder what is around it."""
+    return visible(text).replace("\n", "⟨U+000A⟩")
 
 
 # `_` is left alone: reason codes are full of it, and inside a word it emphasises nothing.

@@ -54,7 +54,9 @@ def test_a_killed_run_leaves_no_output_that_looks_whole(tmp_path: Path) -> None:
     (out / "summary.json").write_text('{"run": "the previous one"}')
 
     def part() -> Path:
-        staged = list(tmp_path.glob(".out.*.partial/reviews.jsonl"))
+        # Staged inside an existing --out (issue 56, item 4), beside a new one.
+        staged = [*out.glob(".librarian.*.partial/reviews.jsonl")]
+        staged += tmp_path.glob(".out.*.partial/reviews.jsonl")
         return staged[0] if staged else tmp_path / "none"
 
     try:
@@ -65,7 +67,7 @@ def test_a_killed_run_leaves_no_output_that_looks_whole(tmp_path: Path) -> None:
         proc.wait()
     # The killed run's files are in its staging directory; the previous run's stand as
     # they were, and nothing of the killed run looks whole.
-    assert {p.name for p in out.iterdir()} == {"summary.json"}
+    assert {p.name for p in out.iterdir() if p != part().parent} == {"summary.json"}
     assert (out / "summary.json").read_text() == '{"run": "the previous one"}'
     assert not (part().parent / "summary.json").exists()
 

@@ -255,11 +255,12 @@ def test_a_dry_run_reads_earlier_decisions_from_librarian_db(
     decisions (`--db` did); every other command reads it."""
     from librarian.cli.options import LinkerOptions
     from librarian.cli.run import run_database
-    from librarian.store.db import make_engine, upgrade
+    from librarian.store.db import make_engine, sqlite_file, upgrade
 
     url = f"sqlite:///{tmp_path / 'store.db'}"
     upgrade(make_engine(url))
     monkeypatch.setenv("LIBRARIAN_DB", url)
-    assert run_database(LinkerOptions({}), dry_run=True, from_db=False) == url
+    read = run_database(LinkerOptions({}), dry_run=True, from_db=False)
+    assert read is not None and sqlite_file(read) == (tmp_path / "store.db").resolve()
     monkeypatch.delenv("LIBRARIAN_DB")
     assert run_database(LinkerOptions({}), dry_run=True, from_db=False) is None

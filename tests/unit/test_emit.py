@@ -67,11 +67,11 @@ def test_a_failed_run_leaves_the_previous_outputs_as_they_were(tmp_path: Path) -
 def test_a_complete_run_replaces_the_previous_one_whole(tmp_path: Path) -> None:
     out = tmp_path / "out"
     previous_run(out)
-    (out / "stray.txt").write_text("from an older version")
+    (out / "proposals.jsonl.part").write_text("left by an older version's failed run")
     writer = FileSink(out)
     writer.write_batch(envelopes())
     writer.commit(summary())
-    assert "stray.txt" not in {p.name for p in out.iterdir()}
+    assert "proposals.jsonl.part" not in {p.name for p in out.iterdir()}
     assert read_jsonl(out / "proposals.jsonl")[0]["chunk_id"] == "c0"
 
 

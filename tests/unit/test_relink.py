@@ -302,7 +302,8 @@ def test_every_command_says_the_cut_the_last_run_or_relink_chose(tmp_path: Path)
     engine = make_engine(url)
     upgrade(engine)
     pipeline = stub_pipeline(threshold=None, top_k=6, top_n=5)  # each source's own cut
-    batch = text_sections()
+    # Four requirements: each its own span (issue 56: decisions count once a requirement).
+    batch = [s.model_copy(update={"span_index": i}) for i, s in enumerate(text_sections())]
     raw = RawBatch([(s.line, s.text.encode()) for s in batch], 0, 0, 0, eof=True)
     summary = RunSummary(run_id="run-1", input="t", out_dir="", started_at="")
     sink = DatabaseSink(engine, "run-1", "t", pipeline.models_digest)

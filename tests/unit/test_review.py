@@ -222,7 +222,8 @@ def a_decision(item: OpenItem, **changes: object) -> dict[str, object]:
 def imported(engine: Engine, path: Path) -> ImportResult:
     read = read_decisions(path, None)
     assert read.errors == [], read.errors
-    return import_decisions(engine, read.incoming, small_hub().ids, str(path))
+    # Issue 56, item 3: a file's decisions are recorded as the importer's.
+    return import_decisions(engine, read.incoming, small_hub().ids, str(path), importer="rita")
 
 
 @pytest.mark.parametrize(

@@ -256,9 +256,11 @@ def test_review_qa_commands(engine: Engine, tmp_path: Path) -> None:
     ids = review_ids(engine)
     decide_as(engine, ids[0], "ann", ("300-001",))
     db = ["--db", str(engine.url)]
-    sampled = CliRunner().invoke(
-        app, ["review", "qa", "sample", "--share", "1", "--by", "lea", *db]
-    )
+    from tests.seeded import register
+
+    sam = {"LIBRARIAN_KEY": register(engine, "sam")}  # issue 56: --by is proven
+    sample = ["review", "qa", "sample", "--share", "1", "--by", "sam", *db]
+    sampled = CliRunner().invoke(app, sample, env=sam)
     assert sampled.exit_code == 0 and "1 of 1 decisions" in sampled.output, sampled.output
     checks_for(engine, "bob")
     report = CliRunner().invoke(app, ["review", "qa", "report", *db])
@@ -270,8 +272,6 @@ def test_review_qa_commands(engine: Engine, tmp_path: Path) -> None:
     # Issue 47, item 7: roles come from the store, and the CLI proves who acts.
     unknown = CliRunner().invoke(app, rule)
     assert unknown.exit_code == 2 and "not a registered reviewer" in unknown.output
-    from tests.seeded import register
-
     register(engine, "mallory")
     not_lead = ["review", "qa", "rule", "1", "first", "--lead", "mallory", *db]
     refused = CliRunner().invoke(app, not_lead, env={"LIBRARIAN_KEY": "x"})
@@ -288,7 +288,8 @@ def test_review_qa_commands(engine: Engine, tmp_path: Path) -> None:
     assert party.exit_code == 2 and "ann is a party to check 1" in party.output
     ruled = CliRunner().invoke(app, rule, env={"LIBRARIAN_KEY": key})
     assert ruled.exit_code == 0 and "ann's answer stands" in ruled.output, ruled.output
-    known = CliRunner().invoke(app, ["review", "qa", "known", ids[3], "--by", "lea", *db])
+    lea = {"LIBRARIAN_KEY": key}
+    known = CliRunner().invoke(app, ["review", "qa", "known", ids[3], "--by", "lea", *db], env=lea)
     assert known.exit_code == 2 and "decide it first" in known.output
 
 
@@ -300,10 +301,14 @@ def test_a_team_of_one_is_told_what_qa_can_do_for_it(engine: Engine) -> None:
     ids = review_ids(engine)
     decide_as(engine, ids[0], "ann", ("300-001",))
     db = ["--db", str(engine.url)]
-    alone = CliRunner().invoke(app, ["review", "qa", "sample", "--share", "1", "--by", "ann", *db])
+    from tests.seeded import register
+
+    ann = {"LIBRARIAN_KEY": register(engine, "ann")}  # issue 56: --by is proven
+    sample = ["review", "qa", "sample", "--share", "1", "--by", "ann", *db]
+    alone = CliRunner().invoke(app, sample, env=ann)
     assert alone.exit_code == 2 and "needs a second reviewer" in alone.output
     with Session(engine) as session:
         assert session.execute(select(QaCheckRow)).first() is None  # nothing promised
     CliRunner().invoke(app, ["review", "reviewers", "add", "bob", *db])
-    two = CliRunner().invoke(app, ["review", "qa", "sample", "--share", "1", "--by", "ann", *db])
+    two = CliRunner().invoke(app, sample, env=ann)
     assert two.exit_code == 0 and "who may answer: bob" in two.output, two.output

@@ -158,7 +158,7 @@ _HELP = {
     "history) when the importing --reviewer made that one, or is a --lead",
     "made_lead": "may change anyone's decision and rule on QA",
     "ruling_lead": "the lead ruling",
-    "by": "who asks (a lead's name)",
+    "by": "who asks: a registered reviewer, proven by their key (LIBRARIAN_KEY)",
     "share": "share of the decisions not yet checked",
     "draw_seed": "repeat a draw",
     "pool": "process work pool (created if missing)",
@@ -215,7 +215,10 @@ InputArg = Annotated[
     Path | None,
     typer.Argument(help=f"{in_words()} (omit with --from-db)"),
 ]
-OutOpt = Annotated[Path | None, opt("--out", "default out/<run-id>/")]
+OutOpt = Annotated[
+    Path | None,
+    opt("--out", "a new or empty folder, or an earlier run's (default out/<run-id>/)"),
+]
 DryRunOpt = Annotated[bool, opt("--dry-run/--commit", "write files only / write the database")]
 DrainOpt = Annotated[
     bool, opt("--from-db", "drain the database's knowledge_queue (implies --commit)")
@@ -304,6 +307,7 @@ EmbeddingOpt = Annotated[Path | None, setting_option("embedding_model")]
 CacheOpt = Annotated[Path | None, setting_option("cache_dir")]
 # Not an option of every linking command (explain reads one text): `run`, `serve`, `deploy`.
 BatchOpt = Annotated[int, setting_option("batch_size", "--batch-size")]
+AllowWithdrawOpt = Annotated[bool, setting_option("allow_withdraw", "--allow-withdraw")]
 
 
 @dataclass(frozen=True)

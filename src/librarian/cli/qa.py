@@ -54,6 +54,15 @@ def _in_session(db: str | None, home: Any, work: Callable[[Session], T]) -> T:
         return work(session)
 
 
+def _proven(session: Session, by: str) -> str:
+    """`--by`: who sets QA up is a registered reviewer and proves it with their key, as
+    every command acting for a person (`store.reviewers.proven`): a check names who made
+    it, and no one may make one in another's name."""
+    from librarian.store.reviewers import KEY_ENV, proven
+
+    return proven(session, by, os.environ.get(KEY_ENV), False)
+
+
 @app.command("sample")
 def qa_sample(
     by: ByOpt,
@@ -63,11 +72,13 @@ def qa_sample(
     home: HomeOpt = None,
 ) -> None:
     """Put a random share of the decided items to a second reviewer, blind: each meets
-    them among their items in the workbench, without the first decision."""
+    them among their items in the workbench, without the first decision. --by: a reviewer
+    the store registers, proven by their key (LIBRARIAN_KEY)."""
     from librarian.store.qa import sample_double, second_reviewers
 
+    by = _in_session(db, home, lambda s: _proven(s, by))
     deciders, registered = _in_session(db, home, second_reviewers)
-    others = (registered | {by.strip()}) - deciders if len(deciders) == 1 else {"any"}
+    others = (registered | {by}) - deciders if len(deciders) == 1 else {"any"}
     if len(deciders) == 1 and not others:
         (alone,) = deciders
         raise UsageError(
@@ -96,10 +107,14 @@ def qa_known(
     home: HomeOpt = None,
 ) -> None:
     """Make decided items known-answer items: their decision is the trusted answer, and
-    every other reviewer meets each once among their items, not told which."""
+    every other reviewer meets each once among their items, not told which. --by: a
+    reviewer the store registers, proven by their key (LIBRARIAN_KEY)."""
     from librarian.store.qa import add_known
 
-    added = _in_session(db, home, lambda s: add_known(s, review_ids, by, datetime.now(UTC)))
+    def known(session: Session) -> int:
+        return add_known(session, review_ids, _proven(session, by), datetime.now(UTC))
+
+    added = _in_session(db, home, known)
     out.print(f"{added} known-answer items added ({len(review_ids) - added} were already)")
 
 

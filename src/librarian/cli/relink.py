@@ -24,6 +24,7 @@ from librarian.cli.options import (
     with_linker_options,
 )
 from librarian.errors import UsageError
+from librarian.pipeline.sinks import check_out_dir
 from librarian.text import visible
 
 # The options that set a risk policy, by the DecisionPolicy field each sets.
@@ -67,7 +68,7 @@ def relink(
     from librarian.store.open_items import open_sources
 
     run_id = "relink-" + datetime.now(UTC).strftime("%Y%m%dT%H%M%S")
-    target = writable_output(out_dir or Path("out") / run_id)
+    target = check_out_dir(writable_output(out_dir or Path("out") / run_id), what="--out")
 
     url = database(linker.db, home_of(linker.home), create=False, reads_only=not commit)
     with engine_of(url) as engine:

@@ -1,5 +1,7 @@
 """Everything the CLI prints as a table or a line of results: one place for presentation.
-Text from inputs never goes through rich markup (it is printed as plain `Text`)."""
+Text from inputs never goes through rich markup (it is printed as plain `Text`), and
+never reaches the terminal raw: `plain` shows its control characters, escapes and bidi
+controls (`text.terminal_line`)."""
 
 from __future__ import annotations
 
@@ -11,7 +13,7 @@ from rich.table import Table
 from rich.text import Text
 
 from librarian.cli.common import out
-from librarian.text import visible
+from librarian.text import terminal_line, visible
 
 if TYPE_CHECKING:  # imported where used: `librarian --version` loads no model code
     from librarian.artifacts.card import ModelCard
@@ -22,12 +24,14 @@ if TYPE_CHECKING:  # imported where used: `librarian --version` loads no model c
 
 
 def plain(value: object) -> Text:
-    """A cell or line that is printed as it is: no markup, no highlighting."""
-    return Text(str(value))
+    """A cell or line that is printed as it reads: no markup, no highlighting, and what
+    would act on the terminal shown instead (a document's heading or file name in a
+    "read:" line may carry an ANSI or OSC escape, a bidi override or a line break)."""
+    return Text(terminal_line(str(value)))
 
 
 def run_summary(summary: RunSummary, target: Path) -> None:
-    table = Table(title=f"run {summary.run_id} ({summary.mode})", show_header=True)
+    table = Table(title=plain(f"run {summary.run_id} ({summary.mode})"), show_header=True)
     table.add_column("outcome")
     table.add_column("count", justify="right")
     table.add_column("by reason")

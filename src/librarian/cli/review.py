@@ -122,19 +122,31 @@ def acting_for(
     engine: Engine, importer: str | None, leads: list[str]
 ) -> tuple[str | None, set[str]]:
     """Who an import acts for, from the store: a `--lead` must be a registered lead and
-    prove it with their key (LIBRARIAN_KEY), and so must a `--reviewer` the store
-    registers (a name it does not know stays a label, as in a store nobody signs in to)."""
+    prove it with their key (LIBRARIAN_KEY); the importer, whose every decision it records
+    (a lead's own name when no --reviewer is given), likewise in a store that registers
+    reviewers (`store.reviewers.proven`, as every command acting for a person). Only in a
+    store nobody signs in to is a --reviewer a label, as the loopback workbench's
+    one-person mode is."""
     from sqlalchemy.orm import Session
 
-    from librarian.store.reviewers import KEY_ENV, is_registered, proven
+    from librarian.store.reviewers import KEY_ENV, proven, reviewers
 
     key = os.environ.get(KEY_ENV)
     if len(set(leads)) > 1:
         raise UsageError("one --lead at a time: each proves who they are with their own key")
     with Session(engine) as session:
         proven_leads = {proven(session, name, key, True) for name in leads}
-        if importer and is_registered(session, importer) and importer not in proven_leads:
-            importer = proven(session, importer, key, False)
+        if not (importer or "").strip() and proven_leads:
+            (importer,) = proven_leads
+        if importer and importer.strip() in proven_leads:
+            return importer.strip(), proven_leads
+        if reviewers(session):
+            if not (importer or "").strip():
+                raise UsageError(
+                    "an import is recorded as the importer's: --reviewer NAME (or "
+                    f"{REVIEWER_ENV}), a reviewer registered here, with their key in {KEY_ENV}"
+                )
+            importer = proven(session, str(importer), key, False)
     return importer, proven_leads
 
 
@@ -452,7 +464,9 @@ def review_import(
 
     Every row is checked first; any bad row refuses the whole file (exit 2), naming it.
     A decision identical to the one stored changes nothing; a conflicting one is refused,
-    or with --change supersedes it.
+    or with --change supersedes it. Each decision is recorded as the importer's (proven by
+    LIBRARIAN_KEY where reviewers are registered); a file that approves every row is
+    recorded as bulk approvals, which certify no cut.
     """
     from librarian.catalogue.teams import load_hubs
     from librarian.review.decisions import import_decisions
@@ -460,11 +474,11 @@ def review_import(
 
     readable_input(sheet, "sheet")
     importer = reviewer or os.environ.get(REVIEWER_ENV)
-    read = read_decisions(sheet, importer)
     first, *rest = hub or [DEFAULT_HUB]
     hub_ids = set(load_hubs(first, rest).ids)
     with engine_of(database(db, home_of(home), create=False)) as engine:
         importer, leads = acting_for(engine, importer, lead or [])
+        read = read_decisions(sheet, importer)
         result = (
             import_decisions(
                 engine, read.incoming, hub_ids, str(sheet), leads if change else None, importer
@@ -481,3 +495,10 @@ def review_import(
         + (f"; {result.changed} of them changed a standing decision" if change else ""),
         markup=False,
     )
+    if result.bulk:
+        out.print(
+            f"every row approved its first suggestion: the {result.bulk} approvals are recorded "
+            "as bulk approvals (as the workbench's approve-all), which certify no cut and count "
+            "in no agreement figure",
+            markup=False,
+        )

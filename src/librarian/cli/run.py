@@ -26,6 +26,7 @@ from librarian.cli.common import (
     writable_output,
 )
 from librarian.cli.options import (
+    AllowWithdrawOpt,
     BatchOpt,
     DaskAddressOpt,
     DaskWorkersOpt,
@@ -127,6 +128,7 @@ def run(
     verbose: VerboseOpt = False,
     as_json: JsonOpt = False,
     plan: PlanOpt = False,
+    allow_withdraw: AllowWithdrawOpt = False,
     *,
     linker: LinkerOptions,
 ) -> None:
@@ -139,9 +141,9 @@ def run(
     found = input_source(input, source)
     dry_run = dry_run and not from_db
     run_id = _checked(linker, dry_run, run_id, task_runner, dask_address)
-    target = writable_output(out_dir or Path("out") / run_id)
+    target = output_folder(out_dir or Path("out") / run_id, input)
     db = run_database(linker, dry_run, from_db)
-    settings = linker_settings(linker, batch_size=batch_size)
+    settings = linker_settings(linker, batch_size=batch_size, allow_withdraw=allow_withdraw)
     urls = linker_urls(linker, db)
     server_ready = early_prefect_server(plan or task_runner != "default")
     pipeline = loaded(settings, urls, run_id, quiet or as_json)
@@ -165,6 +167,14 @@ def run(
         render.run_summary(summary, target)
 
 
+def output_folder(target: Path, input: Path | None) -> Path:
+    """--out, refused before anything starts where the run would have to delete what no
+    run wrote: a folder that holds the input, or anything but an earlier run's files."""
+    from librarian.pipeline.sinks import check_out_dir
+
+    return check_out_dir(writable_output(target), [input] if input is not None else [], "--out")
+
+
 def loaded(settings: LinkerSettings, urls: Mapping[str, str], run_id: str, quiet: bool) -> Pipeline:
     """The pipeline, checked and loaded once before Prefect starts (handed to the flow):
     what cannot serve a run is refused (exit 2) before anything else; a model that fails
@@ -184,17 +194,20 @@ def loaded(settings: LinkerSettings, urls: Mapping[str, str], run_id: str, quiet
 def run_database(linker: LinkerOptions, dry_run: bool, from_db: bool) -> str | None:
     """Commit mode: the database, migrated. A dry run given --db (or LIBRARIAN_DB, as
     every command reads it) reads prior decisions from it (update detection) and writes
-    nothing there; without either it reads none."""
+    nothing there (SQLite opened read-only); without either it reads none."""
     if not dry_run:
         return database(linker.db, home_of(linker.home), create=not from_db)
-    from librarian.store.db import DATABASE_ENV, check_current, check_database
+    from librarian.store.db import DATABASE_ENV, check_current, check_database, read_only
 
     given = linker.db or os.environ.get(DATABASE_ENV) or None
     if given is None or linker.vector_backend != "memory":
         return None
     check_database(given, create=False)
-    check_current(given)
-    return given
+    # A dry run never writes the database: SQLite opens it read-only (on a read-only file
+    # system too, where a read-write open could not create its journal files).
+    reading = read_only(given, always=True)
+    check_current(reading)
+    return reading
 
 
 def show_plan(

@@ -10,7 +10,6 @@ than MIN_SOURCE_DECISIONS decisions keeps the global rule.
 from __future__ import annotations
 
 import copy
-import unicodedata
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -30,6 +29,7 @@ from librarian.policy import (
     fit_adaptation,
     review_plan,
 )
+from librarian.policy import normalised as normalised  # `pipeline.compact` reads it here
 from librarian.retrieval.collective import (
     MIN_SHAPE_ITEMS,
     Claim,
@@ -154,10 +154,6 @@ class Linked:
     confidences: Mapping[str, float] | None = None
     # Whether its source's cut certifies it (None: a row decided by the threshold alone).
     certified: bool | None = None
-
-
-def normalised(text: str) -> str:
-    return " ".join(unicodedata.normalize("NFKC", text).casefold().split())
 
 
 def item_index(rows: Sequence[SlotRow]) -> list[int]:
@@ -301,7 +297,7 @@ class SourceLevelSlot:
             self.ordered(row, evidence[items[i]], adaptation) for i, row in enumerate(pending)
         ]
         cold = self._cold(claims, (pending, decided), items)
-        status = self._status(name, len(groups), priors, len(decided), fit, cold)
+        status = self._status(name, len(groups), priors, len(cold.decided), fit, cold)
         return [
             self._linked(warm, cold.pending[i], evidence[items[i]], cold.evidence[items[i]], status)
             for i, warm in enumerate(ordered)
@@ -336,25 +332,35 @@ class SourceLevelSlot:
         decided: its priors from its shape, no CRE taken, no adaptation. A decision moves
         none of these confidences or first suggestions, so the decided items are a fair
         sample of the items above any cut (random, or the calibration sample, which is
-        drawn on the same confidences), and the exact test of `choose_cut` is valid."""
+        drawn on the same confidences), and the exact test of `choose_cut` is valid. A
+        decided item counts once (its first row: its latest standing decision), however
+        many of its versions or duplicate texts were decided: a requirement approved
+        twenty times is one reviewed item."""
         assert self.model is not None
         pending, decided = rows
         priors = self.model.rule.priors(list(claims.values()), self.is_leaf)
         everyone = set(claims)
         evidence = self._evidence(claims, everyone, [], [], priors, ())
         mine = [self.ordered(row, evidence[items[i]], None) for i, row in enumerate(pending)]
-        correct, entries = [], []
+        correct, entries, texts = [], [], []
+        counted: set[int] = set()
         for r, (row, cres) in enumerate(decided):
-            hits, _, confidence, _ = self.ordered(row, evidence[items[len(pending) + r]], None)
+            item = items[len(pending) + r]
+            if item in counted:
+                continue  # another version or a duplicate of a decided item: counted once
+            counted.add(item)
+            hits, _, confidence, _ = self.ordered(row, evidence[item], None)
             correct.append((confidence, bool(hits) and hits[0].cre_id in cres))
             entries.append((row.key, confidence, hits[0].cre_id if hits else ""))
+            texts.append(row.text)
+        linkable = [(row, m) for row, m in zip(pending, mine, strict=True) if m[0]]
         seen = CutEvidence(
             tuple(
-                (row.key, confidence, hits[0].cre_id)
-                for row, (hits, _, confidence, _) in zip(pending, mine, strict=True)
-                if hits
+                (row.key, confidence, hits[0].cre_id) for row, (hits, _, confidence, _) in linkable
             ),
             tuple(entries),
+            tuple(row.text for row, _ in linkable),
+            tuple(texts),
         )
         return _Cold(mine, correct, evidence, seen)
 

@@ -45,14 +45,23 @@ MAGIC = (
 )
 
 
+# What may come before a file's magic bytes and still leave it that file: whitespace and
+# a BOM (a PDF's readers look for `%PDF-` past them; a zip is read from its end).
+_SKIPPED = b" \t\r\n\f\v"
+SNIFFED = 1024  # bytes read to find the magic in
+
+
 def mislabelled(path: Path) -> str | None:
     """Why `path`'s name misleads about what it is ("report.jsonl is a PDF document: name
-    it .pdf"), or None: a PDF named .jsonl was read as 102 rejected queue lines, exit 0."""
+    it .pdf"), or None: a PDF named .jsonl was read as 102 rejected queue lines, exit 0
+    (and, with 5 bytes of whitespace or a BOM before its `%PDF-`, as 48)."""
     try:
         with path.open("rb") as handle:
-            head = handle.read(8)
+            head = handle.read(SNIFFED)
     except OSError:
         return None  # the readable-input check says why
+    while (skipped := head.removeprefix(_BOM).lstrip(_SKIPPED)) != head:
+        head = skipped
     for magic, what, suffix in MAGIC:
         if head.startswith(magic) and path.suffix.lower() != suffix:
             named = path.suffix or "plain"

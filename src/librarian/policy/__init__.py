@@ -30,7 +30,13 @@ covers a section), `threshold` (training's global cut).
 from librarian.policy.adaptation import Adaptation, fit_adaptation
 from librarian.policy.cut import Certified, alone, certifies, choose_cut
 from librarian.policy.decision import RISKS, DecisionPolicy
-from librarian.policy.evidence import CutEvidence, Evidence
+from librarian.policy.evidence import (
+    CutEvidence,
+    Evidence,
+    distinct_decided,
+    normalised,
+    text_digest,
+)
 from librarian.policy.plan import ReviewPlan, review_plan
 from librarian.policy.sample import CALIBRATION_SAMPLE, SAMPLE_REACH, calibration_sample
 
@@ -48,6 +54,9 @@ __all__ = [
     "calibration_sample",
     "certifies",
     "choose_cut",
+    "distinct_decided",
     "fit_adaptation",
+    "normalised",
     "review_plan",
+    "text_digest",
 ]

@@ -3,7 +3,10 @@ envelope `librarian explain --json` prints out (ranked CREs with names and confi
 and the decision: a LinkProposal, or a ReviewItem with its reason). Token-protected and
 Host-checked as every page is (`web._guard`); a body over MAX_BODY_BYTES is refused
 before it is read. OpenAPI at `/openapi.json`, read in a browser at `/docs` (Swagger UI 5
-from the fastapi-offline package, served from this server: no CDN).
+from the fastapi-offline package, served from this server: no CDN). A call's work runs on
+threads of the API's own, SUGGESTS_AT_ONCE at a time with SUGGESTS_WAITING more waiting,
+the rest answered 503 with Retry-After at once: a burst of calls never makes a reviewer's
+page wait (`bounded.py`).
 """
 
 from __future__ import annotations
@@ -13,12 +16,12 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from fastapi import APIRouter, HTTPException
-from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import HTMLResponse
 from pydantic import BaseModel, ConfigDict, Field
 
 from librarian.catalogue.hub import Hub
 from librarian.policy import Certified, DecisionPolicy
+from librarian.review.bounded import Bounded, Full
 from librarian.schemas.envelopes import Envelope, LinkProposal, dump_envelope
 from librarian.schemas.records import History
 
@@ -28,6 +31,12 @@ if TYPE_CHECKING:
 SUGGEST_PATH = "/api/v1/suggest"
 MAX_BODY_BYTES = 64 * 1024
 MAX_TEXT_CHARS = 20_000
+# Suggest calls whose work runs at once (the models use every core themselves: more at once
+# only makes each slower, and takes the CPU from the reviewers' pages), and how many more
+# may wait for one; past both, 503 with Retry-After at once. The pages never wait on them:
+# the work runs on threads of its own (`bounded.Bounded`).
+SUGGESTS_AT_ONCE = 2
+SUGGESTS_WAITING = 8
 DOCS_CSP = (
     "default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline'; "
     "img-src 'self' data:; connect-src 'self'; base-uri 'none'; frame-ancestors 'none'"
@@ -97,8 +106,11 @@ def suggest_router(
 ) -> APIRouter:
     """The API's routes; `pipeline` gives the home's trained pipeline (built at the first
     call), or None when there are no trained models; `source_context` reads a source's
-    history and stored policy from the workbench's store."""
+    history and stored policy from the workbench's store. A call's work (building the
+    pipeline, reading the store, the models) runs on threads of its own, SUGGESTS_AT_ONCE
+    at a time, SUGGESTS_WAITING more waiting; the rest are answered 503 at once."""
     router = APIRouter()
+    slots = Bounded(SUGGESTS_AT_ONCE, SUGGESTS_WAITING)
 
     @router.post(
         SUGGEST_PATH,
@@ -108,34 +120,47 @@ def suggest_router(
             411: {"description": "no Content-Length"},
             413: {"description": f"a body over {MAX_BODY_BYTES} bytes"},
             422: {"description": "not a JSON object with a non-empty `text`"},
-            503: {"description": "no trained models on this server (`librarian train`)"},
+            503: {
+                "description": "no trained models on this server (`librarian train`), or "
+                f"{SUGGESTS_AT_ONCE + SUGGESTS_WAITING} calls already running or waiting "
+                "(Retry-After says when to try again)"
+            },
         },
         summary="Suggest CREs for one text",
     )
     async def suggest(asked: SuggestRequest) -> dict[str, Any]:
         if not asked.text.strip():
             raise HTTPException(422, "text is blank")
-        built = await run_in_threadpool(pipeline)
-        if built is None:
-            raise HTTPException(503, "no trained models on this server: run `librarian train`")
-        if asked.top_k is not None:
-            built = built.with_top_n(asked.top_k)
-        if asked.source is None:
-            envelope = await run_in_threadpool(built.explain, asked.text, asked.title)
-        else:
-            known = (
-                source_context(asked.source, built.policy) if source_context is not None else None
-            )
-            if known is None:
-                raise HTTPException(404, f"no source {asked.source!r} in this store")
-            cuts = {asked.source: known.cut} if known.cut is not None else {}
-            built = built.with_policy(known.policy, cuts)
-            envelope = await run_in_threadpool(
-                built.suggest, asked.text, asked.title, asked.source, known.history
-            )
-        return {**dump_envelope(envelope), "cres": named_cres(envelope, built.hub)}
+        try:
+            return await slots.run(lambda: suggested(asked, pipeline, source_context))
+        except Full:
+            said = "the suggest API is busy: try again in a second"
+            raise HTTPException(503, said, headers={"Retry-After": "1"}) from None
 
     return router
+
+
+def suggested(
+    asked: SuggestRequest,
+    pipeline: Callable[[], Pipeline | None],
+    source_context: SourceContext | None,
+) -> dict[str, Any]:
+    """One call's answer, worked out on a thread (blocking: the models and the store)."""
+    built = pipeline()
+    if built is None:
+        raise HTTPException(503, "no trained models on this server: run `librarian train`")
+    if asked.top_k is not None:
+        built = built.with_top_n(asked.top_k)
+    if asked.source is None:
+        envelope = built.explain(asked.text, asked.title)
+    else:
+        known = source_context(asked.source, built.policy) if source_context is not None else None
+        if known is None:
+            raise HTTPException(404, f"no source {asked.source!r} in this store")
+        cuts = {asked.source: known.cut} if known.cut is not None else {}
+        built = built.with_policy(known.policy, cuts)
+        envelope = built.suggest(asked.text, asked.title, asked.source, known.history)
+    return {**dump_envelope(envelope), "cres": named_cres(envelope, built.hub)}
 
 
 def named_cres(envelope: Envelope, hub: Hub) -> list[dict[str, Any]]:

@@ -10,7 +10,7 @@ changes nothing.
 from __future__ import annotations
 
 from collections.abc import Collection, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Literal
 
@@ -180,6 +180,7 @@ class ImportResult:
     unchanged: int = 0  # identical to the stored decision: nothing to do
     changed: int = 0  # superseded a standing decision (`review import --change`)
     left_open: int = 0
+    bulk: int = 0  # approvals recorded as bulk: the import approved every row (`in_bulk`)
     errors: list[str] = field(default_factory=list)
 
     def count(self, action: str) -> None:
@@ -212,15 +213,21 @@ def import_decisions(
     change import), a decision that differs from the standing one supersedes it, when the
     importer made that one or is a lead; without, it is refused. `importer`: who imports
     (`--reviewer`); a decision file's `decided_by` other than theirs is refused unless
-    they lead. A change import needs one."""
+    they lead. A change import needs one. Every decision recorded is the importer's: a
+    decision file's `decided_by` is kept in its note, as where it came from, never as who
+    decided. An import that approves the first suggestion of every row is recorded as
+    bulk approvals, as the workbench's "approve all" is (`in_bulk`)."""
     result = ImportResult()
     if importer:
         source = f"{source} (imported by {importer.strip()})"
     with Session(engine) as session, session.begin():
-        planned = _plan(session, incoming, hub_ids, result, leads, importer)
+        planned, every_approve = _plan(session, incoming, hub_ids, result, leads, importer)
         if result.errors:
             session.rollback()
             return result
+        if every_approve:
+            planned = [in_bulk(item) for item in planned]
+            result.bulk = len(planned)
         for item in planned:
             if item.replaces is None:
                 store_decision(session, item.row, item.decision, item.note, source)
@@ -238,10 +245,13 @@ def _plan(
     result: ImportResult,
     leads: Collection[str] | None,
     importer: str | None = None,
-) -> list[Planned]:
+) -> tuple[list[Planned], bool]:
+    """The decisions to record, and whether every decision of the import (those already
+    standing too) approves its item's first suggestion."""
     planned: list[Planned] = []
     seen: set[str] = set()
     ids: dict[str, str] = {}
+    actions: set[str] = set()
     now = datetime.now(UTC)
     for where, asked in incoming:
         try:
@@ -250,6 +260,7 @@ def _plan(
                 _check_decision_id(session, asked, ids, where)
                 _check_decider(asked, importer, leads)
             decision = _as_decision(row, asked, hub_ids, now)
+            actions.add(decision.action)
             try:
                 if standing_same(session, row, decision):
                     result.unchanged += 1
@@ -259,11 +270,48 @@ def _plan(
                 if leads is None:
                     raise
                 replaces = changeable(session, row, _changer(asked, importer), leads)
-            note = asked.note if isinstance(asked, DecisionRequest) else None
+            decision, note = _recorded_as(asked, decision, importer, where)
             planned.append(Planned(row, decision, note, replaces))
         except ReviewError as exc:
             result.errors.append(f"{where}: {exc}")
-    return planned
+    return planned, actions == {"approve"}
+
+
+def in_bulk(item: Planned) -> Planned:
+    """`item` recorded as a bulk approval: a file that approves every row's first
+    suggestion is an "approve all" (nobody is known to have weighed each item), which
+    certifies no cut and counts in no agreement figure (`store.human.by_bulk`)."""
+    ui = Ui(keybind_used=BULK)
+    return replace(item, decision=item.decision.model_copy(update={"ui": ui}))
+
+
+def _recorded_as(
+    asked: DecisionRequest | HumanDecision,
+    decision: HumanDecision,
+    importer: str | None,
+    where: str,
+) -> tuple[HumanDecision, str | None]:
+    """The decision as it is recorded, with its note: the importer's. A decision file's
+    `decided_by` is what the file says, not who the store knows decided: it is kept in
+    the note, where it came from (`where`)."""
+    if isinstance(asked, DecisionRequest):
+        return decision, asked.note
+    who = (importer or "").strip()
+    if not who:
+        raise ReviewError(
+            "a decision file's decisions are recorded as the importer's, and this import "
+            "names none: it needs who is changing or recording them (--reviewer NAME)"
+        )
+    if len(who) > MAX_REVIEWER_CHARS:
+        raise ReviewError(
+            f"the reviewer name is {len(who)} characters; at most {MAX_REVIEWER_CHARS}"
+        )
+    note = (
+        None
+        if asked.decided_by == who
+        else f"the file's {where} says decided by {asked.decided_by}"
+    )
+    return decision.model_copy(update={"decided_by": who}), note
 
 
 def _changer(asked: DecisionRequest | HumanDecision, importer: str | None) -> str:

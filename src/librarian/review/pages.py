@@ -1,5 +1,6 @@
-"""The workbench's pages and actions: the queue, an item, decide, bulk, undo, sign-in and
-the hub search; each renders a template or redirects with a signed message."""
+"""The workbench's pages and actions: the queue, an item, decide, bulk, undo and the hub
+search; each renders a template or redirects with a signed message (sign-in and sign-out:
+`web_signin.py`; reviewer QA: `web_qa.py`)."""
 
 from __future__ import annotations
 
@@ -15,7 +16,6 @@ from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Resp
 from fastapi.templating import Jinja2Templates
 from sqlalchemy.exc import OperationalError
 from sqlalchemy.orm import Session
-from starlette.concurrency import run_in_threadpool
 
 from librarian.retrieval.hub_search import HubSearch
 from librarian.review.bench import Workbench
@@ -32,22 +32,13 @@ from librarian.review.forms import (
     decision_request,
     filter_of,
     int_of,
-    local_path,
     queue_filter,
 )
 from librarian.review.guard import same_secret
-from librarian.review.signin import (
-    FAILURES_PER_CLIENT,
-    FAILURES_PER_NAME,
-    SESSION_COOKIE,
-    SESSION_SECONDS,
-    THROTTLE_SECONDS,
-    Identity,
-    session_name,
-    session_value,
-)
+from librarian.review.signin import SESSION_COOKIE, Identity, session_name
 from librarian.review.urls import url
 from librarian.review.web_qa import QaPages
+from librarian.review.web_signin import SignInPages
 from librarian.review.words import EXEMPLAR, flag_words, order_note, shared_words, word_diff
 from librarian.schemas.human import HumanDecision, Ui
 from librarian.schemas.records import source_key_of
@@ -81,7 +72,8 @@ from librarian.store.review import (
     neighbour,
     queue_page,
 )
-from librarian.store.reviewers import credential, reviewers, signed_in
+from librarian.store.reviewers import credential, reviewers
+from librarian.store.status import WITHDRAWN_STATUS
 from librarian.text import counted, hidden_characters
 
 
@@ -92,6 +84,7 @@ class Pages:
         self._finder: HubSearch | None = None
         self.hub_ids = set(bench.hub.ids)
         self.qa = QaPages(self)
+        self.signin = SignInPages(self)
 
     def finder(self) -> HubSearch:
         if self._finder is None:
@@ -190,7 +183,8 @@ class Pages:
         )
 
     async def item(self, request: Request, review_id: str) -> Response:
-        checking = self.qa.checking(self.reviewer_of(request))
+        reviewer = self.reviewer_of(request)
+        checking = self.qa.checking(reviewer)
         if review_id in checking:  # blind: a check, or an item one is checking
             return await self.qa.check(request, checking[review_id], review_id)
         with Session(self.bench.engine) as session:
@@ -200,9 +194,8 @@ class Pages:
                 return self.redirect(url("item", now_id), said)  # a kept tab still works
             if detail is None:
                 return self.problem(request, 404, "no such review item", review_id)
-            around = self.surroundings(session, detail)
+            around = self.surroundings(session, detail, reviewer, None)
         source = around["source"]
-        reviewer = self.reviewer_of(request)
         standing = detail.decision
         may_change = (
             standing is not None
@@ -221,12 +214,15 @@ class Pages:
             **around,
         )
 
-    def surroundings(self, session: Session, detail: ItemDetail) -> dict[str, Any]:
-        """An item page's previous and next items and its source's panel."""
-        moment, row = detail.item.created_at, detail.item.row_id
+    def surroundings(
+        self, session: Session, detail: ItemDetail, reviewer: str | None, check_id: int | None
+    ) -> dict[str, Any]:
+        """An item page's previous and next items, as `reviewer` walks the queue (`check_id`:
+        the page is that check's), and its source's panel."""
+        previous, following = self.qa.walk(session, reviewer, detail, check_id)
         return {
-            "following": neighbour(session, moment, row, later=True),
-            "previous": neighbour(session, moment, row, later=False),
+            "following": following,
+            "previous": previous,
             "source": source_panel(session, detail, self.bench.rescored),
         }
 
@@ -461,79 +457,16 @@ class Pages:
             undone = items_by_id(session, [review_id])
             stands = standing_on(session, review_id)
         what = f"“{undone[0].label}”" if undone else "the item"
+        if stands is None and undone and undone[0].section_status == WITHDRAWN_STATUS:
+            # Its section left its document: undo returns it to withdrawn, not to the queue.
+            said = f"undone: {what} is withdrawn again (its section left its document)"
+            return self.redirect(url("item", review_id), said)
         if stands is None:
             return self.redirect(url("item", review_id), f"undone: {what} is open again")
         earlier = f"{stands.decided_by}'s earlier {stands.action}"
         cres = f" ({stands.final_cre_ids})" if stands.final_cre_ids else ""
         said = f"undone: on {what}, {earlier}{cres} stands again"
         return self.redirect(url("item", review_id), said)
-
-    async def sign_in(self, request: Request) -> Response:
-        """A reviewer signs in with their name and secret (`review reviewers add`), by a
-        same-origin POST only (its CSRF token): a link or another site's form cannot sign
-        a browser in. The key is checked off the event loop (scrypt takes ~50 ms), and
-        failed tries are limited per name and per client (`signin.Throttle`)."""
-        form = await request.form()
-        if refused := self.refused(request, form):
-            return refused
-        back = local_path(str(form.get("back", "")))
-        name, key = str(form.get("name", "")).strip(), str(form.get("key", ""))
-        if self.bench.reviewer:
-            return self.redirect(back, f"this workbench is {self.bench.reviewer}'s alone", "error")
-        client = request.client.host if request.client else "?"
-        wait = self.bench.throttle.wait(name, client)
-        if wait:
-            return self.too_many(request, name, wait)
-        bound = await run_in_threadpool(self.key_matches, name, key)
-        if bound is None:
-            self.bench.throttle.failed(name, client)
-            return self.redirect(back, "wrong name or key: nobody is signed in", "error")
-        response = self.redirect(back, f"signed in as {name}")
-        response.set_cookie(
-            SESSION_COOKIE,
-            session_value(name, bound, self.bench.session_key),
-            httponly=True,
-            samesite="strict",
-            max_age=SESSION_SECONDS,
-        )
-        return response
-
-    def key_matches(self, name: str, key: str) -> str | None:
-        """The fingerprint of `name`'s key when `key` is it (a session is bound to it)."""
-        with Session(self.bench.engine) as session:
-            found = signed_in(session, name, key)
-            return credential(session, found.name) if found is not None else None
-
-    def too_many(self, request: Request, name: str, wait: int) -> HTMLResponse:
-        detail = (
-            f"too many failed sign-ins for {name or 'this name'} or from this address: try "
-            f"again in {wait} s (at most {FAILURES_PER_NAME} a name and {FAILURES_PER_CLIENT} "
-            f"an address every {THROTTLE_SECONDS // 60} minutes)"
-        )
-        answer = self.problem(request, 429, "sign-in refused for now", detail)
-        answer.headers["Retry-After"] = str(wait)
-        return answer
-
-    async def sign_in_page(self, request: Request) -> Response:
-        """The address `review reviewers add` prints: a sign-in form with the name filled
-        in, the key typed. It changes nothing (a key in the address is ignored, and the
-        page says so: it would be a credential in browser and shell history)."""
-        name = request.query_params.get("name", "")[:200]
-        keyed = "key" in request.query_params
-        return self.render(request, "signin.html", named=name, keyed=keyed)
-
-    async def sign_out(self, request: Request) -> Response:
-        """Ends this browser's session on the server (its cookie is refused from now on)
-        and drops the cookie."""
-        form = await request.form()
-        if refused := self.refused(request, form):
-            return refused
-        cookie = request.cookies.get(SESSION_COOKIE)
-        if cookie:
-            self.bench.ended_sessions.add(cookie.rsplit(".", 1)[-1])
-        response = self.redirect(url("queue"), "signed out")
-        response.delete_cookie(SESSION_COOKIE)
-        return response
 
     def recorded(self, detail: ItemDetail, decision: HumanDecision) -> str:
         """The status line after a decision: which section (its own id and title, not a

@@ -28,11 +28,15 @@ from dataclasses import dataclass, field
 
 SESSION_COOKIE = "librarian_session"
 SESSION_SECONDS = 7 * 24 * 3600
-# Failed sign-ins allowed in THROTTLE_SECONDS, per reviewer name and per client address;
-# past either, sign-in is refused (429, with the seconds to wait) without checking a key.
+# Failed sign-ins allowed in THROTTLE_SECONDS, per reviewer name from one client address,
+# and per client address whatever the names; past either, sign-in is refused (429, with
+# the seconds to wait) without checking a key.
 FAILURES_PER_NAME = 5
 FAILURES_PER_CLIENT = 20
 THROTTLE_SECONDS = 300
+# Keys checked at once (scrypt: ~50 ms and 16 MiB each, on threads of their own:
+# `bounded.Bounded`); a sign-in past them is refused at once (429), never queued.
+KEY_CHECKS_AT_ONCE = 2
 
 
 @dataclass(frozen=True)
@@ -84,28 +88,45 @@ def _mac(encoded: str, issued: str, credential: str, key: bytes) -> str:
 
 @dataclass
 class Throttle:
-    """Failed sign-ins by reviewer name and by client, over a sliding window: a guesser
-    gets FAILURES_PER_NAME tries at one name, and FAILURES_PER_CLIENT at any, every
-    THROTTLE_SECONDS; a key is never checked past that (scrypt costs the server ~50 ms)."""
+    """Failed sign-ins over a sliding window, by reviewer name and client together, and by
+    client: a guesser gets FAILURES_PER_NAME tries at one name from one address, and
+    FAILURES_PER_CLIENT at any, every THROTTLE_SECONDS; a key is never checked past that.
 
-    failures: dict[str, list[float]] = field(default_factory=dict)
+    A burst of wrong keys for one name locks out that name from that address alone:
+    another reviewer at the same address (behind one NAT) still signs in, the burst having
+    been refused before it reached the address's limit. A try is counted when it is let
+    through, before its key is checked (`failed`), and taken back when the key was right
+    (`succeeded`): tries sent at once are each counted, so no more than the limit of them
+    is ever checked."""
+
+    failures: dict[tuple[str, ...], list[float]] = field(default_factory=dict)
 
     def wait(self, name: str, client: str, now: float | None = None) -> int:
         """Seconds before `client` may try `name` again (0: now)."""
         now = now if now is not None else time.time()
         waits = [
-            self._wait(f"name:{name}", FAILURES_PER_NAME, now),
-            self._wait(f"client:{client}", FAILURES_PER_CLIENT, now),
+            self._wait(("name", name, client), FAILURES_PER_NAME, now),
+            self._wait(("client", client), FAILURES_PER_CLIENT, now),
         ]
         return max(waits)
 
     def failed(self, name: str, client: str, now: float | None = None) -> None:
         now = now if now is not None else time.time()
-        for key in (f"name:{name}", f"client:{client}"):
+        for key in (("name", name, client), ("client", client)):
             self.failures.setdefault(key, []).append(now)
 
-    def _wait(self, key: str, limit: int, now: float) -> int:
+    def succeeded(self, name: str, client: str) -> None:
+        """Take back one try counted for `name` from `client`: its key was right."""
+        for key in (("name", name, client), ("client", client)):
+            counted = self.failures.get(key)
+            if counted:
+                counted.pop()
+
+    def _wait(self, key: tuple[str, ...], limit: int, now: float) -> int:
         recent = [t for t in self.failures.get(key, []) if now - t < THROTTLE_SECONDS]
+        if not recent:  # a name tried once is not remembered for ever
+            self.failures.pop(key, None)
+            return 0
         self.failures[key] = recent
         if len(recent) < limit:
             return 0

@@ -12,7 +12,9 @@ what this browser decided; status messages are signed, so a link cannot make one
 This module assembles the application; the rest is by concern: `bench.py` (what it
 serves), `guard.py` (every request's checks and headers), `pages.py` (the pages and
 actions), `web_qa.py` (reviewer QA), `forms.py` (what a form or query asks for),
-`words.py` (what a page says about a suggestion), `api.py` (the suggest API).
+`web_signin.py` (sign-in and sign-out), `words.py` (what a page says about a suggestion),
+`api.py` (the suggest API), `bounded.py` (the threads of their own that the sign-in's key
+checks and the suggest API's model work run on, a bounded number at a time).
 """
 
 from __future__ import annotations
@@ -81,6 +83,7 @@ def create_app(bench: Workbench) -> FastAPI:
         ("/", pages.queue),
         ("/item/{review_id}", pages.item),
         ("/qa", pages.qa.report),
+        ("/signin", pages.signin.sign_in_page),
     )
     for path, page in shown:
         app.get(path, response_class=HTMLResponse, include_in_schema=False)(page)
@@ -88,14 +91,13 @@ def create_app(bench: Workbench) -> FastAPI:
         ("/item/{review_id}", pages.decide),
         ("/undo", pages.undo),
         ("/bulk", pages.bulk),
-        ("/signin", pages.sign_in),
-        ("/signout", pages.sign_out),
+        ("/signin", pages.signin.sign_in),
+        ("/signout", pages.signin.sign_out),
         ("/qa/{check_id}", pages.qa.rule),
     )
     for path, action in posted:
         app.post(path, include_in_schema=False)(action)
     app.get("/api/search", include_in_schema=False)(pages.search)
-    app.get("/signin", response_class=HTMLResponse, include_in_schema=False)(pages.sign_in_page)
     app.get("/favicon.ico", include_in_schema=False)(_no_icon)
     app.include_router(suggest_router(bench.suggest_pipeline, bench.source_context))
     app.get("/docs", response_class=HTMLResponse, include_in_schema=False)(

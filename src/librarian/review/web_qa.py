@@ -29,6 +29,7 @@ from librarian.store.review import (
     QueueFilter,
     item_detail,
     items_by_id,
+    neighbour,
     queue_page,
 )
 from librarian.store.status import NEEDS_REVIEW
@@ -61,7 +62,9 @@ class ItemPages(Protocol):
 
     def item_context(self, detail: ItemDetail) -> dict[str, Any]: ...
 
-    def surroundings(self, session: Session, detail: ItemDetail) -> dict[str, Any]: ...
+    def surroundings(
+        self, session: Session, detail: ItemDetail, reviewer: str | None, check_id: int | None
+    ) -> dict[str, Any]: ...
 
     def render(
         self, request: Request, name: str, status: int = 200, **context: Any
@@ -116,6 +119,39 @@ class QaPages:
             if check.review_id in found
         ]
 
+    def walk(
+        self, session: Session, reviewer: str | None, detail: ItemDetail, check_id: int | None
+    ) -> tuple[str | None, str | None]:
+        """An item page's previous and next, in the order a reviewer walks the queue: the
+        checks waiting for them first (as the queue lists them), then the open items oldest
+        first, the first again after the last (never the page itself). A check's page
+        (`check_id`) has its own place in it, as every item has: a check is some page's
+        neighbour and has neighbours of its own, so its links do not tell it apart."""
+        if check_id is not None:
+            return self.check_walk(session, reviewer, check_id)
+        moment, row = detail.item.created_at, detail.item.row_id
+        before = neighbour(session, moment, row, later=False)
+        after = neighbour(session, moment, row, later=True)
+        checks = [item.review_id for item in self.queued(session, reviewer)]
+        if not checks:
+            return before, after
+        # `neighbour` goes back to the first open item after the last: the walk, to its start.
+        wrapped = after is None or (after == first_open(session) and before is not None)
+        return before or checks[-1], checks[0] if wrapped else after
+
+    def check_walk(
+        self, session: Session, reviewer: str | None, check_id: int
+    ) -> tuple[str | None, str | None]:
+        """A check's previous and next in `walk`'s order."""
+        checks = [item.review_id for item in self.queued(session, reviewer)]
+        first = first_open(session)
+        here = self.address(check_id)
+        if here not in checks:  # past what the queue lists: the open items' first
+            return None, first
+        at = checks.index(here)
+        after = [*checks[at + 1 :], *([first] if first else []), *checks[:at]]
+        return (checks[at - 1] if at else None), next(iter(after), None)
+
     def checking(self, reviewer: str | None) -> dict[str, int]:
         """The checks waiting for `reviewer`, by every address they answer to: its opaque
         one, and the item's own (an item one is checking is shown blind there too)."""
@@ -140,7 +176,7 @@ class QaPages:
             detail = item_detail(session, found.review_id)
             if detail is None:
                 return pages.problem(request, 404, "no such item", address)
-            surroundings = pages.surroundings(session, detail)
+            surroundings = pages.surroundings(session, detail, reviewer, check_id)
         context = pages.item_context(detail)
         # Blind: what was decided, by whom and when is not shown, nor that this is a check.
         context.update(decision=None, history=(), diff=None, open=True, check_blind=True)
@@ -155,16 +191,20 @@ class QaPages:
         )
 
     async def answer(self, request: Request, check_id: int) -> Response:
-        def work(session: Session, form: Any, reviewer: str) -> list[OpenItem]:
+        """Records a check's answer, then shows what its page's "next" named, as after any
+        decision."""
+
+        def work(session: Session, form: Any, reviewer: str) -> str | None:
             check = check_for(session, check_id, reviewer)
+            _, following = self.check_walk(session, reviewer, check_id)
             asked = decision_request(check.review_id, reviewer, form)
             answer_check(session, check_id, asked, self.pages.hub_ids)
-            return queue_page(session, QueueFilter(), 1, 1).items
+            return following
 
-        first = await self.posted(request, "who is answering?", work)
-        if isinstance(first, Response):
-            return first
-        target = url("item", first[0].review_id) if first else url("queue")
+        following = await self.posted(request, "who is answering?", work)
+        if isinstance(following, Response):
+            return following
+        target = url("item", following) if following else url("queue")
         return self.pages.redirect(target, ANSWERED)
 
     async def posted(
@@ -210,3 +250,9 @@ class QaPages:
         if isinstance(said, Response):
             return said
         return self.pages.redirect(url("qa"), said)
+
+
+def first_open(session: Session) -> str | None:
+    """The review id of the oldest open item: where the walk goes after the checks."""
+    found = queue_page(session, QueueFilter(), 1, 1).items
+    return found[0].review_id if found else None

@@ -62,18 +62,20 @@ def check_database(url: str, create: bool) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
 
 
-def read_only(url: str) -> str:
+def read_only(url: str, always: bool = False) -> str:
     """A SQLite file this user may not write, opened read-only (SQLite's `mode=ro` URI);
     one in a folder nobody may write (a read-only file system, a read-only mount), opened
     as immutable: SQLite cannot create the write-ahead log's shared-memory file there, and
-    nothing can change the file underneath. Any other URL as it is."""
+    nothing can change the file underneath. `always`: a file this user may write opened
+    read-only too (a command that must never write it: a dry run). Any other URL as it
+    is."""
     path = sqlite_file(url)
     if path is None or _parse(url).query.get("uri") == "true":
         return url
     where = quote(str(path.resolve()))
     if not os.access(path.resolve().parent, os.W_OK):
         return f"sqlite:///file:{where}?immutable=1&uri=true"
-    if not os.access(path, os.W_OK):
+    if always or not os.access(path, os.W_OK):
         return f"sqlite:///file:{where}?mode=ro&uri=true"
     return url
 

@@ -40,6 +40,8 @@ from librarian.text import content_hash
 LINKED = "linked"
 REVIEW_REQUIRED = "review_required"
 WITHDRAWN = "withdrawn"  # an open item whose section left its document (store/versions.py)
+# An open item whose section's text changed: the update's item replaces it (`supersede`).
+SUPERSEDED = "superseded"
 
 
 @dataclass
@@ -56,8 +58,10 @@ class WriteResult:
     # Open items a person decided (or newer models re-decided) between our read and our
     # write: left as they are, never overwritten.
     lost_to_review: int = 0
+    superseded: int = 0  # open items of an older text, closed by their update's
 
     def add(self, other: WriteResult) -> None:
+        self.superseded += other.superseded
         self.redecided += other.redecided
         self.lost_to_review += other.lost_to_review
         self.decisions += other.decisions
@@ -283,6 +287,7 @@ def write(session: Session, batch: StoredBatch) -> WriteResult:
     now = datetime.now(UTC)
     result = WriteResult()
     present = _present(session, batch)
+    decided: list[Envelope] = []
     for envelope in batch.envelopes:
         section = batch.sections[envelope.chunk_id]
         key = (envelope.chunk_id, section.content_hash)
@@ -302,9 +307,64 @@ def write(session: Session, batch: StoredBatch) -> WriteResult:
         else:
             session.add(row)
         result.decisions += 1
+        decided.append(envelope)
+    result.superseded = supersede(session, batch, decided, now)
     for rejection in batch.rejections:
         result.rejections += _add_rejection(session, batch, rejection, now)
     return result
+
+
+# An item no one decided: open, or closed as withdrawn (it would reopen were its section
+# back in its document).
+_UNDECIDED = (
+    DecisionRow.status.in_((REVIEW_REQUIRED, WITHDRAWN)),
+    DecisionRow.consumed_at.is_(None),
+)
+
+
+def supersede(
+    session: Session, batch: StoredBatch, decided: Sequence[Envelope], now: datetime
+) -> int:
+    """Each decided section's open items of an older text (same chunk, or the span its
+    update detection names as its prior), from earlier runs, closed as superseded: a
+    section never has two open items, one on text its document no longer holds. A
+    compare-and-set on each: an item a reviewer decided meanwhile keeps its decision.
+    Returns how many were closed."""
+    if not decided:
+        return 0
+    sections = [batch.sections[e.chunk_id] for e in decided]
+    found = session.execute(
+        select(
+            DecisionRow.id, DecisionRow.chunk_id, DecisionRow.span_key, DecisionRow.content_hash
+        ).where(
+            or_(
+                DecisionRow.chunk_id.in_({s.chunk_id for s in sections}),
+                DecisionRow.span_key.in_({s.span_key for s in sections}),
+            ),
+            *_UNDECIDED,
+            DecisionRow.pipeline_run_id != batch.run_id,
+        )
+    ).all()
+    older = {
+        row_id
+        for envelope, section in zip(decided, sections, strict=True)
+        for row_id, chunk, span, text in found
+        if text != section.content_hash
+        and (
+            chunk == section.chunk_id
+            or (span == section.span_key and chunk == envelope.update_detection.prior_chunk_id)
+        )
+    }
+    closed = 0
+    for row_id in sorted(older):
+        done = session.execute(
+            update(DecisionRow)
+            .where(DecisionRow.id == row_id, *_UNDECIDED)
+            .values(status=SUPERSEDED, withdrawn_at=func.coalesce(DecisionRow.withdrawn_at, now))
+            .execution_options(synchronize_session=False)
+        )
+        closed += int(done.rowcount == 1)  # type: ignore[attr-defined]
+    return closed
 
 
 def _decided_by_others(

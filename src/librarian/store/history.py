@@ -5,12 +5,13 @@ stored. Where a source stands for the people reading it is `store/progress.py`."
 
 from __future__ import annotations
 
-from collections.abc import Collection
-from typing import Any
+from collections.abc import Collection, Iterable, Mapping
+from typing import Any, TypeVar
 
 from sqlalchemy import ColumnElement, and_, or_, select
 from sqlalchemy.orm import Session
 
+from librarian.policy import text_digest
 from librarian.schemas.records import EarlierItem, Known, Reviewed, SourceHistory
 from librarian.store.decisions import LINKED, REVIEW_REQUIRED
 from librarian.store.human import by_bulk
@@ -102,24 +103,45 @@ def _earlier(span: str, text: str, candidates: Any) -> EarlierItem | None:
 
 
 def _reviewed(session: Session, source: str) -> list[Reviewed]:
-    """The latest standing decision of each decided item (undone ones left out): approved
-    and corrected items with their CREs, rejected ones with none (the first suggestion
-    was wrong, and no CRE fits)."""
+    """The latest standing decision of each decided requirement (`counted_once`; undone
+    ones left out): approved and corrected items with their CREs, rejected ones with none
+    (the first suggestion was wrong, and no CRE fits)."""
     rows = session.execute(
         select(HumanDecisionRow, DecisionRow)
         .join(DecisionRow, DecisionRow.id == HumanDecisionRow.decision_row_id)
         .where(DecisionRow.source_key == source, HumanDecisionRow.standing())
         .order_by(HumanDecisionRow.decided_at.desc(), HumanDecisionRow.id.desc())
     ).all()
-    seen: set[int] = set()
+    counted = counted_once(
+        (item.span_key, item.text, human.record, (human, item)) for human, item in rows
+    )
     out: list[Reviewed] = []
-    for human, item in rows:
-        if item.id in seen or by_bulk(human.record):
-            continue  # a bulk approval certifies no cut: nobody looked at the item
-        seen.add(item.id)
+    for human, item in counted[:MAX_REVIEWED]:
         cres = tuple((human.final_cre_ids or "").split()) if human.action != "reject" else ()
         locator = (item.envelope or {}).get("knowledge", {}).get("locator", {})
         out.append(Reviewed(item.span_key, item.text, locator.get("title"), cres))
-        if len(out) >= MAX_REVIEWED:
-            break
+    return out
+
+
+T = TypeVar("T")
+
+
+def counted_once(rows: Iterable[tuple[str, str, Mapping[str, Any] | None, T]]) -> list[T]:
+    """What a cut may rest on, from standing decisions given latest first as (the item's
+    span key, its text, the HumanDecision record, what to keep): each requirement once,
+    by its latest standing decision. A requirement is one span key across its text
+    versions, and one normalised text (a duplicate is the same item to C.5); another
+    decision of either adds nothing. A latest decision made in bulk counts for nothing:
+    nobody looked at the item (`store.human.by_bulk`)."""
+    keys: set[str] = set()
+    texts: set[str] = set()
+    out: list[T] = []
+    for key, text, record, kept in rows:
+        digest = text_digest(text)
+        if key in keys or digest in texts:
+            continue
+        keys.add(key)
+        texts.add(digest)
+        if not by_bulk(record):
+            out.append(kept)
     return out

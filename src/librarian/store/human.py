@@ -26,6 +26,7 @@ from librarian.schemas.human import (
 from librarian.store.decisions import REVIEW_REQUIRED
 from librarian.store.review import aware
 from librarian.store.tables import DecisionRow, HumanDecisionRow, ReviewAliasRow
+from librarian.store.versions import reopened_status, withdrawn_yet_decided
 
 WORKBENCH = "workbench"
 
@@ -238,10 +239,11 @@ def take_back(session: Session, last: HumanDecisionRow) -> None:
         if restored.rowcount != 1:  # type: ignore[attr-defined]
             raise ReviewError(f"{last.review_id}: the decision it changed cannot stand again")
         return
+    # An item whose section left its document closes as withdrawn again, not open.
     reopened = session.execute(
         update(DecisionRow)
         .where(DecisionRow.id == last.decision_row_id, DecisionRow.consumed_at.is_not(None))
-        .values(consumed_at=None)
+        .values(consumed_at=None, status=reopened_status())
         .execution_options(synchronize_session=False)
     )
     if reopened.rowcount != 1:  # type: ignore[attr-defined]
@@ -250,7 +252,7 @@ def take_back(session: Session, last: HumanDecisionRow) -> None:
 
 def violations(session: Session) -> list[str]:
     """What must never be: an item with more than one standing decision, or a standing
-    decision on an item that is open (`librarian queue check`)."""
+    decision on an item that is open, or closed as withdrawn (`librarian queue check`)."""
     counted = session.execute(
         select(HumanDecisionRow.decision_row_id, func.count())
         .where(HumanDecisionRow.standing())
@@ -265,7 +267,7 @@ def violations(session: Session) -> list[str]:
         .distinct()
     ).all()
     out += [f"{review} (row {r}): open, with a standing decision" for r, review in opened]
-    return out
+    return out + withdrawn_yet_decided(session)
 
 
 # --- what the decisions say ----------------------------------------------------------------

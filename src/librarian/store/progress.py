@@ -13,31 +13,34 @@ from sqlalchemy.orm import Session
 
 from librarian.policy import (
     CALIBRATION_SAMPLE,
+    CutEvidence,
     DecisionPolicy,
     Evidence,
     ReviewPlan,
     calibration_sample,
+    text_digest,
 )
 from librarian.settings import MIN_SOURCE_DECISIONS
 from librarian.store.decisions import REVIEW_REQUIRED
-from librarian.store.history import source_history, undecided
-from librarian.store.human import by_bulk
+from librarian.store.history import counted_once, source_history, undecided
 from librarian.store.policies import SourceCut, policy_of, source_cut
 from librarian.store.tables import DecisionRow, HumanDecisionRow
 from librarian.text import key_digest
 
 
 def decisions_seen(session: Session, source: str) -> int:
-    """How many of the source's items people have decided one by one: the decisions its
-    calibration reads (`_reviewed`), so every "N decided, M more" says what calibrates.
-    Undone and superseded decisions are left out, and bulk approvals (nobody weighed
-    those items)."""
+    """How many of the source's requirements people have decided one by one: the
+    decisions its calibration reads (`history.counted_once`: each requirement once, by its
+    latest standing decision), so every "N decided, M more" says what calibrates. Undone
+    and superseded decisions are left out, another version's or a duplicate's, and bulk
+    approvals (nobody weighed those items)."""
     rows = session.execute(
-        select(HumanDecisionRow.decision_row_id, HumanDecisionRow.record)
+        select(DecisionRow.span_key, DecisionRow.text, HumanDecisionRow.record)
         .join(DecisionRow, DecisionRow.id == HumanDecisionRow.decision_row_id)
         .where(DecisionRow.source_key == source, HumanDecisionRow.standing())
+        .order_by(HumanDecisionRow.decided_at.desc(), HumanDecisionRow.id.desc())
     ).all()
-    return len({row_id for row_id, record in rows if not by_bulk(record)})
+    return len(counted_once((key, text, record, None) for key, text, record in rows))
 
 
 @dataclass(frozen=True)
@@ -90,6 +93,7 @@ def source_progress(session: Session) -> list[SourceProgress]:
             DecisionRow.source_key,
             DecisionRow.review_id,
             DecisionRow.span_key,
+            DecisionRow.text,
             DecisionRow.confidence,
         ).where(
             DecisionRow.source_key.is_not(None),
@@ -130,21 +134,39 @@ def _progress(
     stored = source_cut(session, key)
     policy = policy_of(session, key)
     evidence = evidence_after(session, key, stored)
-    cold = stored.evidence.confidences() if stored and stored.evidence else {}
-    # The open items as the cut reads them (cold), else as they were shown.
-    pending = [cold.get(key_digest(r.span_key), r.confidence or 0.0) for r in open_items]
     plan = evidence.plan(policy) if evidence is not None else None
+    drawn = sample_frame(open_items, stored.evidence if stored is not None else None)
+    picks = review_next([c for _, c in drawn], plan, seen, key)
     return SourceProgress(
         key,
         len(open_items),
         seen,
         max(0, MIN_SOURCE_DECISIONS - seen),
         linked,
-        tuple(str(open_items[i].review_id) for i in review_next(pending, plan, seen, key)),
+        tuple(str(open_items[drawn[i][0]].review_id) for i in picks),
         next_cut_says(evidence, policy),
         items,
         stored.now(seen) if stored is not None else "",
     )
+
+
+def sample_frame(open_items: list[Any], evidence: CutEvidence | None) -> list[tuple[int, float]]:
+    """The open items the calibration sample is drawn from (their indices), each at the
+    confidence the plan reads: its version's cold confidence in the stored evidence, so
+    that the items asked for are a probability sample of the band the plan certifies. An
+    open item that evidence never saw is no part of it (the next run or relink places
+    it); with no stored evidence at all (no plan), every open item at the confidence it
+    was shown with."""
+    if evidence is None:
+        return [(i, r.confidence or 0.0) for i, r in enumerate(open_items)]
+    cold = evidence.confidences()
+    out = []
+    for i, row in enumerate(open_items):
+        digest = key_digest(row.span_key)
+        confidence = cold.get((digest, text_digest(row.text)), cold.get((digest, "")))
+        if confidence is not None:
+            out.append((i, confidence))
+    return out
 
 
 def source_sizes(session: Session) -> dict[str, int]:
@@ -191,27 +213,41 @@ def evidence_after(session: Session, source: str, stored: SourceCut | None) -> E
     if stored is None or stored.evidence is None:
         return None
     history = source_history(session, [source]).get(source)
-    # Keys as C.5 compares them (`pipeline.compact.compared`): digests.
+    # Versions as C.5 compares them (`pipeline.compact.compared`): digests.
     reviewed = history.reviewed if history is not None else ()
-    decided = [(key_digest(r.key), r.cre_ids) for r in reviewed]
-    present = session.execute(
-        select(DecisionRow.span_key).where(DecisionRow.source_key == source, undecided())
-    ).scalars()
-    return stored.evidence.now(decided, {key_digest(k) for k in present})
+    decided = [(key_digest(r.key), text_digest(r.text), r.cre_ids) for r in reviewed]
+    rows = session.execute(
+        select(DecisionRow.span_key, DecisionRow.text, DecisionRow.status).where(
+            DecisionRow.source_key == source, undecided()
+        )
+    ).all()
+    present = {(key_digest(k), text_digest(t)): status for k, t, status in rows}
+    opened = {version for version, status in present.items() if status == REVIEW_REQUIRED}
+    return stored.evidence.now(decided, set(present), opened)
 
 
 def next_cut_says(evidence: Evidence | None, policy: DecisionPolicy) -> str:
     """What the source's decisions certify now, in words (`evidence_now`): the cut the
-    next run or `relink` chooses, or its review plan ("": no evidence to read)."""
+    next run or `relink` chooses, with the open items it links there (the undecided
+    items it certifies that are not linked already), or its review plan ("": no evidence
+    to read)."""
     if evidence is None:
         return ""
     band = evidence.cut(policy)
     if band.basis != "reviewed" or not band.auto_links:
         return "review plan: " + evidence.plan(policy).says(policy)
+    links = evidence.to_link(band)
+    already = band.auto_links - links
+    then = (
+        f"the next run or `librarian relink` links them ({links} open items)"
+        if not already
+        else f"the next run or `librarian relink` links the {links} still open ({already} "
+        "linked already)"
+    )
     return (
         f"its {band.reviewed} reviewed items above {band.cut:.3f} ({band.reviewed_wrong} wrong) "
         f"now certify {band.auto_links} undecided items at >= {band.cut:.3f} under "
-        f"'{policy.guarantee()}': the next run or `librarian relink` links them"
+        f"'{policy.guarantee()}': {then}"
     )
 
 

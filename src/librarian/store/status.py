@@ -9,7 +9,10 @@ read from the store as it is now, never stored beside it (so it cannot disagree)
   contract recording that it was decided, not how.
 - USER_REJECTED: a person's decision stands that no CRE fits.
 - WITHDRAWN (ours: OpenCRE's RFC has no word for it): open when its section left its
-  document, closed so (`store/versions.py`).
+  document, closed so (`store/versions.py`); or open on a text its update replaced,
+  closed as superseded (`store/decisions.supersede`). An item closed so under a standing
+  decision (a withdrawal that raced a reviewer: `librarian queue check` names it) counts
+  by its decision: a person's decision is never lost from the counts.
 
 A run never maps a person's decision again: a decided item keeps its decision until its
 text changes (then the new text is a new item, an update of it).
@@ -23,7 +26,7 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from librarian.schemas.envelopes import UNMAPPABLE
-from librarian.store.decisions import LINKED, WITHDRAWN
+from librarian.store.decisions import LINKED, SUPERSEDED, WITHDRAWN
 from librarian.store.tables import DecisionRow, HumanDecisionRow
 
 AUTO_MAPPED = "AUTO_MAPPED"
@@ -38,11 +41,11 @@ def section_status(row_status: str, reason: str | None, decided: bool, action: s
     """`action`: the standing decision's (approve, correct, reject), None when none."""
     if row_status == LINKED:
         return AUTO_MAPPED
-    if row_status == WITHDRAWN:
+    if decided:
+        return USER_REJECTED if action == "reject" else USER_CONFIRMED
+    if row_status in (WITHDRAWN, SUPERSEDED):
         return WITHDRAWN_STATUS
-    if not decided:
-        return UNMAPPABLE if reason == UNMAPPABLE else NEEDS_REVIEW
-    return USER_REJECTED if action == "reject" else USER_CONFIRMED
+    return UNMAPPABLE if reason == UNMAPPABLE else NEEDS_REVIEW
 
 
 def standing_actions(session: Session, row_ids: Sequence[int]) -> dict[int, str]:

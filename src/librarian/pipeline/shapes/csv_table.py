@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import csv
-import io
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -21,24 +20,53 @@ from librarian.pipeline.shapes.rows import (
 TABLE_KEYS = frozenset({"id", "text"})
 
 
+class _Lines:
+    """A text's lines as the csv reader takes them (split at line feeds alone, as it
+    counts them), the lines of the record being read kept: its raw text, should it be
+    refused. Nothing else is copied (the lines of the whole file were, beside its text,
+    and split at U+2028 and form feeds too, so a refused row showed the wrong lines)."""
+
+    def __init__(self, text: str) -> None:
+        self.text, self.at = text, 0
+        self.taken: list[str] = []
+
+    def __iter__(self) -> _Lines:
+        return self
+
+    def __next__(self) -> str:
+        if self.at >= len(self.text):
+            raise StopIteration
+        end = self.text.find("\n", self.at)
+        end = len(self.text) if end < 0 else end + 1
+        line, self.at = self.text[self.at : end], end
+        self.taken.append(line)
+        return line
+
+    def record(self) -> str:
+        """The lines taken since the last record, as one text; then forgotten."""
+        raw, self.taken = "".join(self.taken), []
+        return raw.removesuffix("\n")
+
+
 def read(path: Path) -> Iterator[PlainRow | Unreadable]:
     """A row for every data row, at the line it starts on. A row with more or fewer cells
     than the header is kept as its raw text, with why: DictReader would have kept the
     first cells and dropped the rest without a word."""
     text = text_of(path)
     limit = csv.field_size_limit(sys.maxsize)
-    lines = text.splitlines()
+    lines = _Lines(text)
     try:
         # strict: a quote left open swallows every later row otherwise.
-        reader = csv.reader(io.StringIO(text), strict=True)
+        reader = csv.reader(lines, strict=True)
         header = [h.strip().lower() for h in next(reader, [])]
-        check_header(path, header, lines[0] if lines else "")
+        check_header(path, header, lines.record().split("\n", 1)[0])
         rows: list[PlainRow | Unreadable] = []
         start = reader.line_num + 1
         try:
             for cells in reader:
+                raw = lines.record()
                 if any(c.strip() for c in cells):
-                    rows.append(_row(start, header, cells, lines, reader.line_num))
+                    rows.append(_row(start, header, cells, raw))
                 start = reader.line_num + 1
         except csv.Error as exc:
             raise PlainInputError(
@@ -77,16 +105,14 @@ def table_row(line: int, cells: dict[str, str], where: str | None = None) -> Pla
     )
 
 
-def _row(
-    start: int, header: list[str], cells: list[str], lines: list[str], end: int
-) -> PlainRow | Unreadable:
+def _row(start: int, header: list[str], cells: list[str], raw: str) -> PlainRow | Unreadable:
     if len(cells) == len(header):
         return table_row(start, dict(zip(header, cells, strict=True)))
     why = (
         f"the row has {len(cells)} cells, the header {len(header)}: an unquoted comma in a "
         'cell? put the cell in double quotes ("…, …")'
     )
-    return Unreadable(start, "\n".join(lines[start - 1 : end]), why)
+    return Unreadable(start, raw, why)
 
 
 def _problem(exc: csv.Error) -> str:

@@ -10,13 +10,14 @@ from typing import Any
 
 from librarian.pipeline.shapes.csv_table import TABLE_KEYS
 from librarian.pipeline.shapes.rows import (
+    PlainInputError,
     PlainRow,
     PlainShape,
     Unreadable,
     section_path_of,
-    text_of,
 )
 
+_BOM = b"\xef\xbb\xbf"
 # Keys of the queue's shapes: a row holding any is the queue's, not a table's.
 QUEUE_SHAPE_KEYS = frozenset({"llm_label", "source_type", "content", "locator", "chunk_id"})
 
@@ -41,8 +42,11 @@ def claims(path: Path) -> bool:
 
 def read(path: Path) -> Iterator[PlainRow | Unreadable]:
     """A row a line; a line that is not a JSON object is left for ingest to reject on its
-    line as it would any bad line."""
-    for number, line in enumerate(text_of(path).splitlines(), start=1):
+    line as it would any bad line. Read from the file a line at a time (no copy of the
+    whole text, then another of its lines), lines split at line feeds alone, as the
+    queue's JSONL is read: a JSON string may hold a raw U+2028, where `splitlines` cut a
+    row in two."""
+    for number, line in _lines(path):
         if not line.strip():
             continue
         try:
@@ -53,6 +57,22 @@ def read(path: Path) -> Iterator[PlainRow | Unreadable]:
             yield Unreadable(number, line)
             continue
         yield _row(number, line, row)
+
+
+def _lines(path: Path) -> Iterator[tuple[int, str]]:
+    """Each line of the file with its number, without its line end (a BOM before the
+    first dropped); PlainInputError at the first byte that is not UTF-8."""
+    offset = 0
+    with path.open("rb") as handle:
+        for number, raw in enumerate(handle, start=1):
+            data = raw.removeprefix(_BOM) if number == 1 else raw
+            try:
+                line = data.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                at = offset + len(raw) - len(data) + exc.start
+                raise PlainInputError(f"{path} is not UTF-8 (byte {at})") from exc
+            offset += len(raw)
+            yield number, line.rstrip("\r\n")
 
 
 def _row(number: int, line: str, row: dict[str, Any]) -> PlainRow | Unreadable:

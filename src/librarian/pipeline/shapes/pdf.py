@@ -8,14 +8,16 @@ list marker), and the paragraphs are blocks for the segmenter (`segment.py`), wh
 makes the items, as it does for a Word file of the same document.
 
 Refused in one line: a damaged file, one that needs a password to open, and one with no
-text layer (a scan: nothing to read without OCR).
+text layer (a scan: nothing to read without OCR). A page drawing more rules than the table
+reader takes (`pdf_tables`' limits) is read as lines of text, with a warning.
 """
 
 from __future__ import annotations
 
 import logging
+import math
 import re
-from collections import Counter
+from collections import Counter, deque
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
@@ -23,7 +25,7 @@ from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
-from librarian.pipeline.shapes.pdf_tables import Fragment, Rules, Table, tables
+from librarian.pipeline.shapes.pdf_tables import Fragment, Rules, Table, TooManyRules, tables
 from librarian.pipeline.shapes.rows import (
     PlainInputError,
     PlainRow,
@@ -38,6 +40,7 @@ from librarian.pipeline.shapes.segment import (
     NUMBER,
     Block,
     Segmenter,
+    imperative,
     is_note,
     starts_item,
     states_requirement,
@@ -46,8 +49,9 @@ from librarian.pipeline.shapes.segment import (
 # A numbered heading when there is no outline: a short line, "4.2 Title words", no
 # closing full stop (a requirement "4.2.1 Passwords must be hashed." is a sentence).
 NUMBERED_HEADING = re.compile(r"^(?P<number>\d+(?:\.\d+)*)\.?\s+(?P<title>[^\W\d].{0,78}[^.:;,])$")
-# A line of a table of contents: dot leaders, then a page number.
-TABLE_OF_CONTENTS = re.compile(r"(?:\.\s*){4,}\d+\s*$")
+# A numbered heading is no deeper than this ("1.2.3.4.5.6.7.8"): a longer number is a
+# line of figures (and each level a heading deep is one more part of every row's path).
+MAX_HEADING_DEPTH = 8
 SAME_LINE = 2.0  # points: text fragments this close in height are one line
 # Typeset ligatures, as the text a Word file holds spells them ("ﬁle" is "file").
 LIGATURES = str.maketrans(
@@ -63,6 +67,25 @@ LIGATURES = str.maketrans(
 PARAGRAPH_GAP = 1.3  # a gap this many times the page's line pitch ends a paragraph
 LINE_PITCH = 1.4  # the widest line pitch of running text, in ems (Word's is ~1.25)
 RUNNING = 0.6  # a first or last line on this share of pages (or more) is a running header
+
+
+def table_of_contents(text: str) -> bool:
+    r"""A line of a table of contents: four dot leaders or more (spaces between them allowed),
+    then a page number; read back from its end, once (`(?:\.\s*){4,}\d+\s*$`, searched,
+    ran through every dot after each dot: a line of 40,000 dots took 22 s)."""
+    end = len(text.rstrip())
+    digits = end
+    while digits > 0 and text[digits - 1].isdecimal():
+        digits -= 1
+    dots = 0
+    for char in reversed(text[:digits] if digits < end else ""):
+        if char == ".":
+            dots += 1
+            if dots >= 4:
+                return True
+        elif not char.isspace():
+            return False
+    return False
 
 
 @dataclass(frozen=True)
@@ -89,8 +112,9 @@ def read(path: Path) -> Iterator[PlainRow | Unreadable | Split]:
         reader = _open(path, said)
         pages: list[list[Line]] = []
         numbers, unread = _page_numbers(reader, said)  # unread: page -> why it is lost
+        warnings: list[str] = []
         for n, page in zip(numbers, reader.pages, strict=False):
-            lines, why = _lines(page, n, said)
+            lines, why = _lines(page, n, said, warnings)
             pages.append(lines)
             if why is not None:
                 unread[n] = why
@@ -104,6 +128,7 @@ def read(path: Path) -> Iterator[PlainRow | Unreadable | Split]:
         for block in _Sections(_outline(reader), _body_size(lines)).blocks(lines):
             yield from segmenter.feed(block)
         yield from segmenter.end()
+    segmenter.split.warnings.extend(warnings)
     # A page whose text could not be extracted is rejected with its number: never a
     # document read with sections silently missing.
     for offset, (n, why) in enumerate(sorted(unread.items()), start=1):
@@ -186,18 +211,21 @@ def _open(path: Path, said: list[str]) -> Any:
     return reader
 
 
-def _lines(page: Any, number: int, said: list[str]) -> tuple[list[Line], str | None]:
+def _lines(
+    page: Any, number: int, said: list[str], warnings: list[str]
+) -> tuple[list[Line], str | None]:
     """The page's text lines in reading order (a two-column page: the left column, then
     the right), each with its height on the page, and the values of its filled form
     fields; and why the page could not be read (None: it could), from pypdf's error or
-    its log."""
+    its log. A page that draws more rules than the table reader takes has its tables
+    read as lines of text, and `warnings` says so."""
     fragments: list[Fragment] = []
     before = len(said)
 
     def visit(text: str, cm: Sequence[float], tm: Sequence[float], font: Any, size: Any) -> None:
         if text.strip():
-            x = tm[4] * cm[0] + tm[5] * cm[2] + cm[4]
-            y = tm[4] * cm[1] + tm[5] * cm[3] + cm[5]
+            x = _finite(tm[4] * cm[0] + tm[5] * cm[2] + cm[4])
+            y = _finite(tm[4] * cm[1] + tm[5] * cm[3] + cm[5])
             scale = abs(tm[3] * cm[3]) or 1.0
             name = str(font.get("/BaseFont", "")) if hasattr(font, "get") else ""
             bold = any(w in name for w in ("Bold", "Black", "Heavy"))
@@ -213,11 +241,21 @@ def _lines(page: Any, number: int, said: list[str]) -> tuple[list[Line], str | N
         return [], said[before][:200]
     if not fragments and (broken := _undecodable(page)) is not None:
         return [], broken
-    found, fragments = tables(rules, fragments)
+    try:
+        found, fragments = tables(rules, fragments)
+    except TooManyRules as exc:
+        found = []
+        warnings.append(f"warning: page {number} is not read as tables: {exc}")
     out: list[Line] = []
     for column in _columns(fragments, _width(page)):
         out.extend(_rows(column, number, len(out)))
     return _with_tables(out, found, number), None
+
+
+def _finite(value: float) -> float:
+    """A place on the page; one past a float's range (a hostile matrix) at the origin,
+    where sorting by it still works."""
+    return value if math.isfinite(value) else 0.0
 
 
 def _with_tables(lines: list[Line], found: list[Table], page: int) -> list[Line]:
@@ -291,7 +329,7 @@ def _field_values(page: Any) -> list[Fragment]:
                 value = annot["/Parent"].get_object().get("/V")
             if not isinstance(value, str) or value.startswith("/") or not value.strip():
                 continue  # a check box's state is a name ("/Yes"), no text
-            left, _, _, top = (float(v) for v in annot.get("/Rect", [0, 0, 0, 0]))
+            left, _, _, top = (_finite(float(v)) for v in annot.get("/Rect", [0, 0, 0, 0]))
             out.append(Fragment(top, left, " ".join(value.split())))
     except Exception:  # a damaged annotation: its page's own text still reads
         return out
@@ -385,22 +423,22 @@ class _Sections:
     lines: list[Line] = field(default_factory=list)  # the paragraph being read
     pitch: dict[int, float] = field(default_factory=dict)  # page -> its line pitch
     read_any: bool = False  # a paragraph read
-    sizes: list[float] = field(default_factory=list)  # headings' sizes, largest first
+    sizes: dict[float, int] = field(default_factory=dict)  # headings' sizes: their levels
     title_size: float = 0.0  # the title's (0: none found)
 
     def blocks(self, lines: list[Line]) -> Iterator[Block]:
         self.pitch = _pitches(lines)
-        self.sizes = self._heading_sizes(lines)
-        upcoming = list(self.outline)
+        self.sizes = {size: n for n, size in enumerate(self._heading_sizes(lines), start=1)}
+        upcoming = deque(self.outline)
         for at, line in enumerate(lines):
             while upcoming and _reached(upcoming[0], line):
                 yield from self.paragraph()
-                yield from self.enter(upcoming.pop(0))
+                yield from self.enter(upcoming.popleft())
             if line.cells:
                 yield from self.paragraph()
                 yield Block("table", "", f"page {line.page}, line {line.number}", cells=line.cells)
                 continue
-            if TABLE_OF_CONTENTS.search(line.text):
+            if table_of_contents(line.text):
                 continue  # "2.1 Naming . . . . . 3": the contents, not a section
             heading = NUMBERED_HEADING.match(line.text)
             titles = {line.text, heading.group("title")} if heading else {line.text}
@@ -446,14 +484,17 @@ class _Sections:
 
     def _heading(self, line: Line, after: list[Line]) -> bool:
         """A numbered line is a heading when it is set larger or bold than the text, or,
-        numbered "1.2" (not a list's "1."), states no requirement and the next line does
-        not continue its sentence (a numbered list item, "1. Users must be …", is none)."""
+        numbered "1.2" (not a list's "1."), states no requirement, gives no order (a
+        checklist's "1.1 Encrypt all backups at rest" is its item "1.1", as in Word) and
+        the next line does not continue its sentence (a numbered list item, "1. Users
+        must be …", is none)."""
         if not self.body_size or self._set_apart(line):
             return True
         if NUMBER.match(line.text):
             return False  # "1. Accounts" in the text's own type: a list's item
         continued = bool(after) and after[0].page == line.page and after[0].text[:1].islower()
-        return not continued and not states_requirement(line.text)
+        worded = states_requirement(line.text) or imperative(titled(line.text))
+        return not continued and not worded
 
     def _title(self, line: Line) -> bool:
         """The document's title: on its first page, before any heading or text, the one
@@ -494,8 +535,7 @@ class _Sections:
         last), or None: no heading."""
         if not self._heading_like(line):
             return None
-        size = round(line.size, 1)
-        return self.sizes.index(size) + 1 if size in self.sizes else len(self.sizes) + 1
+        return self.sizes.get(round(line.size, 1), len(self.sizes) + 1)
 
     def _set_apart(self, line: Line) -> bool:
         return bool(self.body_size) and (line.bold or line.size > self.body_size + 0.5)
@@ -536,8 +576,14 @@ def _body_size(lines: list[Line]) -> float:
 
 def _plausible(heading: re.Match[str]) -> bool:
     """A numbered heading: its title opens with a capital, its number not with a 0 (a
-    line of a code listing, "0 with this …", is no chapter)."""
-    return heading.group("title")[0].isupper() and not heading.group("number").startswith("0")
+    line of a code listing, "0 with this …", is no chapter) and is no deeper than
+    MAX_HEADING_DEPTH."""
+    number = heading.group("number")
+    return (
+        heading.group("title")[0].isupper()
+        and not number.startswith("0")
+        and number.count(".") < MAX_HEADING_DEPTH
+    )
 
 
 def _reached(heading: Heading, line: Line) -> bool:

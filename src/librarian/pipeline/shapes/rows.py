@@ -90,14 +90,21 @@ class Split:
 
 Read = Callable[[Path], Iterator[PlainRow | Unreadable | Split]]
 
+# The most rows one plain input may make (items, notes, sections and lines it could not
+# read, together), whatever its shape: a plain input is read whole and every row kept for
+# the run (~5 KB each), so a larger one is refused, not read into gigabytes. The largest
+# catalogues of requirements hold a few thousand.
+MAX_ITEMS = 20_000
+
 
 @dataclass(frozen=True)
 class PlainShape:
-    """A kind of file the librarian reads whole, as sections of one document."""
+    """A kind of file the librarian reads whole, as sections of one document (`reader`
+    yields its rows; `read` refuses a file past MAX_ITEMS, for every shape alike)."""
 
     name: str  # what the refusal of an unknown file lists
     suffixes: tuple[str, ...]
-    read: Read
+    reader: Read
     claims: Callable[[Path], bool] | None = None  # beyond the suffix (None: the suffix is enough)
     binary: bool = False  # a package or binary format: never sniffed as text
 
@@ -105,6 +112,24 @@ class PlainShape:
         if path.suffix.lower() not in self.suffixes:
             return False
         return self.claims(path) if self.claims is not None else True
+
+    def read(self, path: Path) -> Iterator[PlainRow | Unreadable | Split]:
+        """The file's rows, in order; PlainInputError past MAX_ITEMS of them."""
+        rows, made = self.reader(path), 0
+        try:
+            for row in rows:
+                made += not isinstance(row, Split)
+                if made > MAX_ITEMS:
+                    raise PlainInputError(
+                        f"{path} makes more than {MAX_ITEMS:,} items (the most one plain "
+                        "input is read whole with): split it into smaller files, or give "
+                        "its rows as the knowledge queue's JSONL, which is streamed"
+                    )
+                yield row
+        finally:
+            close = getattr(rows, "close", None)
+            if close is not None:
+                close()  # a reader's own cleanup (pypdf's log handler) now, not at collection
 
 
 @dataclass(frozen=True)

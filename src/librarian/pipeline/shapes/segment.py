@@ -105,6 +105,35 @@ def states_requirement(text: str) -> bool:
     return bool(_STATES_REQUIREMENT.search(text))
 
 
+# A line that gives an order ("Encrypt all backups at rest", "Do not share accounts"): a
+# checklist's requirement, numbered like a heading ("1.1 …") but worded as an instruction.
+# It opens with a verb controls open with, and two words or more follow; a verb that is as
+# often a heading's noun ("Review process", "Change management", "Audit logging") gives an
+# order only before a determiner ("Review all access rights"). Nor is a verb before "of",
+# "and" or "for" one ("Use of cryptography").
+_ORDER = re.compile(
+    r"^(?:(?:allow|apply|approve|assign|authenticate|authori[sz]e|avoid|classify|confirm|"
+    r"configure|conduct|define|delete|deny|deploy|destroy|disable|disallow|disconnect|"
+    r"dispose|enable|encrypt|enforce|ensure|erase|escalate|establish|exclude|expire|follow|"
+    r"grant|harden|hash|identify|implement|include|inform|install|invalidate|isolate|keep|"
+    r"limit|maintain|mask|minimi[sz]e|notify|obtain|perform|permit|prevent|prohibit|provide|"
+    r"purge|redact|reject|remove|require|restrict|retain|revoke|rotate|saniti[sz]e|"
+    r"segregate|separate|store|terminate|train|uninstall|use|validate|verify|wipe|never|"
+    r"always)\s+(?!(?:of|and|or|for|to|in|on|with|by|vs|versus)\s)\S+\s+\S"
+    r"|(?:audit|back|block|change|check|document|label|lock|log|monitor|patch|protect|"
+    r"record|report|review|run|scan|secure|set|sign|test|update|upgrade)\s+"
+    r"(?:a|all|an|any|both|each|every|its|no|only|our|that|the|their|them|these|this|"
+    r"those|up|your)\s+\S"
+    r"|(?:do not|don't)\s+\S)",
+    re.IGNORECASE,
+)
+
+
+def imperative(text: str) -> bool:
+    """Whether a line opens with an order ("Encrypt all backups at rest")."""
+    return bool(_ORDER.match(text.strip()))
+
+
 def is_note(text: str) -> bool:
     return bool(NOTE_PREFIX.match(text))
 
@@ -148,14 +177,18 @@ class Segmenter:
     pending: _Item | None = None
     body: list[tuple[str, str]] = field(default_factory=list)  # (where, text)
     tables: int = 0
+    bare: Block | None = None  # a heading worded as a requirement, nothing under it yet
 
     def feed(self, block: Block) -> Iterator[PlainRow]:
         if block.kind == "heading":
             first = self.titled and self.slugs.seen_once(self.slug) and len(self.headings) == 1
             self.intro = first and block.level > self.headings[0][0]
             yield from self.end()
+            worded = states_requirement(block.text) or imperative(block.text)
+            self.bare = block if worded else None
             self._enter(block.level, block.text)
             return
+        self.bare = None
         if block.kind == "table":
             yield from self._table(block)
             return
@@ -168,6 +201,7 @@ class Segmenter:
         """A row its shape read whole (a table with `id` and `text` columns), placed."""
         yield from self._close_item()
         yield from self._close_body()
+        self.bare = None
         self.split.blocks += 1
         self.split.by_table += 1
         self.items_here += 1
@@ -176,10 +210,19 @@ class Segmenter:
         yield replace(row, line=self.count, section_path=path, title=row.title or title_of(path))
 
     def end(self) -> Iterator[PlainRow]:
-        """The section read so far, closed (at a heading, and at the document's end)."""
+        """The section read so far, closed (at a heading, and at the document's end). A
+        heading worded as a requirement ("1.1 Encrypt all backups at rest", set bold in a
+        PDF) with nothing under it makes no item: never without a word."""
         yield from self._close_item()
         yield from self._close_body()
         self.intro = False
+        if self.bare is not None:
+            self.split.warnings.append(
+                f"warning: {self.bare.where}: the heading '{self.bare.text}' reads as a "
+                "requirement, but no text is under it, so no item was read for it (set it as "
+                "text, or give it an id)"
+            )
+            self.bare = None
 
     @property
     def path(self) -> tuple[str, ...]:
@@ -328,8 +371,9 @@ class Slugs:
         self.seen: dict[str, int] = {}
 
     def seen_once(self, slug: str) -> bool:
-        """Whether `slug` is the only heading read so far (the document's first)."""
-        return list(self.seen) == [slug]
+        """Whether `slug` is the only heading read so far (the document's first): asked at
+        every heading, so without listing every slug (a file of headings was quadratic)."""
+        return len(self.seen) == 1 and slug in self.seen
 
     def of(self, headings: list[str]) -> str:
         slug = "/".join(slug_of(h) for h in headings) or PREAMBLE_ID
