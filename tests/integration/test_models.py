@@ -118,7 +118,14 @@ def test_explain_with_trained_models_says_so(dev_models: Path) -> None:
     envelope = json.loads(result.output)
     assert stage_ids(envelope["retrieval"]["retriever"])["score"] == ids.SCORE_JOINT
     card = json.loads((dev_models / "card.json").read_text())
-    assert envelope["retrieval"]["threshold"] == card["threshold"]
+    # A text alone is decided against the trained global cut where that cut itself keeps
+    # the team's budget (1 - cut <= budget), else against none (policy.cut.alone).
+    from librarian.policy import DecisionPolicy
+    from librarian.policy.cut import alone
+
+    expected = alone(card["threshold"], DecisionPolicy()).cut
+    assert expected in (card["threshold"], 1.0)
+    assert envelope["retrieval"]["threshold"] == expected
     # The evidence is in the envelope: each candidate's dense and evidence-added scores,
     # and each suggestion says what scored it, down to the linked section that did.
     top = envelope["retrieval"]["candidates"][0]
