@@ -34,9 +34,10 @@ train: setup
 
 # Leave-one-framework-out dev: models trained without the dev frameworks score them,
 # cold (each source linked as a whole, nothing reviewed), warm in file order (the first 50
-# linked rows of each source stand for its reviewers' decisions) and warm in product order
-# (the 50 the librarian asks for first, chosen from the text alone); warm scores only the
-# rest. A warm eval can fail its ECE gate on these frameworks and make says so ("Error 1
+# linked rows of each source stand for its reviewers' decisions), warm in product order
+# (the 50 the librarian asks for first, chosen from the text alone) and following the
+# review plan (100 decisions, one at a time, 5 draws, the guarantee over the links); warm
+# scores only the rest. A warm eval can fail its ECE gate on these frameworks and make says so ("Error 1
 # (ignored)"): nist_800_53's first 50 rows are 6% right, its other 548 22% (docs/quality.md).
 # Then the paired check against 8a42df9's models and code (docs/baseline/): per style and
 # framework, one-to-one frameworks apart; it fails when any group loses significantly.
@@ -48,6 +49,8 @@ dev-eval: setup
 		--review-order file --report docs/dev-eval-warm.json --rows docs/dev-eval-warm-rows.jsonl
 	-$(BIN)/librarian eval data/golden/dev.json --models models-dev --reviewed 50 \
 		--review-order product --report docs/dev-eval-product.json
+	-$(BIN)/librarian eval data/golden/dev.json --models models-dev --reviewed 100 \
+		--review-order plan --draws 5 --risk links --report docs/dev-eval-plan.json
 	$(BIN)/python scripts/paired_eval.py docs/baseline/dev-eval-rows-8a42df9.jsonl \
 		docs/dev-eval-rows.jsonl --golden data/golden/dev.json
 	$(BIN)/python scripts/paired_eval.py docs/baseline/dev-eval-warm-rows-8a42df9.jsonl \
@@ -55,9 +58,10 @@ dev-eval: setup
 	$(MAKE) risk-check
 
 # Does the risk a run prints hold? Every framework with enough links, scored by models
-# trained without it, K in {25, 50, 100} reviewed at random and in the product's order,
-# both guarantees; exit 1 when one is broken pooled (docs/quality.md).
-RISK_DRAWS ?= 50
+# trained without it, K in {25, 50, 100} reviewed at random, in the product's order and
+# following the review plan, under both guarantees (the auto-links', the source's links');
+# exit 1 when one is broken, pooled or on a framework (docs/quality.md).
+RISK_DRAWS ?= 20
 risk-check: setup
 	$(BIN)/python scripts/risk_check.py --draws $(RISK_DRAWS) --json docs/risk-check.json
 

@@ -1,22 +1,25 @@
 """Does the risk a run states hold, on every framework we have? `make risk-check`.
 
 Leave-one-framework-out: each framework with enough curated links is scored by models
-trained without it (`librarian train --exclude-framework F`: its calibrator and source
-model never saw it; the embedder is shared). Its linked rows are one source. K of them
-stand for its reviewers' decisions, drawn at random or in the product's own order (the
-calibration sample, seeded anew each draw), and the rest are linked warm; what the run
-said of the source (its cut and the guarantee it names) is set against what came true
-(the realised share wrong of its auto-links). Every cell (framework, K, order, guarantee)
-has --draws draws.
+trained without it (`librarian train --exclude-framework F`: its calibrator, source model
+and verifier never saw it; the embedder is shared). Its linked rows are one source. K of
+its items stand for its reviewers' decisions: drawn at random, in the product's own order
+(the calibration sample, seeded anew each draw), or decided one at a time following the
+review plan (`training/following.py`, re-planned after each); the rest are linked warm.
+What the run said of the source (its cut and the guarantee it names: `bound`, the share
+wrong of its auto-links; `links`, of its links, its reviewers' and the auto-links) is set
+against what came true. Every cell (framework, K, order, guarantee) has --draws draws; the
+plan's cells also count the decisions until a cut was first certified.
 
-Exit 1 when the guarantee is broken pooled over every framework and cell: the realised
-share wrong above the printed bound in more than 10% of the draws that linked. (The
+Exit 1 when a guarantee is broken, pooled or on one framework (over its K and orders): the
+realised share above the printed bound in more than 10% of the draws that linked. (The
 `expected` guarantee failed this check and was withdrawn: docs/quality.md.) The tables
-(separation of the cold confidence, and the draws, per framework and pooled) go to stdout
-and, with --json, to a file.
+(separation of the cold confidence: AUROC, ECE and the most confident prefix at <= 1% and
+<= 3% wrong; and the draws, per framework and pooled) go to stdout and, with --json, to a
+file.
 
-    python scripts/risk_check.py [--draws 50] [--k 25 50 100] [--frameworks F ...]
-        [--models-root models-lofo] [--json docs/risk-check.json]
+    python scripts/risk_check.py [--draws 20] [--k 25 50 100] [--frameworks F ...]
+        [--orders random product plan] [--models-root models-lofo] [--json FILE]
 """
 
 from __future__ import annotations
@@ -40,8 +43,10 @@ from librarian.training.evaluate import (
     GoldenRun,
     product_reviewed,
     random_reviewed,
+    realised,
     run_golden,
 )
+from librarian.training.following import plan_reviewed
 from librarian.training.golden import rows_from_links
 from librarian.training.links import (
     LinkedSection,
@@ -53,8 +58,8 @@ from librarian.training.links import (
 # A draw scores the rows not reviewed: fewer than this, and one wrong auto-link is a
 # large share of a handful, whatever the guarantee.
 MIN_SCORED = 25
-RISKS = ("bound",)
-ORDERS = ("random", "product")
+RISKS = ("bound", "links")
+ORDERS = ("random", "product", "plan")
 # The share of draws that linked whose realised share wrong may exceed the printed bound.
 BOUND_FAILURES = 0.10
 
@@ -74,6 +79,8 @@ class Outcome:
     stated_bound: float | None
     taught: int = 0  # scored rows whose first suggestion the decisions made right
     untaught: int = 0  # ... and made wrong (paired against the same rows cold)
+    people: int = 0  # links the reviewers made (what the guarantee over the links counts)
+    certified_after: int | None = None  # plan order: decisions until a cut was certified
 
     @property
     def over_bound(self) -> bool:
@@ -82,7 +89,9 @@ class Outcome:
 
     @property
     def wrong_share(self) -> float:
-        return self.wrong / self.auto_linked if self.auto_linked else 0.0
+        """The share the guarantee bounds, realised: of the auto-links ('bound'), of the
+        source's links, its people's and the auto-links ('links')."""
+        return realised(self.auto_linked, self.wrong, self.people, self.risk) or 0.0
 
 
 def framework_rows(minimum: int) -> dict[str, list[GoldenRow]]:
@@ -116,7 +125,11 @@ def models_without(framework: str, root: Path) -> Path:
 
 
 def outcome(
-    golden: GoldenRun, cell: tuple[str, int, str, str], draw: int, cold: dict[str, bool]
+    golden: GoldenRun,
+    cell: tuple[str, int, str, str],
+    draw: int,
+    cold: dict[str, bool],
+    certified_after: int | None = None,
 ) -> Outcome:
     """`cold`: whether each row's first suggestion is right with nothing decided."""
     framework, k, order, risk = cell
@@ -129,17 +142,23 @@ def outcome(
     linked = isinstance(cut, dict) and cut.get("basis") == "reviewed"
     bound = float(cut["upper_bound"]) if linked and isinstance(cut, dict) else None
     wrong = sum(not o.top1_correct for o in auto)
+    people = sum(golden.reviewed_links.values())
     return Outcome(
-        framework, k, order, risk, draw, len(scored), len(auto), wrong, bound, taught, untaught
-    )
+        framework, k, order, risk, draw, len(scored), len(auto), wrong, bound, taught, untaught,
+        people, certified_after,
+    )  # fmt: skip
 
 
 def reviewed_of(
     pipeline: Pipeline, rows: list[GoldenRow], k: int, order: str, seed: int
-) -> tuple[list[GoldenRow], list[GoldenRow]]:
+) -> tuple[list[GoldenRow], list[GoldenRow], int | None]:
+    """The reviewed rows, the scored ones, and (plan order) the decisions until certified."""
     if order == "random":
-        return random_reviewed(rows, k, seed)
-    return product_reviewed(pipeline, rows, k, salt=f"draw {seed}")
+        return *random_reviewed(rows, k, seed), None
+    if order == "product":
+        return *product_reviewed(pipeline, rows, k, salt=f"draw {seed}"), None
+    reviewed, scored, until = plan_reviewed(pipeline, rows, k, salt=f"draw {seed}")
+    return reviewed, scored, next(iter(until.values()), None)
 
 
 @dataclass(frozen=True)
@@ -159,10 +178,11 @@ def separation(cold: list[Cold]) -> list[str]:
     from sklearn.metrics import roc_auc_score
 
     from librarian.training.calibrate import reliability
+    from librarian.training.verifier import prefix
 
     lines = [
-        "| framework | rows | top-1 | mean confidence | AUROC | ECE |",
-        "|---|---:|---:|---:|---:|---:|",
+        "| framework | rows | top-1 | mean confidence | AUROC | ECE | <=1% prefix | <=3% prefix |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|",
     ]
     confidences = [c for f in cold for c in f.confidences]
     pooled = Cold("POOLED", confidences, [ok for f in cold for ok in f.correct], {})
@@ -173,7 +193,8 @@ def separation(cold: list[Cold]) -> list[str]:
         ece, _ = reliability(f.confidences, f.correct, 10)
         lines.append(
             f"| {f.framework} | {n} | {sum(f.correct) / max(1, n):.1%} | "
-            f"{sum(f.confidences) / max(1, n):.3f} | {auroc} | {ece:.3f} |"
+            f"{sum(f.confidences) / max(1, n):.3f} | {auroc} | {ece:.3f} | "
+            f"{prefix(f.confidences, f.correct, 0.01)} | {prefix(f.confidences, f.correct, 0.03)} |"
         )
     return lines
 
@@ -190,7 +211,13 @@ def cold_of(framework: str, pipeline: Pipeline, rows: list[GoldenRow]) -> Cold:
 
 
 def check_framework(
-    framework: str, rows: list[GoldenRow], models: Path, ks: list[int], draws: int, seed: int
+    framework: str,
+    rows: list[GoldenRow],
+    models: Path,
+    ks: list[int],
+    draws: int,
+    seed: int,
+    orders: tuple[str, ...] = ORDERS,
 ) -> tuple[list[Outcome], Cold]:
     home = librarian_home(None)
     out: list[Outcome] = []
@@ -202,12 +229,12 @@ def check_framework(
         for k in ks:
             if len(rows) < k + MIN_SCORED:
                 continue
-            for order in ORDERS:
+            for order in orders:
                 for d in range(draws):
-                    reviewed, scored = reviewed_of(pipeline, rows, k, order, seed + d)
+                    reviewed, scored, until = reviewed_of(pipeline, rows, k, order, seed + d)
                     golden = run_golden(pipeline, scored, reviewed)
                     cell = (framework, k, order, risk)
-                    out.append(outcome(golden, cell, d, cold.by_row))
+                    out.append(outcome(golden, cell, d, cold.by_row, until))
     assert cold is not None
     return out, cold
 
@@ -222,11 +249,16 @@ class Cell:
     over_bound: float  # share of the draws that linked
     taught: int  # scored rows made right by the decisions, over all draws
     untaught: int  # ... made wrong
+    certified: float | None = None  # plan order: share of draws certified within K
+    decisions_until_certified: float | None = None  # ... mean over those draws
+    over_bound_all: float = 0.0  # share of all the draws (what the guarantee promises)
 
 
 def cell_of(found: list[Outcome], budget: float) -> Cell:
     linked = [o for o in found if o.auto_linked]
     n = max(1, len(linked))
+    planned = [o for o in found if o.order == "plan"]
+    until = [o.certified_after for o in planned if o.certified_after is not None]
     return Cell(
         len(found),
         len(linked),
@@ -236,6 +268,9 @@ def cell_of(found: list[Outcome], budget: float) -> Cell:
         round(sum(o.over_bound for o in linked) / n, 4),
         sum(o.taught for o in found),
         sum(o.untaught for o in found),
+        round(len(until) / len(planned), 4) if planned else None,
+        round(sum(until) / len(until), 1) if until else None,
+        round(sum(o.over_bound for o in found) / max(1, len(found)), 4),
     )
 
 
@@ -245,31 +280,48 @@ def table(found: list[Outcome], budget: float) -> tuple[list[str], dict[str, Cel
         groups[f"{o.framework} K={o.k} {o.order} {o.risk}"].append(o)
         groups[f"POOLED K={o.k} {o.order} {o.risk}"].append(o)
         groups[f"POOLED {o.risk}"].append(o)
+        groups[f"{o.framework} {o.risk}"].append(o)
     cells = {name: cell_of(rows, budget) for name, rows in sorted(groups.items())}
     lines = [
-        "| cell | draws | linked | auto share | wrong | >budget | >bound | taught | untaught |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|---:|",
+        "| cell | draws | linked | auto share | wrong | >budget | >bound | >bound, all draws "
+        "| taught | untaught | certified | decisions until |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for name, c in cells.items():
+        certified = f"{c.certified:.0%}" if c.certified is not None else "-"
+        until = f"{c.decisions_until_certified:g}" if c.decisions_until_certified else "-"
         lines.append(
             f"| {name} | {c.draws} | {c.linked} | {c.mean_auto_share:.1%} | {c.mean_wrong:.1%} "
-            f"| {c.over_budget:.0%} | {c.over_bound:.0%} | {c.taught} | {c.untaught} |"
+            f"| {c.over_budget:.0%} | {c.over_bound:.0%} | {c.over_bound_all:.0%} "
+            f"| {c.taught} | {c.untaught} | {certified} | {until} |"
         )
     return lines, cells
 
 
 def broken(cells: dict[str, Cell], budget: float) -> list[str]:
-    bound = cells.get("POOLED bound")
-    if bound is not None and bound.over_bound > BOUND_FAILURES:
-        return [f"bound: over the printed bound in {bound.over_bound:.0%} of draws that linked"]
-    return []
+    """Each guarantee, pooled and per framework (over its K and orders), against what it
+    promises: over its printed bound in more than BOUND_FAILURES of the draws (a draw
+    that links nothing keeps it). Pooled, also of the draws that linked (the stricter
+    reading issue 46 checked: rare links must not be the wrong ones)."""
+    out = []
+    for name, cell in cells.items():
+        if " K=" in name or not cell.linked:
+            continue
+        if cell.over_bound_all > BOUND_FAILURES:
+            out.append(f"{name}: over the printed bound in {cell.over_bound_all:.0%} of draws")
+        if name.startswith("POOLED") and cell.over_bound > BOUND_FAILURES:
+            out.append(
+                f"{name}: over the printed bound in {cell.over_bound:.0%} of draws that linked"
+            )
+    return out
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--draws", type=int, default=50)
+    parser.add_argument("--draws", type=int, default=20)
     parser.add_argument("--k", type=int, nargs="+", default=[25, 50, 100])
     parser.add_argument("--frameworks", nargs="*")
+    parser.add_argument("--orders", nargs="+", choices=ORDERS, default=list(ORDERS))
     parser.add_argument("--models-root", type=Path, default=Path("models-lofo"))
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--json", type=Path)
@@ -283,7 +335,9 @@ def main() -> int:
         started = time.monotonic()
         models = models_without(framework, args.models_root)
         rows = everyone[framework]
-        done, cold = check_framework(framework, rows, models, args.k, args.draws, args.seed)
+        done, cold = check_framework(
+            framework, rows, models, args.k, args.draws, args.seed, tuple(args.orders)
+        )
         found += done
         colds.append(cold)
         print(f"{framework}: {len(rows)} rows, {time.monotonic() - started:.0f} s", flush=True)

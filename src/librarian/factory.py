@@ -21,6 +21,7 @@ from librarian.artifacts.card import (
     recorded_embedder,
 )
 from librarian.artifacts.source_model import SourceModel
+from librarian.artifacts.verifier import Verifier
 from librarian.catalogue.hub import Hub
 from librarian.catalogue.teams import load_hubs
 from librarian.errors import UsageError
@@ -165,6 +166,7 @@ def decision_policy(
         unmappable_cut=settings.unmappable_cut,
         global_cut=global_cut,
         margin=joint.chosen_margin if joint is not None else 0.0,
+        tolerated_wrong=settings.tolerated_wrong,
     ).checked()
 
 
@@ -203,7 +205,12 @@ def assemble(
     ]
     for plugged in plugged_stages():
         plugged.join(preparing, completing, settings, hub)
-    slot = SourceLevelSlot(joint, hub, decision_policy(settings, global_cut, joint))
+    verifier = (
+        Verifier.of(joint.verifier, scaler.calibrator, {n.cre_id: n.name for n in hub.nodes})
+        if isinstance(scaler, CalibratedScaler) and joint is not None and joint.verifier
+        else None
+    )
+    slot = SourceLevelSlot(joint, hub, decision_policy(settings, global_cut, joint), verifier)
     return Pipeline(hub, index, tuple(preparing), slot, tuple(completing), models)
 
 

@@ -101,15 +101,29 @@ class LinkerSettings(BaseModel):
         ),
     ] = 0.03
     risk: Annotated[
-        Literal["bound"],
+        Literal["bound", "links"],
         _opt(
             "--risk",
-            "the guarantee each source's cut keeps, tested exactly on its reviewed items: "
-            "'bound', its auto-links' share wrong within --wrong-budget with probability "
-            "--risk-confidence ('expected' was withdrawn: it did not hold on held-out "
-            "frameworks, docs/quality.md)",
+            "the guarantee each source's cut keeps, tested exactly on its reviewed items, "
+            "within --wrong-budget with probability --risk-confidence: 'bound', the share "
+            "wrong of its auto-links; 'links', the share wrong of all its links, the ones "
+            "its people made and the auto-links together (what a graph other tools read "
+            "needs; docs/guide.md says which certifies more). ('expected' was withdrawn: "
+            "it did not hold on held-out frameworks, docs/quality.md)",
         ),
-    ] = "bound"
+    ] = "links"
+    tolerated_wrong: Annotated[
+        int,
+        _opt(
+            "--tolerated-wrong",
+            "how many wrong first suggestions among a band's reviewed items may still "
+            "certify it (chosen before the data: a cut is tested only where its evidence "
+            "could pass with this many wrong, and the plan asks for enough decisions; each "
+            "one tolerated costs decisions: docs/guide.md)",
+            ge=0,
+            le=10,
+        ),
+    ] = 0
     risk_confidence: Annotated[
         float,
         _opt(

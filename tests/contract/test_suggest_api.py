@@ -171,3 +171,23 @@ def test_undecodable_or_unencodable_input_is_a_422_naming_the_field(
         said = answer.json()["detail"]
         assert said and all("loc" in d and "msg" in d for d in said)
     assert "Traceback" not in caplog.text
+
+
+def test_a_document_is_found_by_the_name_given_with_source_too(tmp_path: Path) -> None:
+    """Issue 58, item 7: the API took a document only as `plain:NAME`, not by the name the
+    team gave it with --source. Both name it now; an unknown one says how to name it."""
+    from tests.unit.test_myopencre import store
+
+    engine = make_engine(f"sqlite:///{tmp_path / 'plain.db'}")
+    upgrade(engine)
+    store(engine, "r1", threshold=0.99)  # "Acme Policy", read from a plain file
+    pipeline = stub_pipeline(threshold=None)
+    bench = Workbench(engine, small_hub(), token=TOKEN, suggester=lambda: pipeline)
+    web = TestClient(create_app(bench), base_url="http://127.0.0.1:8765")
+    by_key = ask(web, {"text": TEXT, "source": "plain:Acme Policy"})
+    by_name = ask(web, {"text": TEXT, "source": "Acme Policy"})
+    assert by_key.status_code == by_name.status_code == 200, by_name.text
+    for answer in (by_key, by_name):
+        assert "source=plain:Acme Policy" in answer.json()["retrieval"]["retriever"]
+    unknown = ask(web, {"text": TEXT, "source": "Another Policy"})
+    assert unknown.status_code == 404 and "the name given with --source" in unknown.text

@@ -201,3 +201,41 @@ def test_product_order_chooses_from_the_text_alone_and_scores_the_rest(
     assert len(ai_chosen) == 20 and 0 < len(distinct) <= 20
     assert ai["decisions"] == len(distinct)
     assert ai["cut"]["basis"] in ("global", "reviewed", "none")
+
+
+def test_plan_order_follows_the_review_plan_and_says_which_guarantee_held(
+    dev_models: Path, tmp_path: Path
+) -> None:
+    """Issue 59, item 4: `eval --reviewed K --review-order plan --draws N`: reviewers follow
+    the plan one decision at a time (re-planned after each), each draw one entry of
+    `draws` with the guarantee the run stated and the share it bounds, measured; under
+    --risk links the run states the guarantee over the source's links."""
+    from librarian.training.golden import framework_of, load_golden
+
+    rows = [r for r in load_golden(DEV) if framework_of(r) == "nist_800_53"]
+    subset = tmp_path / "nist.json"
+    subset.write_text(json.dumps([r.model_dump(mode="json", exclude_none=True) for r in rows]))
+    report_path = tmp_path / "plan.json"
+    args = ["eval", str(subset), "--models", str(dev_models), "--reviewed", "60"]
+    args += ["--review-order", "plan", "--draws", "2", "--risk", "links"]
+    args += ["--report", str(report_path)]
+    result = runner.invoke(app, args)
+    assert result.exit_code in (0, 1), result.output  # 1: the ECE gate, said so
+    report = json.loads(report_path.read_text())
+    draws = report["draws"]
+    assert len(draws) == 2 and report["draws_summary"]["risk"] == "links"
+    # 60 decisions, each on a requirement: its title and prose rows decided at once.
+    reviewed = sum(report["reviewed"].values())
+    assert report["rows"] + reviewed == len(rows) and 60 <= reviewed <= 120
+    for draw in draws:
+        if draw["stated_bound"] is None:  # nothing certified: nothing stated, nothing linked
+            assert draw["guarantee"] is None and draw["source_auto_linked"] == 0
+            continue
+        assert draw["guarantee"] == "links"
+        # The share of the source's links wrong: its auto-links' wrong ones over the
+        # auto-links and the 60 links its people made (one a requirement).
+        auto, wrong = draw["source_auto_linked"], draw["source_wrong_share"] or 0.0
+        assert draw["realised_share"] == pytest.approx(wrong * auto / (auto + 60))
+        assert draw["certified_after"] is not None and draw["certified_after"] <= 60
+    source = next(iter(report["sources"].values()))
+    assert "share wrong of the source's links (reviewed and automatic)" in source["says"]

@@ -194,7 +194,7 @@ def test_random_review_draws_are_reproducible_by_seed_and_summarised() -> None:
     assert again == draws[0]
     assert 0.0 < draws[0].auto_linked_share <= 1.0 and draws[0].wrong_share is not None
     summary = summarise_draws(draws, DecisionPolicy())
-    assert summary.draws == 2 and summary.risk == "bound"
+    assert summary.draws == 2 and summary.risk == "links"  # the default since issue 59
     wrong = [d.wrong_share for d in draws if d.wrong_share is not None]
     assert summary.mean_wrong == round(sum(wrong) / len(wrong), 4)
     assert summary.share_over_budget == sum(w > 0.03 for w in wrong) / 2

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
-from sqlalchemy import Engine
+from sqlalchemy import Engine, select
 from sqlalchemy.orm import Session
 
 from librarian.catalogue.hub import Hub
@@ -211,6 +211,9 @@ def test_the_command_line_writes_it_and_refuses_what_it_cannot_mean(
     )
     said = " ".join(done.output.split())
     assert f'/rest/v1/cre_csv_import -F "cre_csv=@{out}"' in said and "CRE_ALLOW_IMPORT" in said
+    # Issue 58, item 7: a plain document's rows have no address: the message says how.
+    assert "4 with no address of their own link nowhere: --hyperlink-base URL" in said
+    assert "link nowhere" not in " ".join(alone.output.split())
 
 
 def test_a_standards_name_is_neutralised_in_the_header_too() -> None:
@@ -274,3 +277,34 @@ def test_a_rule_is_named_by_its_id_not_its_chapter_and_links_to_its_anchor() -> 
         ("AUTH-1", "USER_CONFIRMED", None),
         ("AUTH-2", "AUTO_MAPPED", 0.97),
     ]
+
+
+def test_an_auto_link_says_what_its_cut_was_certified_under(engine: Engine) -> None:
+    """Issue 59, item 3: the export says which guarantee holds, in plain words: each
+    auto-link in the sidecar says what its source's cut was certified under (before any
+    cut is stored: nothing; a person's link: nothing)."""
+    from librarian.policy import Certified, DecisionPolicy
+    from librarian.review.myopencre import sidecar
+    from librarian.store.decisions import LINKED
+    from librarian.store.policies import record_cuts, record_policy
+    from librarian.store.tables import DecisionRow
+
+    with Session(engine) as session:
+        assert {link.certified_under for link in links_to_export(session, True)} == {None}
+        keys = session.execute(
+            select(DecisionRow.source_key).where(DecisionRow.status == LINKED).distinct()
+        ).scalars()
+        key = next(iter(keys))
+        assert key is not None
+        record_policy(session, "auto", DecisionPolicy(risk="links"))
+        cut = Certified(0.5, 0.0, 0.03, 60, 0, 4, "reviewed", "links")
+        status = {"threshold": 0.5, "says": "", "decisions": 60, "cut": cut.as_json()}
+        record_cuts(session, "auto", {key: status})
+        session.commit()
+        links = links_to_export(session, with_auto=True)
+    words = (
+        "share wrong of the source's links (reviewed and automatic) <= 3% with probability >= 90%"
+    )
+    auto = [x for x in sidecar(links) if x["status"] == "AUTO_MAPPED"]
+    assert auto and {x["certified_under"] for x in auto} == {words}
+    assert {x["certified_under"] for x in sidecar(links) if x["status"] != "AUTO_MAPPED"} == {None}

@@ -245,7 +245,7 @@ def test_the_rescorer_decides_under_the_policy_the_run_stored_not_the_defaults(
     pipeline = stub_pipeline(threshold=None, top_k=6, top_n=5)
     assert pipeline.policy.budget == 0.03
     said = Rescorer(engine, lambda: pipeline)(key)
-    assert "share wrong <= 60% with probability >= 80%" in said, said
+    assert "share wrong of the auto-links <= 60% with probability >= 80%" in said, said
     with Session(engine) as session:
         after = source_policy(session, key)  # the re-scoring run stored what it applied
     assert after is not None and (after.budget, after.risk, after.confidence) == (0.6, "bound", 0.8)

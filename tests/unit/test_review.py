@@ -512,9 +512,15 @@ def test_training_learns_only_what_stands_in_the_store(
     assert "1 it records as changed since" in said and "1 bulk approvals" in said
     # A sheet row that contradicts the decision that stands is left out and counted.
     contradicting = sheet(tmp_path, engine, {2: ("choose", other)}, status="decided")
+    # The decided sheet says every standing decision (issue 58, item 7); one is edited.
     contradicting_rows = [r for r in csv.DictReader(contradicting.open()) if r["decision"]]
-    assert len(contradicting_rows) == 1
-    assert load_links([str(contradicting)], Home(tmp_path / "home"), HUB_IDS) == []
+    assert len(contradicting_rows) == 3
+    # What it repeats of a standing person's decision is learnt (the first, as changed);
+    # the bulk approval is not, nor the row that contradicts what stands.
+    learnt = load_links([str(contradicting)], Home(tmp_path / "home"), HUB_IDS)
+    assert [(link.section_id, link.cre_id) for link in learnt] == [
+        (contradicting_rows[0]["review_id"], "200-001")
+    ]
     assert "1 that disagree with the decision it holds standing" in capsys.readouterr().err
 
 
@@ -624,3 +630,30 @@ def test_exit_codes_are_the_guides_for_every_command(tmp_path: Path, engine: Eng
         assert result.exit_code == code, (args, result.output)
         assert says in result.output, (args, result.output)
         assert "Traceback" not in result.output, args
+
+
+def test_a_decided_export_says_each_decision_and_reads_back_as_unchanged(
+    tmp_path: Path, engine: Engine
+) -> None:
+    """Issue 58, item 7: `review export --format csv --status decided` left `decision` and
+    `cre_id` empty. Each decided row now says its standing decision as a sheet would
+    (accept, choose, reject), with its CREs and note; the same sheet imported again
+    changes nothing."""
+    path = sheet(
+        tmp_path, engine, {0: ("accept", ""), 1: ("choose", "400-000 200-001"), 2: ("reject", "")}
+    )
+    assert apply(engine, path).errors == []
+    decided = list(csv.DictReader(io.StringIO(to_csv(items(engine, "decided")))))
+    said = sorted((r["decision"], r["cre_id"]) for r in decided)
+    first = next(r for r in decided if r["decision"] == "accept")
+    assert said == sorted(
+        [("accept", first["suggestion_1_cre_id"]), ("choose", "400-000 200-001"), ("reject", "")]
+    )
+    lines = [json.loads(line) for line in to_jsonl(items(engine, "decided")).splitlines()]
+    assert sorted((r["decision"], r["cre_id"]) for r in lines) == sorted(
+        (d, c or None) for d, c in said
+    )
+    again = tmp_path / "again.csv"
+    again.write_text(to_csv(items(engine, "decided")))
+    result = apply(engine, again)
+    assert result.errors == [] and result.unchanged == 3

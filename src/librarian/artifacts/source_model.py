@@ -16,6 +16,7 @@ from librarian.artifacts.calibrator import (
     Calibrator,
     candidate_features,
 )
+from librarian.artifacts.verifier import VERIFIER_FEATURES
 from librarian.retrieval.collective import Collective, PriorRule
 
 SOURCE_MODEL_NAME = "source.json"
@@ -82,6 +83,9 @@ class SourceModel:
     # across the frameworks held out in turn).
     prior_weight: float = 2.0
     prior_scale: float = 1.0
+    # The confidence shown with a first suggestion (`artifacts.verifier`; None: the joint
+    # calibrator's, as models trained before it have it).
+    verifier: Calibrator | None = None
 
     def save(self, path: Path) -> None:
         payload = {
@@ -92,6 +96,7 @@ class SourceModel:
             "chosen_margin": self.chosen_margin,
             "prior_weight": self.prior_weight,
             "prior_scale": self.prior_scale,
+            "verifier": self.verifier.as_json() if self.verifier is not None else None,
         }
         path.write_text(json.dumps(payload, indent=2) + "\n")
 
@@ -104,6 +109,12 @@ class SourceModel:
             margin = float(data["chosen_margin"])
             prior = float(data["prior_weight"]), float(data["prior_scale"])
             calibrator = Calibrator.from_json(data["calibrator"], JOINT_FEATURES, str(path))
+            stored = data.get("verifier")
+            verifier = (
+                Calibrator.from_json(stored, VERIFIER_FEATURES, f"{path} (verifier)")
+                if stored is not None
+                else None
+            )
         except (OSError, ValueError, KeyError, TypeError) as exc:
             raise CalibrationError(f"source model {path} cannot be read: {exc}") from exc
         if not 0.0 <= threshold <= 1.0:
@@ -114,7 +125,7 @@ class SourceModel:
             raise CalibrationError(f"source model {path}: chosen_margin {margin} not in [0, 1]")
         if not all(0.0 < v < math.inf for v in prior):
             raise CalibrationError(f"source model {path}: prior {prior} not positive")
-        return cls(rule, calibrator, threshold, shrinkage, margin, *prior)
+        return cls(rule, calibrator, threshold, shrinkage, margin, *prior, verifier)
 
 
 def joint_probabilities(

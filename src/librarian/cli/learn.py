@@ -401,25 +401,29 @@ def golden_run(pipeline: Pipeline, rows: list[GoldenRow], reviewed: list[GoldenR
 
 def reviewed_and_scored(
     pipeline: Pipeline, rows: list[GoldenRow], k: int | None, order: ReviewOrder, seed: int
-) -> tuple[list[GoldenRow], list[GoldenRow]]:
-    """The rows standing for reviewers' decisions (none cold) and the rows scored; the
-    product's order under the progress bar."""
+) -> tuple[list[GoldenRow], list[GoldenRow], dict[str, int | None]]:
+    """The rows standing for reviewers' decisions (none cold), the rows scored, and (the
+    plan's order) after how many decisions each source's cut was first certified; the
+    product's and the plan's order under the progress bar."""
     from librarian.training.evaluate import product_reviewed, random_reviewed
+    from librarian.training.following import plan_reviewed
     from librarian.training.golden import reviewed_first
 
     if k is None:
-        return [], rows
+        return [], rows, {}
     if order == "file":
-        return reviewed_first(rows, k)
+        return *reviewed_first(rows, k), {}
     if order == "random":
-        return random_reviewed(rows, k, seed)
+        return *random_reviewed(rows, k, seed), {}
     with progress_bar() as progress:
 
         def step(n: int) -> None:
             if progress is not None:
                 progress("choosing what to review", n, -1)
 
-        return product_reviewed(pipeline, rows, k, progress=step)
+        if order == "product":
+            return *product_reviewed(pipeline, rows, k, progress=step), {}
+        return plan_reviewed(pipeline, rows, k, step, salt=f"draw {seed}")
 
 
 def warm_draws(
@@ -430,11 +434,11 @@ def warm_draws(
 
     first: GoldenRun | None = None
     found: list[Draw] = []
-    for d in range(draws if order == "random" else 1):
-        reviewed, scored = reviewed_and_scored(pipeline, rows, k, order, seed + d)
+    for d in range(draws if order in ("random", "plan") else 1):
+        reviewed, scored, until = reviewed_and_scored(pipeline, rows, k, order, seed + d)
         golden = golden_run(pipeline, scored, reviewed)
         first = first or golden
-        found.append(draw_of(seed + d, golden))
+        found.append(draw_of(seed + d, golden, until))
         if draws > 1:
             err.print(f"draw {d + 1} of {draws}: {found[-1].model_dump_json()}", markup=False)
     assert first is not None
@@ -472,8 +476,8 @@ def warm_protocol(warm: WarmOptions) -> tuple[int | None, ReviewOrder]:
         raise UsageError("give --reviewed K or --reviewed-first K, not both")
     k = warm.reviewed_first if warm.reviewed_first is not None else warm.reviewed_k
     order: ReviewOrder = "file" if warm.reviewed_first is not None else warm.review_order
-    if warm.draws > 1 and (k is None or order != "random"):
-        raise UsageError("--draws N needs --reviewed K --review-order random")
+    if warm.draws > 1 and (k is None or order not in ("random", "plan")):
+        raise UsageError("--draws N needs --reviewed K --review-order random or plan")
     return k, order
 
 

@@ -46,7 +46,7 @@ ExportFormat = Literal["csv", "jsonl", "html", "human-decision", "myopencre"]
 # Items (open, decided, all) for the sheets; links (confirmed, linked) for myopencre.
 ExportStatus = Literal["open", "decided", "all", "confirmed", "linked", "auto"]
 ItemStatus = Literal["open", "decided", "all"]
-ReviewOrder = Literal["file", "product", "random"]
+ReviewOrder = Literal["file", "product", "random", "plan"]
 HyperlinkBaseOpt = Annotated[
     str | None,
     typer.Option(
@@ -81,7 +81,8 @@ ReviewOrderOpt = Annotated[
         "--review-order",
         help="with --reviewed: file, the first K linked rows of each source; product, the K "
         "the librarian asks its reviewers for first (chosen from the text alone); random, K "
-        "drawn at random (--draws of them, from --seed)",
+        "drawn at random (--draws of them, from --seed); plan, K decided one at a time as "
+        "the review plan asks, re-planned after each, as the workbench does (--draws of them)",
     ),
 ]
 DrawsOpt = Annotated[
@@ -90,7 +91,7 @@ DrawsOpt = Annotated[
         "--draws",
         min=1,
         max=10_000,
-        help="with --review-order random: how many random review samples to score, each "
+        help="with --review-order random or plan: how many review samples to score, each "
         "one entry of the report's draws (what the run said, what it auto-linked, how "
         "much of it was wrong)",
     ),

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import sys
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -398,6 +399,14 @@ def _myopencre(
         said += "sidecar marks them: pending_update)"
     if gone := withdrawn_links(session):
         said += f"; {gone} confirmed links left out: their section left its document"
+    if base is None and (nowhere := sum(not link.hyperlink for link in links)):
+        said += (
+            f"; {nowhere} with no address of their own link nowhere: --hyperlink-base URL "
+            "gives them the document's (with {id} in it, each rule's own)"
+        )
+    under = Counter(link.certified_under for link in links if link.certified_under)
+    for words, n in sorted(under.items()):
+        said += f"; {n} auto-links certified under '{words}'"
     hubs = catalogue_paths(hub)
     text = to_myopencre(links, load_hubs(hubs[0], hubs[1]), base)
     if sidecar_file is not None:

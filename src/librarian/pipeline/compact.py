@@ -21,12 +21,19 @@ Place = tuple[int, int, int]  # (batch, part, row): where a row's outcome goes b
 
 
 def compared(
-    source: str, key: str, text: str, hits: list[ScoredHub], evidence: list[float] | None
+    source: str,
+    key: str,
+    text: str,
+    hits: list[ScoredHub],
+    evidence: list[float] | None,
+    overlaps: list[float] | None = None,
 ) -> SlotRow:
     """A row as C.5 compares it: its key and normalised text as digests (`CompactRows`
     keeps no more of the pending rows; reviewed and earlier items are given the same way,
-    and the normalised form of a hex digest is itself)."""
-    return SlotRow(source, key_digest(key), key_digest(normalised(text)), hits, evidence)
+    and the normalised form of a hex digest is itself), and what the verifier reads of
+    its text (`overlaps`, read from the text before it is a digest)."""
+    digest = key_digest(normalised(text))
+    return SlotRow(source, key_digest(key), digest, hits, evidence, overlaps)
 
 
 def _narrow(values: NDArray[np.float64]) -> NDArray[np.floating]:
@@ -46,6 +53,7 @@ class _Part:
     columns: NDArray[np.int16]  # -1: no candidate there
     scores: NDArray[np.floating]
     evidence: NDArray[np.floating] | None
+    overlaps: NDArray[np.floating] | None = None
 
 
 @dataclass
@@ -72,12 +80,16 @@ class CompactRows:
         scores = np.zeros((len(rows), width))
         with_evidence = rows[0].evidence is not None
         evidence = np.zeros((len(rows), width)) if with_evidence else None
+        read = np.zeros((len(rows), width)) if rows[0].overlaps is not None else None
         for i, row in enumerate(rows):
             columns[i, : len(row.hits)] = [self._column[h.cre_id] for h in row.hits]
             scores[i, : len(row.hits)] = [h.score for h in row.hits]
             if evidence is not None:
                 assert row.evidence is not None, "evidence is retrieved for a whole batch"
                 evidence[i, : len(row.hits)] = row.evidence
+            if read is not None:
+                assert row.overlaps is not None, "a batch is read by one verifier"
+                read[i, : len(row.hits)] = row.overlaps
         self._parts.append(
             _Part(
                 (batch, part),
@@ -87,6 +99,7 @@ class CompactRows:
                 columns,
                 _narrow(scores),
                 _narrow(evidence) if evidence is not None else None,
+                _narrow(read) if read is not None else None,
             )
         )
 
@@ -119,8 +132,11 @@ class CompactRows:
         evidence = None
         if part.evidence is not None:
             evidence = [float(v) for v in part.evidence[i, :width]]
+        overlaps = None
+        if part.overlaps is not None:
+            overlaps = [float(v) for v in part.overlaps[i, :width]]
         key, text = bytes(part.keys[i]).hex(), bytes(part.texts[i]).hex()
-        return SlotRow(source, key, text, hits, evidence)
+        return SlotRow(source, key, text, hits, evidence, overlaps)
 
 
 @dataclass(frozen=True)

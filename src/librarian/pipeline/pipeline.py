@@ -227,8 +227,16 @@ class Pipeline:
         are retrieved now (`reviewed_rows`), their history, and the items earlier windows
         stored (linked with them as a file's rows are, their own outcomes not returned).
         No model runs here: it is the runner's work between its passes."""
+        read = self.source_level.overlaps
         context = [
-            compared(source, e.key, e.text, _hits(e), list(e.evidence) if e.evidence else None)
+            compared(
+                source,
+                e.key,
+                e.text,
+                _hits(e),
+                list(e.evidence) if e.evidence else None,
+                read(e.text, _hits(e)),
+            )
             for source, items in (earlier or {}).items()
             for e in items
         ]
@@ -287,7 +295,12 @@ class Pipeline:
             return []
         return [
             SlotRow(
-                s.source_key, s.span_key, s.text, retrieved.hits[i], self._evidence(retrieved, i)
+                s.source_key,
+                s.span_key,
+                s.text,
+                retrieved.hits[i],
+                self._evidence(retrieved, i),
+                self.source_level.overlaps(s.text, retrieved.hits[i]),
             )
             for i, (_, s) in enumerate(prepared.to_model)
         ]
@@ -331,7 +344,14 @@ class Pipeline:
         retrieved = self.retrieve.search(as_sections, embedded.vectors)
         return [
             (
-                compared(source, r.key, r.text, retrieved.hits[j], self._evidence(retrieved, j)),
+                compared(
+                    source,
+                    r.key,
+                    r.text,
+                    retrieved.hits[j],
+                    self._evidence(retrieved, j),
+                    self.source_level.overlaps(r.text, retrieved.hits[j]),
+                ),
                 r.cre_ids,
             )
             for j, (source, r) in enumerate(decided)

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from librarian.artifacts.source_model import SourceModel, first_order, joint_probabilities
+from librarian.artifacts.verifier import Verifier, rescaled
 from librarian.catalogue.hub import Hub
 from librarian.pipeline import components as ids
 from librarian.pipeline.components import Component
@@ -52,6 +53,9 @@ class SlotRow:
     text: str
     hits: list[ScoredHub]
     evidence: list[float] | None
+    # The share of each hit's CRE name the text says (`SourceLevelSlot.overlaps`; None:
+    # no verifier reads them).
+    overlaps: list[float] | None = None
 
 
 @dataclass(frozen=True)
@@ -205,14 +209,23 @@ class SourceLevelSlot:
         model: SourceModel | None,
         hub: Hub,
         policy: DecisionPolicy,
+        verifier: Verifier | None = None,
     ) -> None:
         """`policy`: the risk each source's cut is chosen under, or the cut set by hand
         that holds everywhere (`DecisionPolicy.fixed_cut`); its global cut, for a source
-        too small to be linked as a whole; its margin, for the order shown."""
-        self.model, self.policy = model, policy
+        too small to be linked as a whole; its margin, for the order shown. `verifier`:
+        what gives a first suggestion its confidence (None: the joint calibrator)."""
+        self.model, self.policy, self.verifier = model, policy, verifier
         self.cuts: Mapping[str, Certified] = {}  # sources whose cut is given, not chosen
         parents = {n.parent_id for n in hub.nodes if n.parent_id is not None}
         self.is_leaf = {n.cre_id: n.cre_id not in parents for n in hub.nodes}
+
+    def overlaps(self, text: str, hits: Sequence[ScoredHub]) -> list[float] | None:
+        """What the verifier reads of a row's text: the share of each hit's CRE name it
+        says (None: no verifier). Read where the text is, before the row waits for C.5."""
+        if self.verifier is None:
+            return None
+        return self.verifier.overlaps(text, [h.cre_id for h in hits])
 
     def with_policy(self, policy: DecisionPolicy) -> SourceLevelSlot:
         """The same slot deciding its sources' cuts under `policy`."""
@@ -417,17 +430,24 @@ class SourceLevelSlot:
         """The row's hits and evidence in the order shown (the item's chosen CRE first
         unless another's confidence beats it by the policy's margin: `first_order`), and
         the first one's confidence: the suggestion shown first is the one the policy
-        would link, at the confidence compared with the cut."""
+        would link, at the confidence compared with the cut (the verifier's where there is
+        one: `artifacts.verifier`; then the source's adaptation)."""
         assert self.model is not None
         hits = list(row.hits)
         evidence = list(row.evidence) if row.evidence is not None else None
         if not hits:
             return hits, evidence, 0.0, {}
         cres, scores = [h.cre_id for h in hits], [h.score for h in hits]
-        probabilities = joint_probabilities(self.model, cres, scores, evidence, collective)
-        if adaptation is not None:
-            probabilities = [adaptation.apply(p) for p in probabilities]
+        joint = joint_probabilities(self.model, cres, scores, evidence, collective)
+        probabilities = [adaptation.apply(p) for p in joint] if adaptation else joint
         order = first_order(cres, probabilities, collective.chosen_id, self.policy.margin)
+        if self.verifier is not None:
+            if row.overlaps is None:
+                raise ValueError(f"row {row.key} reached the verifier without its name overlaps")
+            first = order[0]
+            shown = self.verifier.confidence(row.overlaps, scores, evidence, joint[first], first)
+            shown = adaptation.apply(shown) if adaptation else shown
+            probabilities = rescaled(probabilities, first, shown)
         ranked_evidence = [evidence[j] for j in order] if evidence is not None else None
         chances = {h.cre_id: p for h, p in zip(hits, probabilities, strict=True)}
         return [hits[j] for j in order], ranked_evidence, probabilities[order[0]], chances

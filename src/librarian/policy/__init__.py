@@ -28,7 +28,7 @@ covers a section), `threshold` (training's global cut).
 """
 
 from librarian.policy.adaptation import Adaptation, fit_adaptation
-from librarian.policy.cut import Certified, alone, certifies, choose_cut
+from librarian.policy.cut import Certified, alone, choose_cut
 from librarian.policy.decision import RISKS, DecisionPolicy
 from librarian.policy.evidence import (
     CutEvidence,
@@ -37,7 +37,8 @@ from librarian.policy.evidence import (
     normalised,
     text_digest,
 )
-from librarian.policy.plan import ReviewPlan, review_plan
+from librarian.policy.exact import certifies
+from librarian.policy.plan import ReviewPlan, outlook, review_next, review_plan
 from librarian.policy.sample import CALIBRATION_SAMPLE, SAMPLE_REACH, calibration_sample
 
 __all__ = [
@@ -57,6 +58,8 @@ __all__ = [
     "distinct_decided",
     "fit_adaptation",
     "normalised",
+    "outlook",
+    "review_next",
     "review_plan",
     "text_digest",
 ]

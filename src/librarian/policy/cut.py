@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -21,6 +20,7 @@ class Certified:
     reviewed_wrong: int
     auto_links: int  # pending items at or above the cut
     basis: str  # "reviewed" | "global" | "none"
+    guarantee: str = "bound"  # which promise the bound is (`DecisionPolicy.risk`)
 
     def as_json(self) -> dict[str, Any]:
         return {
@@ -31,6 +31,7 @@ class Certified:
             "reviewed_wrong_above_cut": self.reviewed_wrong,
             "auto_links": self.auto_links,
             "basis": self.basis,
+            "guarantee": self.guarantee,
         }
 
     @classmethod
@@ -44,6 +45,7 @@ class Certified:
             int(data["reviewed_wrong_above_cut"]),
             int(data["auto_links"]),
             str(data["basis"]),
+            str(data.get("guarantee", "bound")),
         )
 
     def describe(self, policy: DecisionPolicy, decisions: int) -> str:
@@ -72,28 +74,6 @@ class Certified:
         )
 
 
-def certifies(above: int, reviewed: int, wrong: int, budget: float, confidence: float) -> bool:
-    """Whether `reviewed` items drawn at random from the `above` items at or above a cut,
-    `wrong` of them wrong, show at level 1 - `confidence` that the share wrong of the other
-    `above - reviewed` (the ones it would link) is at most `budget`.
-
-    The exact finite-population test: under the null, at least `wrong + floor(budget *
-    open) + 1` of the `above` are wrong, and the chance of seeing no more than `wrong` of
-    them in the sample is a hypergeometric tail; the null is rejected when that chance is
-    at most 1 - `confidence`. Valid for any sample size (no normal approximation, no prior)
-    and about the open items themselves, not an infinite population they were drawn from."""
-    open_items = above - reviewed
-    if open_items <= 0 or reviewed <= 0:
-        return False
-    # Imported here: scipy.stats takes ~1 s to import, and most commands never ask.
-    from scipy.stats import hypergeom
-
-    least_wrong = wrong + math.floor(budget * open_items + 1e-9) + 1
-    if least_wrong > wrong + open_items:
-        return True  # no count of wrong open items breaks the budget
-    return float(hypergeom.cdf(wrong, above, least_wrong, reviewed)) <= 1.0 - confidence + 1e-12
-
-
 def choose_cut(
     pending: Sequence[float],
     reviewed: Sequence[float],
@@ -108,13 +88,16 @@ def choose_cut(
     of power would end the sequence before the cuts the evidence reaches). Which cuts are
     in it depends on the confidences and on which items were reviewed, never on a
     decision. Each is tested by `certifies` at the policy's
-    test level (`DecisionPolicy.test_confidence`); the first that fails ends the sequence
+    test level under its guarantee (`DecisionPolicy.certifies`); a cut is in the sequence
+    when it could pass with `tolerated_wrong` of its reviewed items wrong (chosen before
+    the data, so a few wrong ones need not end it); the first that fails ends the sequence
     (fixed-sequence testing, as in Learn-then-Test: the chance that any cut it passes
     breaks the budget is at most 1 - that level, so the one chosen keeps the promise
     whichever it is). With no cut passed the source links nothing (cut 1.0).
     `pending`, `reviewed`: the confidences that decide (adapted)."""
     pairs = sorted(zip(reviewed, reviewed_correct, strict=True), key=lambda x: -x[0])
     ordered = sorted(pending, reverse=True)
+    people = sum(reviewed_correct)  # links people made (at least: those of a right first)
     best = Certified(1.0, 0.0, policy.budget, 0, 0, 0, "none")
     at_r = at_p = wrong = 0
     for cut in sorted({c for c in reviewed}, reverse=True):
@@ -123,12 +106,14 @@ def choose_cut(
             at_r += 1
         while at_p < len(ordered) and ordered[at_p] >= cut:
             at_p += 1
-        level = policy.test_confidence()
-        if at_r < policy.min_reviewed or not certifies(at_r + at_p, at_r, 0, policy.budget, level):
+        tolerated = policy.tolerated_wrong
+        if at_r < policy.min_reviewed or not policy.certifies(at_r + at_p, at_r, tolerated, people):
             continue  # not in the sequence: too little evidence reaches it
-        if not certifies(at_r + at_p, at_r, wrong, policy.budget, level):
+        if not policy.certifies(at_r + at_p, at_r, wrong, people):
             break  # the first failure ends the sequence
-        best = Certified(cut, wrong / at_r, policy.budget, at_r, wrong, at_p, "reviewed")
+        best = Certified(
+            cut, wrong / at_r, policy.budget, at_r, wrong, at_p, "reviewed", policy.risk
+        )
     return best
 
 

@@ -9,9 +9,15 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass, replace
 from typing import Any
 
+from librarian.policy.exact import certifies
 from librarian.settings import UNCALIBRATED_THRESHOLD, choices_of, default_of
 
 RISKS = choices_of("risk")  # the modes: listed once, in the settings
+# What each guarantee bounds, in words: the share wrong of ...
+GUARANTEES = {
+    "bound": "share wrong of the auto-links",
+    "links": "share wrong of the source's links (reviewed and automatic)",
+}
 # A guarantee earlier versions offered and stored with their runs: the expected share
 # wrong within the budget. Measured leave-one-framework-out (`make risk-check`) it did not
 # hold (8% wrong on average at a 3% budget, docs/quality.md), so a stored policy that asks
@@ -46,10 +52,20 @@ class DecisionPolicy:
     unmappable_cut: float = default_of("unmappable_cut")
     global_cut: float = UNCALIBRATED_THRESHOLD
     margin: float = 0.0
+    tolerated_wrong: int = default_of("tolerated_wrong")
 
     def guarantee(self) -> str:
         """The promise, in words, wherever a cut is shown."""
-        return f"share wrong <= {self.budget:.0%} with probability >= {self.confidence:.0%}"
+        what = GUARANTEES[self.risk]
+        return f"{what} <= {self.budget:.0%} with probability >= {self.confidence:.0%}"
+
+    def certifies(self, above: int, reviewed: int, wrong: int, people: int) -> bool:
+        """The exact test of a cut under this policy's guarantee (`exact.certifies`):
+        `above` items at or above it, `reviewed` of them reviewed, `wrong` of those wrong;
+        `people`: the links the source's people made, which the guarantee over the
+        source's links counts beside the auto-links."""
+        links = people if self.risk == "links" else 0
+        return certifies(above, reviewed, wrong, self.budget, self.confidence, links)
 
     def test_confidence(self) -> float:
         """The level each cut's exact test is run at (`policy.cut.certifies`)."""
@@ -89,6 +105,8 @@ class DecisionPolicy:
             raise ValueError(f"budget or risk out of range: {self}")
         if not 0.0 < self.confidence < 1.0 or self.min_reviewed < 1:
             raise ValueError(f"confidence or min_reviewed out of range: {self}")
+        if self.tolerated_wrong < 0:
+            raise ValueError(f"tolerated_wrong out of range: {self}")
         cuts = (self.fixed_cut, self.unmappable_cut, self.global_cut)
         if any(c is not None and not 0.0 <= c <= 1.0 for c in cuts) or self.margin < 0.0:
             raise ValueError(f"a cut or the margin out of range: {self}")

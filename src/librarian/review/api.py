@@ -51,9 +51,9 @@ class SuggestRequest(BaseModel):
     source: str | None = Field(
         default=None,
         max_length=1024,
-        description="the standard's source key (`librarian queue status` lists them): the "
-        "text is linked as a new section of it, with what its reviewers taught it and the "
-        "policy its runs keep",
+        description="the standard: its source key (`librarian queue status` lists them) or "
+        "the name a team gave a document with --source; the text is linked as a new section "
+        "of it, with what its reviewers taught it and the policy its runs keep",
     )
     top_k: int | None = Field(
         default=None, ge=1, le=20, description="how many CREs to suggest (default 5)"
@@ -95,6 +95,7 @@ class KnownSource:
     history: History
     policy: DecisionPolicy  # `store.policies.policy_of` the server's own
     cut: Certified | None
+    key: str = ""  # the source's key (asked for by it, or by the name given with --source)
 
 
 # By source key, over the server's own policy (None: no such source).
@@ -156,10 +157,15 @@ def suggested(
     else:
         known = source_context(asked.source, built.policy) if source_context is not None else None
         if known is None:
-            raise HTTPException(404, f"no source {asked.source!r} in this store")
-        cuts = {asked.source: known.cut} if known.cut is not None else {}
+            raise HTTPException(
+                404,
+                f"no source {asked.source!r} in this store: name it by its key (`librarian "
+                "queue status` lists them) or by the name given with --source",
+            )
+        key = known.key or asked.source
+        cuts = {key: known.cut} if known.cut is not None else {}
         built = built.with_policy(known.policy, cuts)
-        envelope = built.suggest(asked.text, asked.title, asked.source, known.history)
+        envelope = built.suggest(asked.text, asked.title, key, known.history)
     return {**dump_envelope(envelope), "cres": named_cres(envelope, built.hub)}
 
 

@@ -88,16 +88,21 @@ class Workbench:
     def source_context(self, source: str, current: DecisionPolicy) -> KnownSource | None:
         """A source's history, the policy its runs keep (`current`'s where none is stored)
         and the cut the last of them chose (None: not since 0012), from this store (None:
-        it has no item of that source)."""
+        it has no item of that source). `source`: its key (`queue status` lists them), or
+        the name a team gave a document with --source (its key is `plain:NAME`)."""
         with Session(self.engine) as session:
-            if not session.execute(
-                select(DecisionRow.id).where(DecisionRow.source_key == source).limit(1)
-            ).first():
+            key = next((k for k in (source, f"plain:{source}") if self._holds(session, k)), None)
+            if key is None:
                 return None
-            history = source_history(session, {source})
-            policy = policy_of(session, source, current)
-            cut = source_cut(session, source)
-        return KnownSource(history, policy, cut.certified if cut is not None else None)
+            history = source_history(session, {key})
+            policy = policy_of(session, key, current)
+            cut = source_cut(session, key)
+        return KnownSource(history, policy, cut.certified if cut is not None else None, key)
+
+    @staticmethod
+    def _holds(session: Session, key: str) -> bool:
+        found = select(DecisionRow.id).where(DecisionRow.source_key == key).limit(1)
+        return session.execute(found).first() is not None
 
     def allowed_hosts(self) -> list[str]:
         """The Host headers served: loopback names, and the bound address. Bound to every

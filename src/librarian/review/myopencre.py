@@ -39,6 +39,7 @@ from librarian.errors import InputError
 from librarian.review.sheets import neutralise
 from librarian.schemas.records import split_plain_locator_id
 from librarian.store.decisions import LINKED, REVIEW_REQUIRED
+from librarian.store.policies import certified_under
 from librarian.store.tables import DecisionRow, HumanDecisionRow
 
 SEPARATOR = "|"
@@ -67,6 +68,8 @@ class SectionLink:
     confidence: float | None = None  # the linker's, for a link it made; None: a person's
     # Its section's text changed since it was linked, and the new text waits for review.
     pending_update: bool = False
+    # An auto-link: what its source's cut was certified under, in words (None: a person's).
+    certified_under: str | None = None
 
 
 def reads_empty(cell: str) -> bool:
@@ -109,17 +112,27 @@ def links_to_export(
         out = []
     if with_auto:
         automatic = session.execute(
-            select(DecisionRow.id, DecisionRow.chunk_id, DecisionRow.envelope, DecisionRow.text)
+            select(
+                DecisionRow.id,
+                DecisionRow.chunk_id,
+                DecisionRow.envelope,
+                DecisionRow.text,
+                DecisionRow.source_key,
+            )
             .where(DecisionRow.status == LINKED, DecisionRow.withdrawn_at.is_(None))
             .order_by(DecisionRow.id)
         ).all()
+        under = {
+            key: certified_under(session, key) for key in {row.source_key for row in automatic}
+        }
         out += [
             replace(
                 section_link(envelope, text, link["cre_id"], "AUTO_MAPPED"),
                 confidence=link.get("confidence"),
                 pending_update=updated.get(chunk, 0) > row_id,
+                certified_under=under[source] or None,
             )
-            for row_id, chunk, envelope, text in automatic
+            for row_id, chunk, envelope, text, source in automatic
             for link in envelope.get("links") or []
         ]
     return out
@@ -247,6 +260,7 @@ def sidecar(links: Sequence[SectionLink]) -> list[dict[str, Any]]:
             "status": link.status,
             "confidence": link.confidence,
             "pending_update": link.pending_update,
+            "certified_under": link.certified_under,
             "cre_url": cre_url(link.cre_id),
         }
         for link in links

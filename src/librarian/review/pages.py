@@ -551,7 +551,7 @@ def source_panel(
     # The decided items as the cut reads them (`evidence_after`): none drawn without it.
     evidence = evidence_after(session, key, stored)
     plan = evidence.plan(policy_of(session, key)) if evidence is not None else None
-    band = plan.at if plan is not None and plan.more and not plan.certified else None
+    band = plan.at if plan is not None and plan.more else None
     decided = list(zip(evidence.reviewed, evidence.correct, strict=True)) if evidence else []
     return {
         "chart": evidence_chart(decided, stored.threshold if stored else None, band),

@@ -75,7 +75,20 @@ def neutralise(cell: str) -> str:
     return "'" + cell if formula_like(cell) else cell
 
 
+# A stored decision's action, as a sheet's `decision` column says it (`SHEET_ACTIONS`).
+SHEET_WORD = {"approve": "accept", "correct": "choose", "reject": "reject"}
+
+
+def _decided(item: OpenItem) -> tuple[str, str, str]:
+    """A decided item's decision, CREs and note as a sheet holds them ("" for an open one)."""
+    if item.decided_as is None:
+        return "", "", ""
+    action, cres, note = item.decided_as
+    return SHEET_WORD.get(action, action), cres, note
+
+
 def _flat(item: OpenItem) -> dict[str, str]:
+    decision, cres, note = _decided(item)
     row = {
         "review_id": item.review_id,
         "created_at": item.created_at.isoformat(),
@@ -85,9 +98,9 @@ def _flat(item: OpenItem) -> dict[str, str]:
         "chunk_id": item.chunk_id,
         "source_url": item.source_url or "",
         "text": visible(item.text),
-        "decision": "",
-        "cre_id": "",
-        "note": "",
+        "decision": decision,
+        "cre_id": cres,
+        "note": note,
     }
     for i in range(1, SUGGESTIONS + 1):
         s = item.suggestions[i - 1] if i <= len(item.suggestions) else None
@@ -109,6 +122,7 @@ def to_csv(items: Iterable[OpenItem]) -> str:
 def to_jsonl(items: Iterable[OpenItem]) -> str:
     lines = []
     for item in items:
+        decision, cres, note = _decided(item)
         lines.append(
             json.dumps(
                 {
@@ -126,9 +140,9 @@ def to_jsonl(items: Iterable[OpenItem]) -> str:
                         {"cre_id": s.cre_id, "name": s.name, "confidence": s.confidence}
                         for s in item.suggestions
                     ],
-                    "decision": None,
-                    "cre_id": None,
-                    "note": None,
+                    "decision": decision or None,
+                    "cre_id": cres or None,
+                    "note": note or None,
                 },
                 ensure_ascii=False,
             )

@@ -139,6 +139,20 @@ class Draw(BaseModel):
     source_wrong_share: float | None = Field(description="... and their realised share wrong")
     stated_estimate: float | None = Field(description="what the run said for the largest source")
     stated_bound: float | None
+    guarantee: str | None = Field(
+        default=None,
+        description="which guarantee the run stated for the largest source: 'bound' (its "
+        "auto-links) or 'links' (its links, reviewed and automatic)",
+    )
+    realised_share: float | None = Field(
+        default=None,
+        description="the share that guarantee bounds, measured against the answers",
+    )
+    certified_after: int | None = Field(
+        default=None,
+        description="--review-order plan: decisions after which the largest source's cut "
+        "was first certified (None: not within K)",
+    )
 
 
 class DrawsSummary(BaseModel):

@@ -113,6 +113,20 @@ def record_cuts(session: Session, run_id: str, sources: Mapping[str, Mapping[str
     session.execute(insert.on_conflict_do_update(index_elements=["source_key"], set_=changed))
 
 
+def certified_under(session: Session, source: str) -> str:
+    """In words, what the source's auto-links were linked under: the guarantee its cut was
+    certified by (`DecisionPolicy.guarantee`), the trained cut of a section linked alone,
+    or a cut set by hand ("": no cut stored)."""
+    cut = source_cut(session, source)
+    if cut is None:
+        return ""
+    if cut.certified is None:
+        return f"a cut set by hand ({cut.threshold:.3f})"
+    if cut.certified.basis == "global":
+        return "the trained models' cut for a section linked alone"
+    return policy_of(session, source).guarantee()
+
+
 def source_cut(session: Session, source: str) -> SourceCut | None:
     """The cut `source` has now (None: no run has linked it since 0012)."""
     row = session.get(SourceCutRow, source)

@@ -16,8 +16,8 @@ from librarian.policy import (
     CutEvidence,
     DecisionPolicy,
     Evidence,
-    ReviewPlan,
-    calibration_sample,
+    outlook,
+    review_next,
     text_digest,
 )
 from librarian.settings import MIN_SOURCE_DECISIONS
@@ -60,6 +60,7 @@ class SourceProgress:
     certified: str = ""  # what its decisions certify now (`next_cut_says`)
     items: int = 0  # all its sections in the store: open, decided, linked
     cut: str = ""  # the cut it has now, in words (`SourceCut.now`: the last run's or relink's)
+    outlook: str = ""  # what a source of its size can expect (`policy.plan.outlook`)
 
     @property
     def small(self) -> bool:
@@ -78,6 +79,7 @@ class SourceProgress:
         return (
             f"a {items}-item source: the {CALIBRATION_SAMPLE} items of its calibration "
             "sample decide how much of the rest can be linked automatically"
+            + (f"; {self.outlook}" if self.outlook else "")
         )
 
 
@@ -147,6 +149,7 @@ def _progress(
         next_cut_says(evidence, policy),
         items,
         stored.now(seen) if stored is not None else "",
+        outlook(max(items, len(open_items) + seen), policy),
     )
 
 
@@ -178,23 +181,6 @@ def source_sizes(session: Session) -> dict[str, int]:
         .group_by(DecisionRow.source_key)
     ).all()
     return {str(key): int(n) for key, n in counted}
-
-
-def review_next(
-    pending: list[float], plan: ReviewPlan | None, decided: int, seed: str
-) -> list[int]:
-    """The open items the plan asks its reviewers to decide next (indices into `pending`):
-    a seeded probability sample of its band, as many as it needs (at most
-    CALIBRATION_SAMPLE); none once a cut is certified; with no band to certify (or no
-    plan: no run has chosen the source's cut from its evidence yet), the calibration
-    sample of the most confident items, which each need a person anyway."""
-    if plan is not None and plan.certified:
-        return []
-    if plan is None or not plan.more:
-        return calibration_sample(pending, max(0, CALIBRATION_SAMPLE - decided), seed)
-    band = [i for i, c in enumerate(pending) if c >= plan.at]
-    picks = calibration_sample([pending[i] for i in band], min(plan.more, CALIBRATION_SAMPLE), seed)
-    return sorted(band[j] for j in picks)
 
 
 def evidence_now(session: Session, source: str) -> Evidence | None:

@@ -17,7 +17,7 @@ from sqlalchemy.orm import Session
 
 from librarian.schemas.records import split_plain_locator_id
 from librarian.store.decisions import REVIEW_REQUIRED
-from librarian.store.status import NEEDS_REVIEW, section_status, standing_actions
+from librarian.store.status import NEEDS_REVIEW, section_status, standing_of
 from librarian.store.tables import DecisionRow, HumanDecisionRow
 
 ItemStatus = Literal["open", "decided", "all"]
@@ -50,6 +50,8 @@ class OpenItem:
     label: str = ""  # where the section is, for people: "policy.csv § SEC-01 — Passwords"
     section_status: str = NEEDS_REVIEW  # OpenCRE's name for where it stands (store/status.py)
     linked_as: str | None = None  # how its source was linked when it was decided
+    # A decided item's standing decision: its action, the CREs chosen, its note.
+    decided_as: tuple[str, str, str] | None = None
 
 
 @dataclass(frozen=True)
@@ -212,11 +214,11 @@ def neighbour(
 
 
 def _items(session: Session, rows: Sequence[DecisionRow]) -> list[OpenItem]:
-    actions = standing_actions(session, [r.id for r in rows if r.consumed_at is not None])
-    return [_item(row, actions.get(row.id)) for row in rows]
+    decided = standing_of(session, [r.id for r in rows if r.consumed_at is not None])
+    return [_item(row, decided.get(row.id)) for row in rows]
 
 
-def _item(row: DecisionRow, action: str | None = None) -> OpenItem:
+def _item(row: DecisionRow, decided: tuple[str, str, str] | None = None) -> OpenItem:
     envelope: dict[str, Any] = row.envelope
     names = {
         c["cre_id"]: c["cre_name"] for c in envelope.get("retrieval", {}).get("candidates", [])
@@ -243,9 +245,10 @@ def _item(row: DecisionRow, action: str | None = None) -> OpenItem:
         row_id=row.id,
         label=section_label(envelope.get("knowledge", {}), row.chunk_id),
         section_status=section_status(
-            row.status, row.reason_code, row.consumed_at is not None, action
+            row.status, row.reason_code, row.consumed_at is not None, decided and decided[0]
         ),
         linked_as=row.source_linked,
+        decided_as=decided,
     )
 
 
@@ -324,7 +327,10 @@ def item_detail(session: Session, review_id: str) -> ItemDetail | None:
     )
     history = decision_history(session, row.id)
     standing = next((d for d in reversed(history) if d.state == "stands"), None)
-    item = _item(row, standing.action if standing else None)
+    decided = (
+        (standing.action, " ".join(standing.cre_ids), standing.note or "") if standing else None
+    )
+    item = _item(row, decided)
     return ItemDetail(item, row.envelope, headings, prior, standing, history)
 
 

@@ -50,16 +50,28 @@ def section_status(row_status: str, reason: str | None, decided: bool, action: s
 
 def standing_actions(session: Session, row_ids: Sequence[int]) -> dict[int, str]:
     """The standing decision's action of each decided row among `row_ids`."""
-    actions: dict[int, str] = {}
+    return {row_id: found[0] for row_id, found in standing_of(session, row_ids).items()}
+
+
+def standing_of(session: Session, row_ids: Sequence[int]) -> dict[int, tuple[str, str, str]]:
+    """The standing decision of each decided row among `row_ids`: its action (approve |
+    correct | reject), the CREs chosen (space-separated) and its note."""
+    out: dict[int, tuple[str, str, str]] = {}
     for start in range(0, len(row_ids), 500):
         part = list(row_ids[start : start + 500])
         found = session.execute(
-            select(HumanDecisionRow.decision_row_id, HumanDecisionRow.action).where(
-                HumanDecisionRow.decision_row_id.in_(part), HumanDecisionRow.standing()
-            )
+            select(
+                HumanDecisionRow.decision_row_id,
+                HumanDecisionRow.action,
+                HumanDecisionRow.final_cre_ids,
+                HumanDecisionRow.note,
+            ).where(HumanDecisionRow.decision_row_id.in_(part), HumanDecisionRow.standing())
         )
-        actions.update((int(row_id), str(action)) for row_id, action in found)
-    return actions
+        out.update(
+            (int(row_id), (str(action), cres or "", note or ""))
+            for row_id, action, cres, note in found
+        )
+    return out
 
 
 def status_counts(session: Session) -> dict[str, int]:

@@ -11,8 +11,11 @@ import numpy as np
 from librarian.artifacts.calibrator import CalibrationError, Calibrator
 
 
-def fit_calibrator(features: Sequence[Sequence[float]], correct: Sequence[bool]) -> Calibrator:
-    """Fit P(top-1 is right | features). Needs both right and wrong examples."""
+def fit_calibrator(
+    features: Sequence[Sequence[float]], correct: Sequence[bool], strength: float = 100.0
+) -> Calibrator:
+    """Fit P(top-1 is right | features). Needs both right and wrong examples. `strength`:
+    the inverse of the regularisation (scikit-learn's C)."""
     labels = np.asarray(correct, dtype=bool)
     if len(labels) < 10 or labels.all() or not labels.any():
         raise CalibrationError(
@@ -23,7 +26,7 @@ def fit_calibrator(features: Sequence[Sequence[float]], correct: Sequence[bool])
 
     # Mild regularisation: four features, hundreds of rows; C=1 on cosine-scale inputs
     # would shrink the slopes and make every confidence drift towards the base rate.
-    model = LogisticRegression(C=100.0, max_iter=2000)
+    model = LogisticRegression(C=strength, max_iter=2000)
     model.fit(np.asarray(features, dtype=np.float64), labels)
     return Calibrator(
         weights=tuple(float(w) for w in model.coef_[0]),

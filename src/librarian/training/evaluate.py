@@ -5,7 +5,7 @@ from __future__ import annotations
 import random
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from librarian.pipeline.batches import Priors
 from librarian.pipeline.pipeline import Pipeline
@@ -299,8 +299,21 @@ def run_golden(
         if progress:
             progress(len(batch))
     return GoldenRun(
-        [found[i] for i in range(len(rows))], dict(Counter(source_of(r) for r in reviewed)), sources
+        [found[i] for i in range(len(rows))],
+        dict(Counter(source_of(r) for r in reviewed)),
+        sources,
+        people_links(reviewed),
     )
+
+
+def people_links(reviewed: Sequence[GoldenRow]) -> dict[str, int]:
+    """By source: the links its reviewers made, one a section (rows of one span key, a
+    title and its prose, are one requirement, as a cut counts them)."""
+    keys: dict[str, set[str]] = {}
+    for row, section in zip(reviewed, sections_of(reviewed), strict=True):
+        if row.expected.cre_ids:
+            keys.setdefault(source_of(row), set()).add(section.span_key)
+    return {source: len(found) for source, found in keys.items()}
 
 
 @dataclass(frozen=True)
@@ -308,6 +321,7 @@ class GoldenRun:
     outcomes: list[RowOutcome]
     reviewed: dict[str, int]  # by source: rows standing for its reviewers' decisions
     sources: dict[str, dict[str, object]]  # where each source stood (C.5)
+    reviewed_links: dict[str, int] = field(default_factory=dict)  # ... that linked a CRE
 
 
 def golden_history(reviewed: Sequence[GoldenRow]) -> History:
@@ -336,12 +350,8 @@ def product_reviewed(
     text: no label, of a chosen row or any other, is read to choose. `salt`: added to
     each source's seed (another draw of the same design)."""
     cold = run_golden(pipeline, rows, progress=progress)
-    by_source: dict[str, list[int]] = {}
-    for i, outcome in enumerate(cold.outcomes):
-        if outcome.candidates:  # the models decided it (a cited CRE needs no review)
-            by_source.setdefault(source_of(outcome.row), []).append(i)
     chosen: set[int] = set()
-    for indices in by_source.values():
+    for indices in model_rows(cold).values():
         confidences = [cold.outcomes[i].confidence for i in indices]
         seed = source_of(rows[indices[0]]) + salt
         policy = pipeline.policy
@@ -349,6 +359,16 @@ def product_reviewed(
         chosen.update(indices[j] for j in picks)
     reviewed = [rows[i] for i in sorted(chosen)]
     return reviewed, [row for i, row in enumerate(rows) if i not in chosen]
+
+
+def model_rows(cold: GoldenRun) -> dict[str, list[int]]:
+    """Each source's rows the models decided (indices into its outcomes): the ones a
+    reviewer can be asked for (a cited CRE needs no review)."""
+    by_source: dict[str, list[int]] = {}
+    for i, outcome in enumerate(cold.outcomes):
+        if outcome.candidates:
+            by_source.setdefault(source_of(outcome.row), []).append(i)
+    return by_source
 
 
 def random_reviewed(
@@ -374,7 +394,17 @@ def _wrong_share(outcomes: Sequence[RowOutcome]) -> float | None:
     return sum(not o.decision_correct for o in auto) / len(auto) if auto else None
 
 
-def draw_of(seed: int, golden: GoldenRun) -> Draw:
+def realised(auto: int, wrong: int, people: int, guarantee: str) -> float | None:
+    """The share a guarantee bounds, measured: wrong of the auto-links ('bound'), or of
+    all the source's links, the `people` made and the auto-links ('links')."""
+    if not auto:
+        return None
+    return wrong / (auto + (people if guarantee == "links" else 0))
+
+
+def draw_of(
+    seed: int, golden: GoldenRun, certified_after: Mapping[str, int | None] | None = None
+) -> Draw:
     """What one draw did and what its largest source's run said."""
     scored = [o for o in golden.outcomes if o.scored_for_ranking]
     counts = Counter(source_of(o.row) for o in golden.outcomes)
@@ -384,6 +414,10 @@ def draw_of(seed: int, golden: GoldenRun) -> Draw:
     cut = said.get("cut") if isinstance(said, dict) else None
     if not isinstance(cut, dict) or cut.get("basis") == "none":
         cut = None  # the run linked nothing of it, and said so
+    guarantee = str(cut.get("guarantee", "bound")) if isinstance(cut, dict) else None
+    auto = [o for o in mine if o.auto_linked and o.row.slice != "explicit"]
+    wrong = sum(not o.decision_correct for o in auto)
+    people = golden.reviewed_links.get(largest, 0)
     return Draw(
         seed=seed,
         auto_linked_share=round(sum(o.auto_linked for o in scored) / max(1, len(scored)), 4),
@@ -393,6 +427,9 @@ def draw_of(seed: int, golden: GoldenRun) -> Draw:
         source_wrong_share=_wrong_share(mine),
         stated_estimate=cut.get("estimated_wrong") if isinstance(cut, dict) else None,
         stated_bound=cut.get("upper_bound") if isinstance(cut, dict) else None,
+        guarantee=guarantee,
+        realised_share=realised(len(auto), wrong, people, guarantee) if guarantee else None,
+        certified_after=(certified_after or {}).get(largest),
     )
 
 
@@ -401,9 +438,9 @@ def summarise_draws(draws: Sequence[Draw], policy: DecisionPolicy) -> DrawsSumma
     over_bound = [
         d
         for d in draws
-        if d.source_wrong_share is not None
+        if d.realised_share is not None
         and d.stated_bound is not None
-        and d.source_wrong_share > d.stated_bound + 1e-9
+        and d.realised_share > d.stated_bound + 1e-9
     ]
     return DrawsSummary(
         draws=len(draws),

@@ -70,18 +70,20 @@ def score_sections(
 
 def out_of_fold_confidence(
     scored: Sequence[ScoredSection], progress: Progress | None = None
-) -> list[float]:
-    """Each framework's confidences from a calibrator fitted without that framework."""
+) -> tuple[list[float], dict[str, Calibrator]]:
+    """Each framework's confidences from a calibrator fitted without that framework, and
+    those calibrators by the framework they leave out."""
     frameworks = sorted({s.section.framework_id for s in scored})
     confidence = [0.0] * len(scored)
+    folds: dict[str, Calibrator] = {}
     for done, held in enumerate(frameworks, start=1):
-        calibrator = calibrate([s for s in scored if s.section.framework_id != held])
+        calibrator = folds[held] = calibrate([s for s in scored if s.section.framework_id != held])
         for i, s in enumerate(scored):
             if s.section.framework_id == held:
                 confidence[i] = calibrator.probability(s.features)
         if progress:
             progress("calibration folds", done, len(frameworks))
-    return confidence
+    return confidence, folds
 
 
 def calibrate(scored: Sequence[ScoredSection]) -> Calibrator:

@@ -155,9 +155,13 @@ class JointRow:
     def decided(self, calibrator: Calibrator, margin: float) -> tuple[float, bool]:
         """The confidence of the candidate the run would show first and link (the
         assignment's choice unless another beats it by `margin`), and whether it is right."""
+        first = self.first(calibrator, margin)
+        return calibrator.probability(self.candidates[first][0]), self.candidates[first][1]
+
+    def first(self, calibrator: Calibrator, margin: float) -> int:
+        """Which candidate the run would show first (`decided`'s)."""
         probabilities = [calibrator.probability(f) for f, _ in self.candidates]
-        first = first_order(self.ids, probabilities, self.chosen, margin)[0]
-        return probabilities[first], self.candidates[first][1]
+        return first_order(self.ids, probabilities, self.chosen, margin)[0]
 
 
 def joint_rows(
@@ -232,6 +236,7 @@ class SourceFit:
     lofo: dict[str, tuple[int, int, int]]  # framework: (rows, alone, with the LOFO rule)
     chosen_margin: float
     by_margin: dict[str, dict[str, int]]  # framework: {margin: rows right first}
+    folds: dict[str, Calibrator]  # the joint calibrator fitted without each framework
 
 
 def fit_sources(
@@ -272,7 +277,7 @@ def fit_sources(
             oof.append(confidence)
             correct.append(right)
     calibrator = fit_joint([r for fw in frameworks for r in joint_rows(fw, scored, rule, hub)])
-    return SourceFit(rule, rows, oof, correct, calibrator, lofo, margin, by_margin)
+    return SourceFit(rule, rows, oof, correct, calibrator, lofo, margin, by_margin, folds)
 
 
 def fit_margin(

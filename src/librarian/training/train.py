@@ -75,10 +75,11 @@ from librarian.training.scoring import (
     score_sections,
 )
 from librarian.training.sources import fit_shrinkage, fit_sources
+from librarian.training.verifier import fit_verifier
 
 # Bumped whenever what training computes changes: a model directory built by an older
 # version is rebuilt, never reused.
-TRAINING_VERSION = "8"
+TRAINING_VERSION = "10"
 
 # At most this share of auto-links may be wrong at the shipped threshold.
 MAX_WRONG_RATE = default_of("wrong_budget")  # the one budget: settings.wrong_budget
@@ -171,7 +172,7 @@ def train(
     column = {c: i for i, c in enumerate(index.ids)}
     scored = score_sections([x.section for x in labelled], vectors, stage, evidence, column)
     try:
-        oof = out_of_fold_confidence(scored, progress)
+        oof, alone_folds = out_of_fold_confidence(scored, progress)
         calibrator = calibrate(scored)
     except CalibrationError as exc:
         raise TrainingError(f"cannot calibrate on these links: {exc}") from exc
@@ -180,7 +181,7 @@ def train(
         styles, [s.top_correct for s in scored], oof, options.max_wrong_rate
     )
     source_model, source_card = fit_source_model(
-        scored, hub, options.max_wrong_rate, progress, calibrator, threshold
+        scored, hub, options.max_wrong_rate, progress, (calibrator, alone_folds), threshold
     )
     router, router_card = fit_router([x.section for x in labelled], vectors, hub)
     card = ModelCard(
@@ -224,25 +225,29 @@ def fit_source_model(
     hub: Hub,
     max_wrong: float,
     progress: Progress | None,
-    calibrator: Calibrator,
+    alone: tuple[Calibrator, Mapping[str, Calibrator]],
     threshold: float,
 ) -> tuple[SourceModel, dict[str, Any]]:
-    """The source-level model, its threshold chosen out of fold as the global one is."""
+    """The source-level model, its threshold chosen out of fold as the global one is,
+    on the verifier's confidences (`alone`: the section-alone calibrator, and those
+    fitted without each framework)."""
+    calibrator, alone_folds = alone
     try:
         fit = fit_sources(scored, hub, progress)
     except CalibrationError as exc:
         # Too few frameworks large enough to link as a whole: sources keep their
         # retrieval order and the global calibrator (collective features weigh nothing).
         return solo_source_model(calibrator, threshold), {"not_fitted": str(exc)}
+    verifier = fit_verifier(fit, alone_folds, hub)
+    oof = verifier.oof
     styles = [r.scored.section.style for r in fit.rows]
     correct = fit.correct
-    threshold, rule = pick_threshold(styles, correct, fit.oof, max_wrong)
-    shrinkage, losses = fit_shrinkage(fit.rows, fit.oof, correct)
+    threshold, rule = pick_threshold(styles, correct, oof, max_wrong)
+    shrinkage, losses = fit_shrinkage(fit.rows, oof, correct)
     frameworks = [r.scored.section.framework_id for r in fit.rows]
-    prior_weight, prior_scale, prior_fit = fit_prior(frameworks, fit.oof, correct)
-    ece, _ = reliability(fit.oof, correct)
-    auto = [ok for ok, c in zip(correct, fit.oof, strict=True) if c >= threshold]
+    prior_weight, prior_scale, prior_fit = fit_prior(frameworks, oof, correct)
     card = {
+        "verifier": verifier.card,
         "rule": fit.rule.as_json(),
         "threshold": threshold,
         "threshold_rule": rule,
@@ -251,22 +256,39 @@ def fit_source_model(
         "chosen_margin": fit.chosen_margin,
         "prior": {"weight": prior_weight, "scale": prior_scale, "log_likelihood": prior_fit},
         "top1_by_chosen_margin": fit.by_margin,
-        "out_of_fold": {
-            "rows": len(correct),
-            "top1": round(sum(correct) / max(1, len(correct)), 4),
-            "ece": round(ece, 4),
-            "auto_linked": len(auto),
-            "auto_link_wrong": len(auto) - sum(auto),
-        },
+        "out_of_fold": joint_out_of_fold(oof, correct, threshold),
         "top1_by_framework": {
             f: {"rows": n, "alone": before, "as_a_whole": after}
             for f, (n, before, after) in sorted(fit.lofo.items())
         },
     }
     model = SourceModel(
-        fit.rule, fit.calibrator, threshold, shrinkage, fit.chosen_margin, prior_weight, prior_scale
+        fit.rule,
+        fit.calibrator,
+        threshold,
+        shrinkage,
+        fit.chosen_margin,
+        prior_weight,
+        prior_scale,
+        verifier.model,
     )
     return model, card
+
+
+def joint_out_of_fold(
+    oof: Sequence[float], correct: Sequence[bool], threshold: float
+) -> dict[str, Any]:
+    """The source model's rows out of fold, for the card: top-1, ECE and the auto-links
+    at `threshold`."""
+    ece, _ = reliability(oof, correct)
+    auto = [ok for ok, c in zip(correct, oof, strict=True) if c >= threshold]
+    return {
+        "rows": len(correct),
+        "top1": round(sum(correct) / max(1, len(correct)), 4),
+        "ece": round(ece, 4),
+        "auto_linked": len(auto),
+        "auto_link_wrong": len(auto) - sum(auto),
+    }
 
 
 def out_of_fold(

@@ -1,0 +1,108 @@
+"""A team that follows the review plan (`eval --review-order plan`, `make risk-check`).
+
+Its reviewers decide one item at a time, the one the workbench asks for next
+(`policy.review_next`: a draw from the plan's band, re-planned after every decision), each
+decision the expected link, K decisions in all. The plan reads the cold confidences (what
+a run's cut reads, moved by no decision) and the decisions made; each decision says
+whether the item's cold first suggestion was right, read from the golden answer as the
+person would have decided it. No other label is read to choose.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import random
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from librarian.pipeline.pipeline import Pipeline
+from librarian.pipeline.source_level import SlotRow, item_index
+from librarian.policy import DecisionPolicy, review_next, review_plan
+from librarian.schemas.evaluation import GoldenRow
+from librarian.schemas.records import Section
+from librarian.training.evaluate import model_rows, run_golden
+from librarian.training.golden import sections_of
+
+
+@dataclass(frozen=True)
+class Followed:
+    """What following the plan asked for: the items decided (indices, in the order
+    decided) and after how many decisions a cut was first certified (None: not within
+    them)."""
+
+    decided: list[int]
+    certified_after: int | None
+
+
+def follow_plan(
+    confidences: Sequence[float],
+    right: Sequence[bool],
+    k: int,
+    policy: DecisionPolicy,
+    seed: str,
+) -> Followed:
+    """`k` decisions on a source whose items have these cold `confidences` and whose cold
+    first suggestions are `right` or not, each the item the plan asks for next (one of
+    its band drawn at random: the order the workbench lists them in is no choice)."""
+    draw = random.Random(hashlib.sha256(seed.encode("utf-8")).hexdigest())
+    pending = list(range(len(confidences)))
+    decided: list[int] = []
+    certified_after: int | None = None
+    for step in range(min(k, len(pending)) + 1):
+        plan = review_plan(
+            [confidences[i] for i in pending],
+            [confidences[i] for i in decided],
+            [right[i] for i in decided],
+            policy,
+        )
+        if plan.certified and certified_after is None:
+            certified_after = step
+        if step == k or not pending:
+            break
+        asked = review_next([confidences[i] for i in pending], plan, len(decided), seed)
+        if not asked:  # nothing more to certify: the most confident open item, a person's
+            asked = [max(range(len(pending)), key=lambda j: confidences[pending[j]])]
+        decided.append(pending.pop(draw.choice(asked)))
+    return Followed(decided, certified_after)
+
+
+def _items(sections: Sequence[Section]) -> list[list[int]]:
+    """The items among a source's rows, as C.5 counts them (`item_index`: the rows of one
+    span key or one normalised text are one requirement), each as its rows' indices: a
+    decision is on an item, all its rows at once."""
+    slots = [SlotRow(s.source_key, s.span_key, s.text, [], None) for s in sections]
+    groups: dict[int, list[int]] = {}
+    for row, item in enumerate(item_index(slots)):
+        groups.setdefault(item, []).append(row)
+    return [groups[item] for item in sorted(groups)]
+
+
+def plan_reviewed(
+    pipeline: Pipeline,
+    rows: Sequence[GoldenRow],
+    k: int,
+    progress: Callable[[int], None] | None = None,
+    salt: str = "",
+) -> tuple[list[GoldenRow], list[GoldenRow], dict[str, int | None]]:
+    """The rows of the `k` items of each source its reviewers decide following the plan,
+    the rest, and after how many decisions each source's cut was first certified. Chosen
+    on a cold run (the confidences a run's cut reads); `salt`: another draw of the same
+    design."""
+    cold = run_golden(pipeline, rows, progress=progress)
+    sections = sections_of(rows)
+    chosen: set[int] = set()
+    until: dict[str, int | None] = {}
+    for source, indices in model_rows(cold).items():
+        items = _items([sections[i] for i in indices])
+        firsts = [indices[group[0]] for group in items]  # an item's first row speaks for it
+        followed = follow_plan(
+            [cold.outcomes[i].confidence for i in firsts],
+            [cold.outcomes[i].top1_correct for i in firsts],
+            k,
+            pipeline.policy,
+            source + salt,
+        )
+        chosen.update(indices[j] for item in followed.decided for j in items[item])
+        until[source] = followed.certified_after
+    reviewed = [rows[i] for i in sorted(chosen)]
+    return reviewed, [row for i, row in enumerate(rows) if i not in chosen], until

@@ -1,0 +1,141 @@
+"""Issue 59: a confidence that separates (the verifier), the guarantee over a source's links,
+a band certified with a few wrong, and a team that follows the review plan."""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+
+import pytest
+
+from librarian.artifacts.calibrator import Calibrator
+from librarian.artifacts.source_model import JOINT_FEATURES, SourceModel
+from librarian.artifacts.verifier import (
+    VERIFIER_FEATURES,
+    Verifier,
+    content_words,
+    features,
+    name_overlaps,
+    rescaled,
+)
+from librarian.policy import DecisionPolicy, certifies, choose_cut, review_plan
+from librarian.retrieval.collective import PriorRule
+from librarian.training.following import follow_plan
+from librarian.training.verifier import prefix
+
+BOUND = DecisionPolicy(budget=0.03, confidence=0.9, risk="bound")
+LINKS = DecisionPolicy(budget=0.03, confidence=0.9, risk="links")
+
+
+def test_the_cre_names_words_are_read_from_the_text() -> None:
+    """The held-out standard's confident error: 'time-based OTPs have a defined lifetime'
+    given 'Use time-based OTP only once' beside 'Defined lifetime of time-based one-time
+    password'. The text says all of the second name's words, half of the first's."""
+    text = content_words("Verify that time-based OTPs have a defined lifetime.")
+    once = content_words("Use time-based OTP only once")
+    lifetime = content_words("Defined lifetime of time-based one-time password")
+    assert "define" in text and "the" not in text  # stems; no stop words
+    first, second = name_overlaps(text, [once, lifetime])
+    assert second > first
+    joint, alone, overlap, margin = features(0.9, 0.4, [first, second], 0)
+    assert (joint, alone, overlap) == (0.9, 0.4, first) and margin == pytest.approx(first - second)
+    assert name_overlaps(text, [frozenset()]) == [0.0]  # a nameless hub says nothing
+
+
+def test_the_verifier_reads_the_text_and_its_number_replaces_only_the_first() -> None:
+    """Weighted on the name overlap alone: the same candidates score higher where the
+    text says the first CRE's name; the others share what is left."""
+    model = Calibrator((0.0, 0.0, 6.0, 0.0), -3.0, 100, VERIFIER_FEATURES)
+    alone = Calibrator((1.0, 0.0, 0.0, 0.0), 0.0, 100)
+    verifier = Verifier.of(model, alone, {"1": "Encrypt all communications", "2": "Log events"})
+    read = verifier.overlaps("Encrypt communications in transit", ["1", "2"])
+    says = verifier.confidence(read, [0.7, 0.6], None, 0.5, 0)
+    unread = verifier.overlaps("Rotate the keys yearly", ["1", "2"])
+    silent = verifier.confidence(unread, [0.7, 0.6], None, 0.5, 0)
+    assert says > 0.5 > silent
+    shown = rescaled([0.6, 0.3, 0.2], 0, 0.9)
+    assert shown[0] == 0.9 and all(p <= 0.1 + 1e-12 for p in shown[1:])
+    assert shown[1] > shown[2]  # the others keep their order
+
+
+def test_a_source_model_keeps_its_verifier_and_reads_one_without(tmp_path: Path) -> None:
+    joint = Calibrator(tuple(0.1 for _ in JOINT_FEATURES), 0.0, 10, JOINT_FEATURES)
+    verifier = Calibrator((1.0, 2.0, 3.0, 4.0), -1.0, 10, VERIFIER_FEATURES)
+    model = SourceModel(PriorRule(0.9, 0.05, 0.9, 0.02), joint, 0.9, verifier=verifier)
+    path = tmp_path / "source.json"
+    model.save(path)
+    assert SourceModel.load(path).verifier == verifier
+    older = json.loads(path.read_text())
+    del older["verifier"]  # models trained before issue 59
+    path.write_text(json.dumps(older))
+    assert SourceModel.load(path).verifier is None
+
+
+def test_the_guarantee_over_the_sources_links_counts_what_people_linked() -> None:
+    """By hand: 50 reviewed of 60, all right, leave 10 open. Over the auto-links alone
+    (3% of 10 < 1) one wrong open item breaks the promise: P(0 of 1 wrong in the sample)
+    = 10/60 > 0.10. Over the source's 60 links, floor(0.03 * 60) = 1 wrong is within it:
+    the null needs 2 wrong among the open ones, P = C(10,2)/C(60,2) = 0.025 <= 0.10."""
+    assert not certifies(60, 50, 0, 0.03, 0.9)
+    assert certifies(60, 50, 0, 0.03, 0.9, links=50)
+    assert not BOUND.certifies(60, 50, 0, 50) and LINKS.certifies(60, 50, 0, 50)
+    assert "auto-links" in BOUND.guarantee() and "source's links" in LINKS.guarantee()
+    pending, reviewed = [0.95] * 10, [0.95] * 50
+    cut = choose_cut(pending, reviewed, [True] * 50, LINKS)
+    assert (cut.basis, cut.auto_links, cut.guarantee) == ("reviewed", 10, "links")
+    assert choose_cut(pending, reviewed, [True] * 50, BOUND).basis == "none"
+
+
+def test_a_band_can_be_certified_with_a_wrong_item_tolerated_before_the_data() -> None:
+    """One wrong decision among the 200 reviewed of a top band of 220: with none
+    tolerated, that band's cut is the first of the sequence, fails, and ends it; nothing
+    is linked. With one tolerated (chosen before the data), a cut is in the sequence only
+    where one wrong could pass: the top band is not, and the band below, with 500
+    reviewed, is certified. Tolerating costs decisions where all are right."""
+    pending = [0.99] * 20 + [0.9] * 300
+    reviewed = [0.99] * 200 + [0.9] * 300
+    correct = [False] + [True] * 499
+    tolerant = DecisionPolicy(budget=0.03, confidence=0.9, tolerated_wrong=1)
+    assert choose_cut(pending, reviewed, correct, BOUND).basis == "none"
+    assert choose_cut(pending, reviewed, correct, tolerant).auto_links == 320
+    plan_strict = review_plan([0.9] * 1000, [], [], BOUND)
+    plan_tolerant = review_plan([0.9] * 1000, [], [], tolerant)
+    assert plan_tolerant.more > plan_strict.more
+
+
+def test_a_team_following_the_plan_decides_in_the_band_until_it_is_certified() -> None:
+    """A 600-item source, its most confident 300 all right and the rest 30% wrong: the
+    plan's decisions certify a cut within K, each decided item once; the same seed gives
+    the same decisions, another seed others."""
+    rng = random.Random(5)
+    confidence = sorted((rng.random() for _ in range(600)), reverse=True)
+    right = [i < 300 or rng.random() > 0.3 for i in range(600)]
+    followed = follow_plan(confidence, right, 150, BOUND, "source")
+    assert len(followed.decided) == len(set(followed.decided)) == 150
+    assert followed.certified_after is not None and followed.certified_after <= 150
+    assert follow_plan(confidence, right, 150, BOUND, "source") == followed
+    assert follow_plan(confidence, right, 150, BOUND, "other").decided != followed.decided
+    assert follow_plan(confidence, right, 10, BOUND, "source").certified_after is None
+
+
+def test_the_confident_prefix_is_read_off_the_answers() -> None:
+    scores = [0.9, 0.8, 0.7, 0.6, 0.5]
+    assert prefix(scores, [True, True, False, True, True], 0.0) == 2
+    assert prefix(scores, [True, True, False, True, True], 0.25) == 5
+
+
+def test_what_a_source_of_its_size_can_expect_is_said_in_plain_words() -> None:
+    """Issue 59, item 5: the arithmetic favours large sources. A 40-rule policy: no band
+    is worth certifying; a 1,000-row standard: under a hundred decisions, all right,
+    certify nine in ten of its items; the guarantee over the links asks for fewer."""
+    from librarian.policy import outlook
+
+    assert "each need a person" in outlook(40, BOUND)
+    large = outlook(1000, BOUND)
+    decisions = int(large.split("about ")[1].split(" ")[0])
+    linked = int(large.split("would link ")[1].split(" ")[0])
+    assert decisions < 100 and linked > 900 and "auto-links" in large
+    over_links = outlook(1000, LINKS)
+    assert int(over_links.split("about ")[1].split(" ")[0]) < decisions
+    assert "each need a person" not in outlook(100, LINKS)
