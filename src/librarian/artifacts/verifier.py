@@ -22,7 +22,7 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from librarian.artifacts.calibrator import Calibrator
+from librarian.artifacts.calibrator import Calibrator, candidate_features
 
 VERIFIER_FEATURES = ("joint", "alone_of_first", "name_overlap", "name_overlap_margin")
 
@@ -94,7 +94,8 @@ class Verifier:
     ) -> float:
         """The shown confidence of the candidate `first` (with the candidates' name
         `overlaps`, retrieval `scores` and `evidence`), whose joint confidence is `joint`."""
-        alone = self.alone.probabilities(scores, evidence)[first]
+        # The first candidate's alone (its features read against the others'), not all 20.
+        alone = self.alone.probability(candidate_features(scores, evidence)[first])
         return self.model.probability(features(joint, alone, overlaps, first))
 
 
