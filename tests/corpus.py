@@ -13,6 +13,7 @@ from typing import Any
 
 NOTE = "note"
 MORE = "more"
+LEAD = "lead"  # leads into the list after it: read with each of its items
 
 
 @dataclass(frozen=True)
@@ -60,7 +61,13 @@ class Document:
     def items(self) -> list[tuple[str, str]]:
         """(id, text) of every item a reader must find, in order."""
         out: list[tuple[str, str]] = []
+        lead = ""
         for part in self.parts:
+            if isinstance(part, Text) and part.expect == LEAD:
+                lead = part.text + " "
+                continue
+            if not isinstance(part, Text) or part.kind == "paragraph":
+                lead = ""
             if isinstance(part, Table):
                 out.extend(part.expect)
             elif isinstance(part, Text) and part.expect == MORE:
@@ -69,7 +76,7 @@ class Document:
                 text = part.text
                 if text.startswith(part.expect + " "):
                     text = text[len(part.expect) + 1 :]
-                out.append((part.expect, text))
+                out.append((part.expect, lead + text))
         return out
 
     def notes(self) -> int:
@@ -220,9 +227,9 @@ NUMBERED = Document(
         p("The following rules apply to every repository.", NOTE),
         num("Every change must be reviewed by a second developer.", "source-code-1"),
         num("Secrets must never be committed to a repository.", "source-code-2"),
-        num("Dependencies must meet these rules:", "source-code-3"),
-        bullet("pinned to an exact version", MORE),
-        bullet("scanned for known vulnerabilities", MORE),
+        num("Dependencies must meet these rules:", LEAD),
+        bullet("pinned to an exact version", "source-code-3"),
+        bullet("scanned for known vulnerabilities", "source-code-4"),
         Heading(1, "Releases"),
         num("Release builds are signed with the release key.", "releases-1"),
         num("A release must pass the security test suite.", "releases-2"),

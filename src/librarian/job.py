@@ -153,6 +153,36 @@ def decided_under(job: LinkJob, pipeline: Pipeline, engine: Engine | None) -> Pi
     return pipeline.with_policy(replace(policy, **job.policy_given).checked())
 
 
+def versioned(source: Source, engine: Engine | None) -> Source:
+    """A document a commit run reads, matched by text to its last version in the store
+    (`pipeline.aligned`: a requirement keeps its identity when a person re-letters it);
+    any other source as it is."""
+    from librarian.pipeline.aligned import Item
+    from librarian.pipeline.sources import PlainFile
+    from librarian.store.versions import last_version
+
+    if engine is None or not isinstance(source, PlainFile):
+        return source
+    previous = tuple(Item(*stored) for stored in last_version(engine, source.artifact_id))
+    return replace(source, previous=previous) if previous else source
+
+
+def relabelled_in(engine: Engine, source: Source) -> None:
+    """A document's items its new version re-lettered, stored under their new ids (one
+    whose text changed was stored again with it)."""
+    from librarian.pipeline.sources import PlainFile
+    from librarian.store.versions import relabel
+
+    if not isinstance(source, PlainFile) or not source.previous:
+        return
+    located = {
+        str(item["chunk_id"]): str(item["locator"]["id"])
+        for item in source.rows.items.values()
+        if item.get("chunk_id") and item.get("locator", {}).get("id")
+    }
+    relabel(engine, source.rows.artifact_id, located)
+
+
 def withdrawn_from(engine: Engine, source: Source, summary: RunSummary, allow: bool) -> list[str]:
     """A document read whole: what its new version no longer holds, withdrawn (a part of
     the queue withdraws nothing); held back, unless `allow`, when any of its rows was
@@ -186,7 +216,7 @@ def run_job(
 
 
 def _run(job: LinkJob, where: Where, hand_off: HandOff, engine: Engine | None) -> RunSummary:
-    source = source_of(job, hand_off.source, engine)
+    source = versioned(source_of(job, hand_off.source, engine), engine if job.commits else None)
     shown = redacted(job.database) if job.database else None
     mode = "commit" if job.commits else "dry-run"
     summary = new_summary(source.name, job.out_dir, job.settings, job.run_id, mode, shown)
@@ -228,6 +258,7 @@ def _run(job: LinkJob, where: Where, hand_off: HandOff, engine: Engine | None) -
             if engine is not None and stored_in is not None:
                 allow = job.settings.allow_withdraw
                 summary.withdrawn = withdrawn_from(engine, source, summary, allow)
+                relabelled_in(engine, source)
             hand_off.progress.phase("writing")
         finally:
             spill.close()

@@ -75,6 +75,18 @@ def markdown_cell(text: str, limit: int = 300) -> str:
     return _MARKDOWN_PUNCTUATION.sub(r"\\\1", shown)
 
 
+QUOTED_WORDS = 12  # what a refusal or a skip quotes of the text it is about
+
+
+def quoted(text: str | None, words: int = QUOTED_WORDS) -> str:
+    """The first `words` words of a text, in quotes, on one line, every hidden character
+    shown: what a skipped or refused row says of itself, so a person finds it."""
+    said = " ".join((text or "").split())
+    first = said.split(" ")[:words]
+    more = "…" if len(said.split(" ")) > words else ""
+    return "\u201c" + terminal_line(" ".join(first)) + more + "\u201d"
+
+
 def has_visible_text(text: str) -> bool:
     """False when `text` holds only white space, format and control characters."""
     return any(not c.isspace() and unicodedata.category(c) not in ("Cf", "Cc") for c in text)

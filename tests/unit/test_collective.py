@@ -294,3 +294,30 @@ def test_a_reviewed_item_gets_the_confidence_it_would_have_had_pending() -> None
     fit = slot._adapt(decided, items[-2:], claims, priors, SourceHistory(), waiting)
     assert fit is not None
     assert fit.probabilities[0] == pytest.approx(pending.confidence)
+
+
+def test_a_cre_the_sources_reviewers_chose_twice_is_not_taken_from_its_next_item() -> None:
+    """Issue 58, item 5: a company's policy reuses CREs (its reviewers chose one four
+    times), and every CRE they chose was taken from its open items: the right CRE of the
+    next clause fell to 0.023. A CRE people chose for two items or more is one this source
+    shares; one they chose once is still taken (a standard rarely links two sections to
+    one CRE)."""
+    from librarian.artifacts.calibrator import Calibrator
+    from librarian.artifacts.source_model import JOINT_FEATURES
+
+    plain, rows = joint_slot()
+    assert plain.model is not None
+    weights = tuple(10.0 if f == "score" else 2.0 if f == "chosen" else 0.0 for f in JOINT_FEATURES)
+    model = replace(plain.model, calibrator=Calibrator(weights, -5.0, 1, JOINT_FEATURES))
+    slot = SourceLevelSlot(model, small_hub(), DecisionPolicy(global_cut=0.95))
+    shared = "X8"
+    decided = [
+        (SlotRow("src", f"k{i}", f"text {i}", [ScoredHub(shared, 0.5)], None), (shared,))
+        for i in range(2)
+    ]
+    pending = SlotRow("src", "kp", "text p", [ScoredHub(shared, 0.6), ScoredHub("X9", 0.58)], None)
+    twice = slot.run([*rows, pending], decided)[-1]
+    once = slot.run([*rows, pending], decided[:1])[-1]
+    assert twice.hits[0].cre_id == shared
+    assert once.hits[0].cre_id == "X9"
+    assert twice.confidence is not None and once.confidence is not None

@@ -573,11 +573,11 @@ def test_a_word_zip_bomb_is_refused_before_it_is_inflated(tmp_path: Path) -> Non
     and counted: refused at the limit, memory bounded by the chunk."""
     import tracemalloc
 
-    from librarian.pipeline.shapes import word
+    from librarian.pipeline.shapes import ooxml
 
     rows = [{"id": "SEC-01", "text": "The system must protect data.", "section_path": "A"}]
     plain = policy_docx(rows, tmp_path / "plain.docx")
-    over = word.MAX_PART_BYTES // (1024 * 1024) + 8
+    over = ooxml.MAX_PART_BYTES // (1024 * 1024) + 8
 
     def bomb(handle: object, data: bytes) -> None:
         handle.write(data[:-20])  # type: ignore[attr-defined]

@@ -10,15 +10,18 @@ from sqlalchemy import Engine, select
 from sqlalchemy.orm import Session
 
 from librarian.job import HandOff, LinkJob, Where, run_job
+from librarian.pipeline.aligned import Item, align
 from librarian.pipeline.run import InProcess
 from librarian.review.decisions import DecisionRequest, decide
 from librarian.review.myopencre import links_to_export, withdrawn_links
+from librarian.schemas.records import RunSummary
 from librarian.settings import LinkerSettings
 from librarian.store.db import make_engine, upgrade
 from librarian.store.decisions import WITHDRAWN
+from librarian.store.review import item_detail
 from librarian.store.status import WITHDRAWN_STATUS, status_counts
 from librarian.store.tables import DecisionRow
-from librarian.store.versions import decided_but_gone
+from librarian.store.versions import decided_but_gone, row_name
 from tests.stubs import small_hub, stub_pipeline
 
 V1 = (
@@ -92,3 +95,67 @@ def test_a_requirement_removed_from_the_document_is_withdrawn_and_said(tmp_path:
     assert (
         _run(tmp_path, V1, db, "v4")[-1] == "2 requirements back in the document: restored (R3, R4)"
     )
+
+
+def _run_document(path: Path, db: str, run_id: str) -> RunSummary:
+    pipeline = stub_pipeline(threshold=0.99)  # every item to review
+    job = LinkJob(path, path.parent / run_id, LinkerSettings(), run_id, db, source_name="ISP-01")
+    where = Where(InProcess(pipeline), lambda _: pipeline, lambda _: None)
+    return run_job(job, where, HandOff())
+
+
+def test_a_version_is_matched_by_text_when_its_clauses_are_relettered(tmp_path: Path) -> None:
+    """Issue 58, item 4: version 2 of a policy removed IV.e and X.d, changed three clauses
+    and added two, and re-lettered the clauses after each removal and insertion (the new
+    IV.e is the old IV.f). Matched by text, the removed two are withdrawn, not the last
+    letter of each section; the three changed are updates of themselves; the re-lettered
+    keep their items; no requirement has two open items; the ids shown are version 2's."""
+    from tests.blind_policies import POLICIES, version_two
+
+    db = f"sqlite:///{tmp_path / 'store.db'}"
+    engine = make_engine(db)
+    upgrade(engine)
+    logistics = next(p for p in POLICIES if p.name == "logistics")
+    v2, changes = version_two()
+    first = _run_document(logistics.save("docx", tmp_path / "v1"), db, "v1")
+    assert first.withdrawn == []
+    second = _run_document(v2.save("docx", tmp_path / "v2"), db, "v2")
+    gone = sorted(changes["removed"])
+    assert second.withdrawn == [
+        f"2 requirements no longer in the document: open item closed as withdrawn "
+        f"({', '.join(gone)})"
+    ]
+    assert any("3 changed, 2 new, 2 no longer in it" in line for line in second.reading)
+    with Session(engine) as session:
+        open_rows = session.scalars(
+            select(DecisionRow).where(
+                DecisionRow.status == "review_required", DecisionRow.consumed_at.is_(None)
+            )
+        ).all()
+        texts = [" ".join(r.text.split()) for r in open_rows]
+        assert len(texts) == len(set(texts)) == len(v2.requirements)  # one open item each
+        shown = {
+            r.envelope["knowledge"]["locator"]["id"].split("#")[1].split(" (")[0] for r in open_rows
+        }
+        assert shown == {r.label for r in v2.requirements}
+        updates = [r for r in open_rows if r.is_update]
+        assert sorted(row_name(r.chunk_id) for r in updates) == sorted(changes["changed"])
+        for update in updates:  # the page shows the old text beside the new, not twice
+            detail = item_detail(session, str(update.review_id))
+            assert detail is not None and detail.prior_text is not None
+            assert " ".join(detail.prior_text.split()) != " ".join(update.text.split())
+
+
+def test_alignment_follows_the_text_not_the_label() -> None:
+    old = [Item("a", "Backups are daily."), Item("b", "Logs are kept."), Item("c", "Keys rotate.")]
+    # "a" removed, "b" and "c" re-lettered, "c" reworded, a new "c" added.
+    new = [
+        Item("a", "Logs are kept."),
+        Item("b", "Keys rotate every year."),
+        Item("c", "Screens lock after five minutes."),
+    ]
+    found = align(new, old)
+    assert found.identities == ["b", "c", "c~2"]  # the new "c" never takes an old identity
+    assert found.gone == ["a"] and found.edited == ["c"] and found.new == ["c"]
+    assert found.relabelled == [("b", "a"), ("c", "b")]
+    assert align(old, old).lines() == []  # the same version again: nothing to say

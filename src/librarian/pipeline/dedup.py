@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 
 from librarian.pipeline.ingest import Parsed
 from librarian.schemas.records import RejectCode, Section, Skip, SkipCode, rejected
+from librarian.text import quoted
 
 
 @dataclass
@@ -16,24 +17,29 @@ class ChunkRegistry:
     whatever the batch size. It grows with the run (every chunk id it saw): a run keeps
     it on disk (`DiskSpill.mapping`), not in memory."""
 
-    seen: MutableMapping[str, str] = field(default_factory=dict)  # chunk -> content hash
+    # chunk -> its content hash, a space and its first words (what a conflict quotes)
+    seen: MutableMapping[str, str] = field(default_factory=dict)
     spans: MutableMapping[str, str] = field(default_factory=dict)  # span + hash -> chunk
 
     def admit(self, parsed: Parsed) -> Parsed:
         if not isinstance(parsed, Section):
             return parsed
-        line, chunk = parsed.line, parsed.chunk_id
+        line, chunk, words = parsed.line, parsed.chunk_id, quoted(parsed.text)
         prior = self.seen.get(chunk)
         if prior is None:
             first = self.spans.setdefault(f"{parsed.span_key}\x00{parsed.content_hash}", chunk)
             if first != chunk:
-                why = f"span and text already read under chunk {first} earlier in this run"
+                why = f"span and text {words} already read under chunk {first} earlier in this run"
                 return Skip(line=line, chunk_id=chunk, reason=SkipCode.DUPLICATE_CHUNK, message=why)
-            self.seen[chunk] = parsed.content_hash
+            self.seen[chunk] = f"{parsed.content_hash} {words}"
             return parsed
-        if prior == parsed.content_hash:
-            why = f"chunk {chunk} already read earlier in this run"
+        prior_hash, _, prior_words = prior.partition(" ")
+        if prior_hash == parsed.content_hash:
+            why = f"chunk {chunk} {words} already read earlier in this run"
             return Skip(line=line, chunk_id=chunk, reason=SkipCode.DUPLICATE_CHUNK, message=why)
-        why = f"chunk {chunk} appeared earlier in this run with different text; the first one"
-        why += " was processed"
+        why = (
+            f"chunk {chunk} appeared earlier in this run with different text: {prior_words} "
+            f"was processed, this one, {words}, was not (two items under one id: give "
+            "each its own)"
+        )
         return rejected(line, RejectCode.DUPLICATE_CHUNK_CONFLICT, why, chunk, "chunk_id")

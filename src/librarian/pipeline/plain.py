@@ -17,12 +17,14 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
+from librarian.pipeline.aligned import Item, align
 from librarian.pipeline.ingest import Parsed, parse_item, parse_line
 from librarian.pipeline.shapes import plain_shape
 from librarian.pipeline.shapes.rows import (
@@ -41,6 +43,7 @@ from librarian.schemas.records import (
     plain_locator_id,
     rejected,
 )
+from librarian.text import quoted
 
 __all__ = ["PlainInputError", "PlainRows", "PlainSource", "is_plain", "plain_rows"]
 
@@ -59,11 +62,16 @@ class PlainSource:
 
     @property
     def artifact_id(self) -> str:
-        return f"plain:{self.name}"
+        return artifact_of(self.name)
 
     @property
     def urn(self) -> str:
         return f"urn:librarian:plain:{self.sha256}"
+
+
+def artifact_of(document: str) -> str:
+    """The artifact id of the document named `document`, in each of its rows."""
+    return f"plain:{document}"
 
 
 def default_name(path: Path) -> str:
@@ -94,30 +102,51 @@ class PlainRows:
     split: Split | None = None  # how a document shape split it (None: a table shape)
     artifact_id: str = ""  # the document's, in every row
     chunk_ids: frozenset[str] = frozenset()  # every row's: what this version holds
+    version: list[str] = field(default_factory=list)  # how it matched the last (`aligned`)
 
 
 def plain_rows(
-    path: Path, source_name: str | None = None, shape: PlainShape | None = None
+    path: Path,
+    source_name: str | None = None,
+    shape: PlainShape | None = None,
+    previous: Sequence[Item] = (),
 ) -> PlainRows:
     """Every row or block of a plain input as its record. `shape`: the one its source found
-    (None: found here)."""
+    (None: found here). `previous`: the document's items as last stored (their identities
+    and texts), which this version's are matched to by text (`aligned`)."""
     shape = shape or plain_shape(path)
     if shape is None:
         raise PlainInputError(f"{path}: no plain shape reads this file")
     source = PlainSource.of(path, source_name)
     rows = PlainRows([], {}, {}, artifact_id=source.artifact_id)
     chunks: set[str] = set()
-    for row in shape.read(path):
+    read = list(shape.read(path))  # at most MAX_ITEMS rows: matched whole to the last version
+    identities = _identities(rows, read, previous)
+    for row in read:
         if isinstance(row, Split):
             rows.split = row
         elif isinstance(row, Unreadable):
             _unreadable(rows, row)
         else:
+            row = replace(row, identity=identities.get(id(row)))
             item = knowledge_item(row, source)
             chunks.add(item.get("chunk_id", ""))
             _read(rows, row, item)
     rows.chunk_ids = frozenset(chunks - {""})
     return rows
+
+
+def _identities(
+    rows: PlainRows, read: Sequence[PlainRow | Unreadable | Split], previous: Sequence[Item]
+) -> dict[int, str]:
+    """Each item row's identity in the document, matched to its last version by text (by
+    the row's `id()`); none when there is no last version."""
+    if not previous:
+        return {}
+    linked = [r for r in read if isinstance(r, PlainRow) and r.note is None and r.id]
+    found = align([Item(r.id or "", r.text or "") for r in linked], previous)
+    rows.version = found.lines()
+    return {id(r): identity for r, identity in zip(linked, found.identities, strict=True)}
 
 
 def _unreadable(rows: PlainRows, row: Unreadable) -> None:
@@ -131,32 +160,41 @@ def _unreadable(rows: PlainRows, row: Unreadable) -> None:
 
 def _read(rows: PlainRows, row: PlainRow, item: dict[str, Any]) -> None:
     if row.note is not None:
-        why = f"line {row.line}: {row.note}"
+        why = f"{_where(row)}: {row.note}: {quoted(row.text)}"
         record: Parsed = Skip(line=row.line, reason=SkipCode.NOT_A_REQUIREMENT, message=why)
     else:
         record = parse_item(row.line, item)
     refused = isinstance(record, Rejection)
+    if isinstance(record, Rejection):  # said where the items say it, with its words
+        why = record.message.removeprefix(f"line {row.line}: ")
+        record = record.model_copy(update={"message": f"{_where(row)}: {why}: {quoted(row.text)}"})
     rows.items[row.line] = item
     rows.lines.append((row.line, json.dumps(item).encode() if refused else b""))
     rows.records[row.line] = record
 
 
+def _where(row: PlainRow) -> str:
+    """Where a row is, as its items name it ("paragraph 11", "page 3, line 12")."""
+    return row.where or f"line {row.line}"
+
+
 def knowledge_item(row: PlainRow, source: PlainSource) -> dict[str, Any]:
     """A KnowledgeItem for one plain row; what a row lacks is left for validation to name."""
     row_id = row.id or ""
+    key = row.identity or row_id  # what a new version matched it to (`aligned`), or its id
     where = plain_locator_id(source.name, row_id, row.where) if row_id else None
     # The row's own URL, else one naming the document and the row: stable when the file
     # changes, so a row edited under the same id is an update of itself.
     url = row.url or (
-        f"urn:librarian:row:{quote(source.name, safe='')}:{quote(row_id, safe='')}"
-        if row_id
+        f"urn:librarian:row:{quote(source.name, safe='')}:{quote(key, safe='')}"
+        if key
         else source.urn
     )
     section_path = list(row.section_path)
     title = row.title or title_of(row.section_path)
     item: dict[str, Any] = {
         "schema_version": "0.2.0",
-        "chunk_id": f"plain:{_short(source.name)}:{row_id}" if row_id else None,
+        "chunk_id": f"plain:{_short(source.name)}:{key}" if key else None,
         "artifact_id": source.artifact_id,
         "filtered_at": source.modified.isoformat(),
         "status": "accepted",

@@ -10,6 +10,7 @@ than MIN_SOURCE_DECISIONS decisions keeps the global rule.
 from __future__ import annotations
 
 import copy
+from collections import Counter
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -463,11 +464,13 @@ class SourceLevelSlot:
     ) -> dict[int, Collective]:
         """The collective evidence of the `waiting` items, chosen together with the CREs of
         the `decided` items taken (an item's own decided CREs excepted) and those the store
-        links for the source (`linked`)."""
+        links for the source (`linked`); a CRE people chose for two items or more is one
+        this source shares, and is taken from none (a company's policy reuses CREs)."""
         own: dict[int, set[str]] = {}
         for g, (_, cres) in zip(decided_items, decided, strict=True):
             own.setdefault(g, set()).update(cres)
-        taken = set(linked).union(*own.values())
+        uses = Counter(cre for cres in own.values() for cre in cres)
+        taken = set(linked).union(*own.values()) - {cre for cre, n in uses.items() if n > 1}
         order = sorted(waiting)
         sub = [claims[g] for g in order]
         chosen = assign(

@@ -17,8 +17,9 @@ from typing import Protocol
 
 from librarian.errors import InputError
 from librarian.pipeline import shapes
+from librarian.pipeline.aligned import Item
 from librarian.pipeline.batches import Admitted
-from librarian.pipeline.plain import PlainRows, plain_rows
+from librarian.pipeline.plain import PlainRows, artifact_of, default_name, plain_rows
 from librarian.pipeline.shapes.rows import PlainShape
 from librarian.schemas.records import Claimed, RawBatch
 
@@ -39,9 +40,17 @@ def known_shape(path: Path) -> bool:
 
 # What a file is, by its first bytes, whatever its name says.
 MAGIC = (
-    (b"%PDF-", "a PDF document", ".pdf"),
-    (b"PK\x03\x04", "a zip package (a Word document, if it is one)", ".docx"),
-    (b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1", "an old binary Office file or a protected one", ".docx"),
+    (b"%PDF-", "a PDF document", (".pdf",)),
+    (
+        b"PK\x03\x04",
+        "a zip package (a Word document or an Excel workbook, if it is one)",
+        (".docx", ".docm", ".xlsx"),
+    ),
+    (
+        b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1",
+        "an old binary Office file or a protected one",
+        (".docx", ".xlsx"),
+    ),
 )
 
 
@@ -62,12 +71,12 @@ def mislabelled(path: Path) -> str | None:
         return None  # the readable-input check says why
     while (skipped := head.removeprefix(_BOM).lstrip(_SKIPPED)) != head:
         head = skipped
-    for magic, what, suffix in MAGIC:
-        if head.startswith(magic) and path.suffix.lower() != suffix:
+    for magic, what, suffixes in MAGIC:
+        if head.startswith(magic) and path.suffix.lower() not in suffixes:
             named = path.suffix or "plain"
             return (
                 f"{path} is {what} (its first bytes say so), not a {named} file: name it "
-                f"{suffix} to read it as one"
+                f"{' or '.join(s for s in suffixes if s != '.docm')} to read it as one"
             )
     return None
 
@@ -113,14 +122,19 @@ class PlainFile:
     path: Path
     document: str | None = None
     shape: PlainShape | None = None  # None: found from the file
+    previous: tuple[Item, ...] = ()  # its last version's items, matched to by text
 
     @property
     def name(self) -> str:
         return str(self.path)
 
+    @property
+    def artifact_id(self) -> str:
+        return artifact_of(self.document or default_name(self.path))
+
     @cached_property
     def rows(self) -> PlainRows:
-        return plain_rows(self.path, self.document, self.shape)
+        return plain_rows(self.path, self.document, self.shape, self.previous)
 
     def batches(self, size: int, skip: Collection[int] = ()) -> Iterator[RawBatch]:
         rows = self.rows
@@ -135,8 +149,9 @@ class PlainFile:
 def reading_of(source: Source) -> list[str]:
     """How a document input was split into items, and any warning (none: a table or the
     queue)."""
-    if isinstance(source, PlainFile) and source.rows.split is not None:
-        return source.rows.split.lines()
+    if isinstance(source, PlainFile):
+        split = source.rows.split.lines() if source.rows.split is not None else []
+        return split + source.rows.version
     return []
 
 

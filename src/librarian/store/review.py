@@ -315,9 +315,9 @@ def item_detail(session: Session, review_id: str) -> ItemDetail | None:
         return None
     prior = None
     if row.prior_chunk_id:
-        prior = session.execute(
+        prior = session.execute(  # the text before this one (a row of the same chunk)
             select(DecisionRow.text)
-            .where(DecisionRow.chunk_id == row.prior_chunk_id)
+            .where(DecisionRow.chunk_id == row.prior_chunk_id, DecisionRow.id < row.id)
             .order_by(DecisionRow.id.desc())
             .limit(1)
         ).scalar_one_or_none()

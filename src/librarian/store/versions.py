@@ -18,7 +18,7 @@ closed under a standing decision."""
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -117,6 +117,49 @@ def withdraw_missing(
         closed, marked = _withdraw(session, gone, now)
     shut = set(closed)
     return Withdrawn(tuple(sorted(shut)), tuple(sorted(set(marked) - shut)), restored)
+
+
+def last_version(engine: Engine, artifact_id: str) -> list[tuple[str, str]]:
+    """The document's items as the store holds them now ((each current row's identity in
+    the document, its text), in the order they were stored): what its next version is
+    matched to by text (`pipeline.aligned`)."""
+    with Session(engine) as session:
+        found = session.execute(
+            select(DecisionRow.chunk_id, DecisionRow.text)
+            .where(
+                DecisionRow.artifact_id == artifact_id,
+                DecisionRow.withdrawn_at.is_(None),
+                DecisionRow.status.in_((LINKED, REVIEW_REQUIRED)),
+            )
+            .order_by(DecisionRow.id)
+        ).all()
+    latest = {row_name(str(chunk)): str(text) for chunk, text in found}  # the last stored
+    return list(latest.items())
+
+
+def relabel(engine: Engine, artifact_id: str, located: Mapping[str, str]) -> int:
+    """The document's current items shown under the ids its new version gives them
+    (`located`: chunk -> its row's locator id, "ISP-01#IV.e (paragraph 14)"): an item
+    whose text did not change is not stored again, but a person re-lettered it. How many
+    were changed."""
+    changed = 0
+    with Session(engine) as session, session.begin():
+        rows = session.scalars(
+            select(DecisionRow).where(
+                DecisionRow.artifact_id == artifact_id,
+                DecisionRow.chunk_id.in_(list(located)),
+                DecisionRow.withdrawn_at.is_(None),
+            )
+        ).all()
+        for row in rows:
+            knowledge = dict(row.envelope.get("knowledge") or {})
+            locator = dict(knowledge.get("locator") or {})
+            if locator.get("id") in (None, located[row.chunk_id]):
+                continue
+            locator["id"] = located[row.chunk_id]
+            row.envelope = {**row.envelope, "knowledge": {**knowledge, "locator": locator}}
+            changed += 1
+    return changed
 
 
 def _stored(session: Session, artifact_id: str) -> list[_Stored]:

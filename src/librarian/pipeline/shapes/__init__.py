@@ -9,11 +9,20 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from librarian.pipeline.shapes import csv_table, jsonl_table, markdown, pdf, queue_jsonl, word
+from librarian.pipeline.shapes import (
+    csv_table,
+    jsonl_table,
+    markdown,
+    pdf,
+    queue_jsonl,
+    word,
+    xlsx_table,
+)
 from librarian.pipeline.shapes.rows import PlainShape, Shape, StreamedShape
 
 PLAIN_SHAPES: tuple[PlainShape, ...] = (
     csv_table.SHAPE,
+    xlsx_table.SHAPE,
     markdown.SHAPE,
     word.SHAPE,
     pdf.SHAPE,

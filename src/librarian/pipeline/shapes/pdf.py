@@ -25,6 +25,8 @@ from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
+from librarian.pipeline.shapes.labels import Numbering
+from librarian.pipeline.shapes.pdf_furniture import without_running
 from librarian.pipeline.shapes.pdf_tables import Fragment, Rules, Table, TooManyRules, tables
 from librarian.pipeline.shapes.rows import (
     PlainInputError,
@@ -66,7 +68,6 @@ LIGATURES = str.maketrans(
 )
 PARAGRAPH_GAP = 1.3  # a gap this many times the page's line pitch ends a paragraph
 LINE_PITCH = 1.4  # the widest line pitch of running text, in ems (Word's is ~1.25)
-RUNNING = 0.6  # a first or last line on this share of pages (or more) is a running header
 
 
 def table_of_contents(text: str) -> bool:
@@ -123,11 +124,15 @@ def read(path: Path) -> Iterator[PlainRow | Unreadable | Split]:
                 f"{path} has no text layer (a scanned document?): run OCR on it first, or "
                 "give the text as CSV or Markdown"
             )
-        lines = [line for page in _without_running(pages) for line in page]
-        segmenter = Segmenter()
-        for block in _Sections(_outline(reader), _body_size(lines)).blocks(lines):
+        kept, furniture = without_running(pages)
+        lines = [line for page in kept for line in page]
+        numbering = Numbering.learnt(line.text for line in lines)
+        segmenter = Segmenter(numbering=numbering)
+        sections = _Sections(_outline(reader), _body_size(lines), numbering=numbering)
+        for block in sections.blocks(lines):
             yield from segmenter.feed(block)
         yield from segmenter.end()
+    segmenter.split.furniture.extend(furniture)
     segmenter.split.warnings.extend(warnings)
     # A page whose text could not be extracted is rejected with its number: never a
     # document read with sections silently missing.
@@ -352,37 +357,6 @@ def _undecodable(page: Any) -> str | None:
     return None
 
 
-def _without_running(pages: list[list[Line]]) -> list[list[Line]]:
-    """Pages without their running header and footer: a first or last line that, digits
-    aside ("Page 3 of 7"), recurs on most pages."""
-    if len(pages) < 2:
-        return pages
-    tops = Counter(_shape(p[0]) for p in pages if p)
-    bottoms = Counter(_shape(p[-1]) for p in pages if p)
-    enough = max(2, RUNNING * len(pages))
-    running = {s for s, n in (tops + bottoms).items() if n >= enough}
-    kept = []
-    for page in pages:
-        edges = {id(page[0]), id(page[-1])} if page else set()
-        kept.append([ln for ln in page if not (id(ln) in edges and _running(ln, running))])
-    return kept
-
-
-def _running(line: Line, running: set[str]) -> bool:
-    """A running header or footer: never a line that carries a requirement id or states
-    one (a document of one requirement a page has such a line first on every page)."""
-    return (
-        not line.cells
-        and _shape(line) in running
-        and requirement_id(line.text) is None
-        and not states_requirement(line.text)
-    )
-
-
-def _shape(line: Line) -> str:
-    return re.sub(r"\d+", "#", line.text.lower())
-
-
 def _outline(reader: Any) -> list[Heading]:
     headings: list[Heading] = []
 
@@ -425,10 +399,13 @@ class _Sections:
     read_any: bool = False  # a paragraph read
     sizes: dict[float, int] = field(default_factory=dict)  # headings' sizes: their levels
     title_size: float = 0.0  # the title's (0: none found)
+    numbering: Numbering = field(default_factory=Numbering)  # the document's own (`labels`)
 
     def blocks(self, lines: list[Line]) -> Iterator[Block]:
         self.pitch = _pitches(lines)
         self.sizes = {size: n for n, size in enumerate(self._heading_sizes(lines), start=1)}
+        styled = sum(1 for ln in lines if self._styled(ln) is not None)
+        by_style = len(self.outline) * 2 < styled  # no outline, or one naming few headings
         upcoming = deque(self.outline)
         for at, line in enumerate(lines):
             while upcoming and _reached(upcoming[0], line):
@@ -454,9 +431,10 @@ class _Sections:
                 continue
             if self._title(line):
                 continue
-            if not self.outline and (level := self._styled(line)) is not None:
-                # No outline: a short line set in a heading's size or weight heads what
-                # follows (as Word's headings do once saved as a PDF without bookmarks).
+            if by_style and (level := self._styled(line)) is not None:
+                # No outline (or one naming few of them): a short line set in a heading's
+                # size or weight heads what follows (as Word's headings do once saved as
+                # a PDF without bookmarks).
                 yield from self.paragraph()
                 yield from self.enter(Heading(line.page, line.y, level, line.text))
                 continue
@@ -526,7 +504,10 @@ class _Sections:
         line, on the first page, larger than every other heading)."""
         found = Counter(round(ln.size, 1) for ln in lines if self._set_as_heading(ln))
         sizes = sorted((s for s in found if s > self.body_size + 0.5), reverse=True)
-        if sizes and found[sizes[0]] == 1 and len(sizes) > 1:
+        opens = bool(sizes) and bool(lines) and round(lines[0].size, 1) == sizes[0]
+        if sizes and (len(sizes) > 1 or opens) and _one_title(lines, sizes[0]):
+            # The title: larger than any heading, or the one size above the text's that
+            # opens the document (its headings set bold at the text's size).
             self.title_size = sizes.pop(0)
         return sizes
 
@@ -542,7 +523,7 @@ class _Sections:
 
     def _starts_paragraph(self, line: Line) -> bool:
         last = self.lines[-1]
-        if starts_item(line.text):
+        if starts_item(line.text, self.numbering):
             return True
         if is_note(line.text):
             return True
@@ -554,6 +535,20 @@ class _Sections:
         if last.size:  # a page of one-line paragraphs has their gap as its commonest
             pitch = min(pitch or LINE_PITCH * last.size, LINE_PITCH * last.size)
         return bool(pitch) and last.y - line.y > pitch * PARAGRAPH_GAP + 0.5
+
+
+def _one_title(lines: list[Line], size: float) -> bool:
+    """Whether the lines set in `size` are one title: on the first page, one after the
+    other, at most TITLE_LINES of them (a long title wraps)."""
+    at = [n for n, ln in enumerate(lines) if round(ln.size, 1) == size]
+    return (
+        len(at) <= TITLE_LINES
+        and all(lines[n].page == 1 for n in at)
+        and at == list(range(at[0], at[0] + len(at)))
+    )
+
+
+TITLE_LINES = 3
 
 
 def _pitches(lines: list[Line]) -> dict[int, float]:

@@ -31,6 +31,7 @@ class PlainRow:
     section_path: tuple[str, ...] = ()
     where: str | None = None
     note: str | None = None  # why it is no requirement (a note, scope, context), if it is not
+    identity: str | None = None  # the last version's id it was matched to (None: its `id`)
 
 
 @dataclass(frozen=True)
@@ -50,23 +51,35 @@ class Split:
 
     blocks: int = 0  # paragraphs, list items and table rows read
     by_id: int = 0
+    by_label: int = 0  # by the document's own numbering, learnt from it (`labels`)
     by_wording: int = 0
     by_list: int = 0
     by_table: int = 0
     sections: int = 0  # text under a heading, no requirement in it: one item
     notes: int = 0
+    skipped_worded: int = 0  # notes and context skipped that use a requirement's words
     requirement_sentences: int = 0
+    numbering: str = ""  # the labels the document numbers its clauses with ("IV.a, IV.b, ...")
     tables: list[str] = field(default_factory=list)  # what each table was read as
+    furniture: list[str] = field(default_factory=list)  # running headers and footers left out
     warnings: list[str] = field(default_factory=list)
 
     @property
     def items(self) -> int:
-        return self.by_id + self.by_wording + self.by_list + self.by_table + self.sections
+        return (
+            self.by_id
+            + self.by_label
+            + self.by_wording
+            + self.by_list
+            + self.by_table
+            + self.sections
+        )
 
     def lines(self) -> list[str]:
         """A line of how, then a line a table and a warning."""
         ways = (
             (self.by_id, "by id"),
+            (self.by_label, f"by the document's own numbering ({self.numbering})"),
             (self.by_wording, "by requirement wording"),
             (self.by_list, "as list items"),
             (self.by_table, "as table rows"),
@@ -76,16 +89,30 @@ class Split:
         said = f"{self.items} items from {self.blocks} paragraphs: {how}"
         if self.notes:
             said += f"; {self.notes} skipped as notes, scope or context"
-        return [said, *self.tables, *self.warnings, *self._doubts()]
+        furniture = (
+            ["left out as page headers and footers: " + "; ".join(self.furniture)]
+            if self.furniture
+            else []
+        )
+        return [said, *self.tables, *furniture, *self.warnings, *self._doubts()]
 
     def _doubts(self) -> list[str]:
+        doubts = []
+        if self.skipped_worded:
+            doubts.append(
+                f"warning: {self.skipped_worded} of the {self.notes} skipped as notes, scope or "
+                "context use a requirement's words (must, shall, required, ...): each is in "
+                "skipped.jsonl with its first words and place; give one an id, or a paragraph "
+                "of its own outside a note, to link it"
+            )
         if self.requirement_sentences >= 6 and self.items * 2 < self.requirement_sentences:
             return [
+                *doubts,
                 f"warning: {self.requirement_sentences} sentences state requirements but "
                 f"only {self.items} items were read: requirements may be glued together "
-                "(give each an id, or a paragraph or list item of its own)"
+                "(give each an id, or a paragraph or list item of its own)",
             ]
-        return []
+        return doubts
 
 
 Read = Callable[[Path], Iterator[PlainRow | Unreadable | Split]]
@@ -193,9 +220,11 @@ _HYPHENATED_ID = re.compile(
 ID_CELL = re.compile(rf"^\s*\[?(?:{ID_SHAPE})\]?[.:)]?\s*$")
 
 
-def requirement_id(text: str) -> tuple[str, str] | None:
-    """(the id, the requirement after it) of a text that opens with a requirement's id."""
-    found = REQUIREMENT_ID.match(text) or _HYPHENATED_ID.match(text)
+def requirement_id(text: str, strict: bool = False) -> tuple[str, str] | None:
+    """(the id, the requirement after it) of a text that opens with a requirement's id
+    (`strict`: only before a capital, as in a document whose own numbering is known:
+    "SHA-1 and DES are prohibited" is prose there)."""
+    found = REQUIREMENT_ID.match(text) or (None if strict else _HYPHENATED_ID.match(text))
     return (found.group("id"), found.group("text")) if found else None
 
 

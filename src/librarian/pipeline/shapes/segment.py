@@ -21,19 +21,22 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from typing import Literal
 
+from librarian.pipeline.shapes.labels import Candidate, Numbering, candidate
 from librarian.pipeline.shapes.rows import (
-    ID_CELL,
+    MAX_ITEMS,
     PREAMBLE_ID,
+    PlainInputError,
     PlainRow,
     Split,
     requirement_id,
     requirement_shaped,
     title_of,
 )
+from librarian.pipeline.shapes.table_reading import table_columns
 
 BlockKind = Literal["heading", "paragraph", "numbered", "bullet", "table"]
 
@@ -48,6 +51,7 @@ class Block:
     where: str
     level: int = 0
     cells: tuple[tuple[str, ...], ...] = ()
+    label: str = ""  # a list item's number as Word shows it ("a."), not in its text
 
 
 # A paragraph that states a requirement without an id: the words of policies, those of
@@ -60,14 +64,20 @@ _STATES_REQUIREMENT = re.compile(
 )
 # A paragraph that explains rather than requires, whatever it says.
 NOTE_PREFIX = re.compile(
-    r"^\s*(?:notes?|background|rationale|explanation|example|examples|guidance|comment|"
-    r"discussion|informative|context|scope|purpose|definitions?|see also|reference|"
-    r"references|tip|hint)\s*(?:\d+\s*)?[:.\u2013\u2014-]\s",
+    r"^\s*(?:(?:explanatory |informative |editor'?s? )?notes?|background|rationale|why|"
+    r"explanation|examples?|(?:implementation |additional |supplementary )?guidance|"
+    r"comments?|commentary|remarks?|discussion|informative|context|scope|purpose|"
+    r"definitions?|see also|references?|related (?:policies|documents|standards)|"
+    r"responsibilit(?:y|ies)|exceptions?|tip|hint|illustration)\s*(?:\d+\s*)?"
+    r"(?:[:.\u2013\u2014-]\s|:$)",
     re.IGNORECASE,
 )
 # A heading whose text explains the document rather than requires anything of it.
 NOTE_HEADING = re.compile(
-    r"^(?:(?:scope|purpose)(?: and (?:scope|purpose|objectives?|applicability))?|"
+    r"^(?:(?:part|section|chapter|article|art\.|clause|§)\s*[\dIVXivx]+[.:]?\s*[-\u2013\u2014:]?\s*)?"
+    r"(?:(?:scope|purpose|subject matter)(?: and (?:scope|purpose|objectives?|applicability|"
+    r"application|authority))?|entry into force|final provisions|commencement|"
+    r"acknowledge?ments?|declaration|sign-?off|signatures?|approvals?|"
     r"background|introduction|overview|definitions|terms and definitions|glossary|"
     r"abbreviations|references|normative references|document (?:control|history|"
     r"information)|revision history|version history|change log|changelog|about this "
@@ -76,11 +86,19 @@ NOTE_HEADING = re.compile(
 )
 
 
+# A heading that names its article or section ("Art. 4 Access management", "Section 3 -
+# Identification"): its numbered paragraphs are cited under it ("Art. 4(1)").
+HEADING_LABEL = re.compile(
+    r"^(?P<label>(?:art\.|article|section|sec\.|clause|§)\s?\d+[a-z]?)\b", re.IGNORECASE
+)
+
+
 # A list item's marker typed into its text, as a PDF shows every list's and a Word file
 # one typed by hand: a bullet ("•", "-", Word's symbol-font ones), or a number or a
 # letter ("1.", "a)", "(iv)").
 BULLET = re.compile(
-    r"^\s*[\u2022\u25cf\u25aa\u25a0\u25e6\u2023\u2043\u2219\u00b7\u2013*\uf0b7\uf0a7\uf076\uf0d8-]\s+"
+    r"^\s*(?:[\u2022\u25cf\u25aa\u25a0\u25e6\u2023\u2043\u2219\u00b7\u2013*\uf0b7\uf0a7\uf076\uf0d8-]"
+    r"|[\u2610\u2611\u2612\u25a1]|\[[ xX\u2713]?\])\s+"  # a checklist's boxes too: ☐, [ ], [x]
 )
 NUMBER = re.compile(r"^\s*\(?(?:\d{1,2}|[a-z]|[ivx]{1,4})[.)]\s+(?=\S)")
 _MARKERS: tuple[tuple[re.Pattern[str], BlockKind], ...] = ((BULLET, "bullet"), (NUMBER, "numbered"))
@@ -96,9 +114,14 @@ def marked(block: Block) -> Block:
     return block
 
 
-def starts_item(text: str) -> bool:
-    """Whether a line opens an item of its own: an id or a list marker."""
-    return requirement_id(text) is not None or bool(BULLET.match(text) or NUMBER.match(text))
+def starts_item(text: str, numbering: Numbering | None = None) -> bool:
+    """Whether a line opens an item of its own: a label of the document's `numbering`,
+    an id or a list marker (an id only before a capital where a numbering is known)."""
+    known = numbering is not None and bool(numbering.schemes)
+    if known and numbering is not None and numbering.label(text) is not None:
+        return True
+    found = requirement_id(text, strict=known)
+    return found is not None or bool(BULLET.match(text) or NUMBER.match(text))
 
 
 def states_requirement(text: str) -> bool:
@@ -178,30 +201,126 @@ class Segmenter:
     body: list[tuple[str, str]] = field(default_factory=list)  # (where, text)
     tables: int = 0
     bare: Block | None = None  # a heading worded as a requirement, nothing under it yet
+    # The document's own numbering (`labels`); None: learnt from its paragraphs at its
+    # end, what is fed held until then.
+    numbering: Numbering | None = None
+    held: list[Block | PlainRow] = field(default_factory=list)
+    parent: str | None = None  # the last labelled clause: what its sub-clauses are cited under
+    lead: str | None = None  # a lead-in ("The agency shall:") read with each item it leads
+    cited: str | None = None  # the current heading's own citation ("Art. 5"), if it has one
+    sub: int = 0  # the last sub-clause's number under `parent` ("(b)": 2)
 
     def feed(self, block: Block) -> Iterator[PlainRow]:
+        if self.numbering is None:
+            self._hold(block)
+            return
+        yield from self._block(block)
+
+    def row(self, row: PlainRow) -> Iterator[PlainRow]:
+        """A row its shape read whole (a table with `id` and `text` columns), placed."""
+        if self.numbering is None:
+            self._hold(row)
+            return
+        yield from self._placed(row)
+
+    def end(self) -> Iterator[PlainRow]:
+        """The document read: its numbering learnt (unless its shape gave it), what was
+        held segmented, its last section closed."""
+        if self.numbering is None:
+            held, self.held = self.held, []
+            paragraphs = (b.text for b in held if isinstance(b, Block) and b.kind == "paragraph")
+            self.numbering = Numbering.learnt(paragraphs)
+            for part in held:
+                yield from self._block(part) if isinstance(part, Block) else self._placed(part)
+        yield from self._section_end()
+
+    def _hold(self, part: Block | PlainRow) -> None:
+        if len(self.held) >= MAX_HELD:
+            raise PlainInputError(
+                f"the document holds more than {MAX_HELD:,} paragraphs, list items and "
+                "tables: split it into smaller files"
+            )
+        self.held.append(part)
+
+    def _block(self, block: Block) -> Iterator[PlainRow]:
         if block.kind == "heading":
             first = self.titled and self.slugs.seen_once(self.slug) and len(self.headings) == 1
             self.intro = first and block.level > self.headings[0][0]
-            yield from self.end()
+            yield from self._section_end()
             worded = states_requirement(block.text) or imperative(block.text)
             self.bare = block if worded else None
             self._enter(block.level, block.text)
             return
         self.bare = None
         if block.kind == "table":
+            self.lead = None
             yield from self._table(block)
             return
         self.split.blocks += 1
         self.split.requirement_sentences += _requirement_sentences(block.text)
+        label = self._label(block)
+        if label is not None and self._note_section:  # "1.1 This Part sets out ..."
+            yield from self._close_item()
+            yield self._note(block.where, block.text)
+            return
+        if label is not None:
+            yield from self._labelled(block.where, label)
+            return
         typed = self.typed_markers and block.kind == "paragraph"
         yield from self._text(marked(block) if typed else block)
 
-    def row(self, row: PlainRow) -> Iterator[PlainRow]:
-        """A row its shape read whole (a table with `id` and `text` columns), placed."""
+    def _label(self, block: Block) -> Candidate | None:
+        """The document's own label the paragraph opens with: a clause's ("IV.a"), or a
+        sub-clause's ("(b)") under a labelled clause; None: none (a lone "(b)" with no
+        clause above it is a list's marker, as any)."""
+        if block.kind == "numbered" and block.label:  # Word's own "a." under clause 6.2
+            lone = candidate(f"{block.label} {block.text}")
+            return lone if lone is not None and lone.lone and self._next_sub(lone) else None
+        if block.kind != "paragraph" or self.numbering is None:
+            return None
+        found = self.numbering.label(block.text)
+        if found is None:
+            lone = candidate(block.text)  # a short list of sub-clauses counts too: (a), (b)
+            found = lone if lone is not None and lone.lone and self._next_sub(lone) else None
+        if found is None or (found.lone and self.parent is None):
+            return None
+        return found
+
+    def _next_sub(self, label: Candidate) -> bool:
+        """Whether a lone label goes on from the sub-clause before it, under a clause
+        ("(a)" first, then "(b)"), though too few to be learnt as a numbering."""
+        return self.parent is not None and any(v[0] == self.sub + 1 for v in label.values)
+
+    def _labelled(self, where: str, label: Candidate) -> Iterator[PlainRow]:
+        """A clause the document labels: its own item, whatever its wording, named by its
+        label (a sub-clause under its clause's, "3.2(a)"). A clause that only leads into
+        its sub-clauses ("3.2 The agency shall:") is read with each, no item of its own."""
+        pending = self.pending
+        if not label.lone:
+            self.lead = None
+            self._say(label.label)
+            yield from self._open(where, label.label, label.text, "label")
+            self.parent, self.sub = label.label, 0
+            return
+        if pending is not None and pending.id == self.parent and pending.open_list:
+            self.lead, self.pending = " ".join(pending.parts), None
+        text = f"{self.lead} {label.text}" if self.lead else label.text
+        self.sub = min(v[0] for v in label.values)
+        self._say(f"{self.parent}({label.label})")
+        yield from self._open(where, f"{self.parent}({label.label})", text, "label")
+
+    def _say(self, label: str) -> None:
+        """The first labels read, for the "read:" line ("IV.a, IV.b, IV.c, …")."""
+        said = self.split.numbering
+        if not said.endswith("…"):
+            self.split.numbering = (
+                label if not said else f"{said}, {label if said.count(',') < 2 else '…'}"
+            )
+
+    def _placed(self, row: PlainRow) -> Iterator[PlainRow]:
         yield from self._close_item()
         yield from self._close_body()
-        self.bare = None
+        self.bare = self.lead = None
         self.split.blocks += 1
         self.split.by_table += 1
         self.items_here += 1
@@ -209,7 +328,7 @@ class Segmenter:
         path = row.section_path or self.path
         yield replace(row, line=self.count, section_path=path, title=row.title or title_of(path))
 
-    def end(self) -> Iterator[PlainRow]:
+    def _section_end(self) -> Iterator[PlainRow]:
         """The section read so far, closed (at a heading, and at the document's end). A
         heading worded as a requirement ("1.1 Encrypt all backups at rest", set bold in a
         PDF) with nothing under it makes no item: never without a word."""
@@ -229,21 +348,47 @@ class Segmenter:
         return tuple(h for _, h in self.headings)
 
     def _text(self, block: Block) -> Iterator[PlainRow]:
-        text, found = block.text, requirement_id(block.text)
+        known = self.numbering is not None and bool(self.numbering.schemes)
+        text, found = block.text, requirement_id(block.text, strict=known)
+        listed = block.kind in ("numbered", "bullet")
+        if not listed:
+            self.lead = None
         if not found and (is_note(text) or self._note_section):
             yield from self._close_item()
             yield self._note(block.where, text)
         elif found:
             yield from self._open(block.where, found[0], found[1], "id")
+            self.parent, self.sub = found[0], 0
+        elif listed and (self.lead is not None or self._leads):
+            yield from self._led(block)
         elif self.pending is not None and self.pending.open_list:
             self.pending.parts.append(text)
-        elif block.kind == "numbered" or states_requirement(text):
+        elif block.kind == "numbered" or states_requirement(text) or _a_sentence(text, listed):
             kind = "wording" if block.kind == "paragraph" else "list"
             yield from self._open(block.where, "", text, kind)
-        elif self.pending is not None:
+        elif self.pending is not None and not _leads_in(text, block.kind):
             self.pending.parts.append(text)
         else:
+            yield from self._close_item()
             self.body.append((block.where, text))
+            self.lead = text if _leads_in(text, block.kind) else None
+
+    @property
+    def _leads(self) -> bool:
+        """The item read last leads into a list ("… the following:")."""
+        return self.pending is not None and self.pending.open_list
+
+    def _led(self, block: Block) -> Iterator[PlainRow]:
+        """A list item under a lead-in ("Dependencies must meet these rules:" then
+        "pinned to an exact version"): its own item, read with the lead-in, which is no
+        item of its own; every item of the list is one requirement."""
+        lead = self.pending
+        if self.lead is None and lead is not None:
+            self.lead, self.pending = " ".join(lead.parts), None
+            self.items_here -= 1
+            if lead.id == self._auto_id(self.numbered):
+                self.numbered -= 1  # the number it took is its first item's
+        yield from self._open(block.where, "", f"{self.lead} {block.text}", "list")
 
     def _open(self, where: str, row_id: str, text: str, kind: str) -> Iterator[PlainRow]:
         yield from self._close_item()
@@ -253,7 +398,15 @@ class Segmenter:
 
     def _next_id(self) -> str:
         self.numbered += 1
-        return f"{self.slug}-{self.numbered}"
+        return self._auto_id(self.numbered)
+
+    def _auto_id(self, n: int) -> str:
+        """The id of the `n`th item with none of its own under a heading: under one that
+        cites its article ("Art. 5 Authentication"), the article's for the first ("Art.
+        5"), else the heading's slug and its number."""
+        if self.cited is not None:
+            return self.cited if n == 1 else f"{self.cited}-{n}"
+        return f"{self.slug}-{n}"
 
     def _close_item(self) -> Iterator[PlainRow]:
         if self.pending is None:
@@ -278,12 +431,15 @@ class Segmenter:
         for where, chunk in self._body_chunks(body):
             self.split.sections += 1
             self.items_here += 1
-            yield self._row(where, self._next_id() if self.numbered_body else self.slug, chunk)
+            own = self.cited or self.slug  # "Art. 12", cited by its heading, or the slug
+            yield self._row(where, self._next_id() if self.numbered_body else own, chunk)
 
     def _aside(self, before_item: bool) -> str | None:
         """Why a section's text would be no item: None, it is the section's item."""
         if self.slug == PREAMBLE_ID and not self.headings:
             return PREAMBLE
+        if self._note_section:  # a revision history's table, read as text
+            return f"under '{self.headings[-1][1]}', which explains the document"
         if self.intro:
             return "the document's introduction, under its title"
         if before_item or self.items_here:
@@ -306,6 +462,8 @@ class Segmenter:
     def _note(self, where: str, text: str, why: str | None = None) -> PlainRow:
         self.split.notes += 1
         self.noted += 1
+        if states_requirement(text) or requirement_shaped(text):
+            self.split.skipped_worded += 1
         if why is None:
             why = (
                 f"under '{self.headings[-1][1]}', which explains the document"
@@ -325,6 +483,10 @@ class Segmenter:
         self.headings = [*(h for h in self.headings if h[0] < level), (level, title)]
         self.slug = self.slugs.of(list(self.path))
         self.numbered = self.items_here = self.noted = 0
+        self.lead = None
+        cited = HEADING_LABEL.match(title)  # "Art. 4 Access": its paragraphs are "Art. 4(1)"
+        self.parent = self.cited = cited.group("label") if cited else None
+        self.sub = 0
 
     @property
     def _note_section(self) -> bool:
@@ -356,7 +518,31 @@ class Segmenter:
         yield from self._close_item()
 
 
-_COUNTED = {"id": "by_id", "wording": "by_wording", "list": "by_list", "table": "by_table"}
+_COUNTED = {
+    "id": "by_id",
+    "label": "by_label",
+    "wording": "by_wording",
+    "list": "by_list",
+    "table": "by_table",
+}
+
+
+def _a_sentence(text: str, listed: bool) -> bool:
+    """A list item that is a sentence of its own (a capital, a full stop: a checklist's
+    "☐ Old computers are wiped before disposal."), not a fragment that goes on from the
+    item before ("• pinned to an exact version")."""
+    stripped = text.strip()
+    return listed and stripped[:1].isupper() and stripped.endswith(".")
+
+
+def _leads_in(text: str, kind: BlockKind) -> bool:
+    """A paragraph that introduces the list after it ("Company laptops:")."""
+    return kind == "paragraph" and text.rstrip().endswith(":")
+
+
+# The most blocks a document is held for while its numbering is learnt (each becomes at
+# most one row, and MAX_ITEMS rows are refused anyway; notes and continuations are more).
+MAX_HELD = 10 * MAX_ITEMS
 PREAMBLE = (
     "the document's preamble: no requirement id and no requirement's words (must, shall, "
     "should, required, ...); kept out of the items (give it an id, or a heading of a rule, "
@@ -386,50 +572,6 @@ def slug_of(heading: str) -> str:
     """Lower-case words of any script joined by '-' (`## Безопасность` is not `section`)."""
     words = re.findall(r"\w+", unicodedata.normalize("NFKC", heading).lower())
     return "-".join(words)[:60].strip("-") or "section"
-
-
-@dataclass(frozen=True)
-class TableReading:
-    ids: int | None  # the column of requirement ids (None: numbered in order)
-    text: int  # the column of requirement text
-    first: int  # the first data row (1: the first row is a header)
-    said: str
-
-
-def table_columns(rows: Sequence[Sequence[str]]) -> TableReading | None:
-    """Which columns of a table hold ids and requirement text; None when none does (a
-    table of definitions, owners, versions)."""
-    if not rows:
-        return None
-    width = max(len(r) for r in rows)
-    column = [[r[j].strip() if j < len(r) else "" for r in rows] for j in range(width)]
-    has_header = len(rows) > 1 and not any(ID_CELL.match(c[0]) for c in column if c[0])
-    first = 1 if has_header else 0
-    data = [c[first:] for c in column]
-    ids = next((j for j, c in enumerate(data) if _mostly(c, _is_id)), None)
-    texts = [j for j in range(width) if j != ids]
-    worded = [j for j in texts if _mostly(data[j], requirement_shaped)]
-    if worded:
-        text = max(worded, key=lambda j: sum(len(v) for v in data[j]))
-    elif ids is not None and texts:
-        text = max(texts, key=lambda j: sum(len(v) for v in data[j]))
-    else:
-        return None
-
-    def named(j: int) -> str:
-        return f"'{column[j][0]}'" if has_header and column[j][0] else f"column {j + 1}"
-
-    said = (f"ids from {named(ids)}, " if ids is not None else "") + f"text from {named(text)}"
-    return TableReading(ids, text, first, said)
-
-
-def _mostly(cells: Sequence[str], test: Callable[[str], bool]) -> bool:
-    filled = [c for c in cells if c]
-    return bool(filled) and sum(1 for c in filled if test(c)) * 2 > len(filled)
-
-
-def _is_id(cell: str) -> bool:
-    return ID_CELL.match(cell) is not None
 
 
 def _requirement_sentences(text: str) -> int:

@@ -7,7 +7,9 @@ own after the one that anchors it, read once (not again in its copy for older re
 a merged table cell is read in each column and row it covers.
 
 The package is read with lxml, a part at a time, each part parsed as a stream and each
-block dropped once read: memory is bounded by one block, never by the document. No
+block's XML dropped once read (`word_xml.py`): memory holds the document's text, not its
+XML (the segmenter learns the document's numbering from all of its paragraphs before it
+makes an item, `labels.py`). No
 entity is ever expanded, and a part that declares a DTD is refused by the parser's own
 account of what it read, whatever the part's encoding or name.
 
@@ -31,6 +33,11 @@ from typing import Any
 from urllib.parse import unquote
 
 from librarian.pipeline.shapes.csv_table import TABLE_KEYS, table_row
+from librarian.pipeline.shapes.ooxml import (
+    Package,
+    checked_package,
+    declares_dtd,
+)
 from librarian.pipeline.shapes.rows import (
     MAX_ITEMS,
     PlainInputError,
@@ -42,15 +49,19 @@ from librarian.pipeline.shapes.rows import (
     requirement_id,
     requirement_shaped,
 )
-from librarian.pipeline.shapes.segment import Block, Segmenter, table_columns
+from librarian.pipeline.shapes.segment import Block, Segmenter
+from librarian.pipeline.shapes.table_reading import table_columns
 from librarian.pipeline.shapes.word_lists import Numbering, numbered_id
+from librarian.pipeline.shapes.word_xml import (
+    W,
+    blocks,
+    blocks_of,
+    paragraph_text,
+    read_merged,
+    shown,
+    table_rows,
+)
 
-OLE_MAGIC = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"
-# Inflated size limits of a package's parts (docs/reliability.md).
-MAX_PART_BYTES = 128 * 1024 * 1024
-MAX_PACKAGE_BYTES = 512 * 1024 * 1024
-INFLATE_CHUNK = 1024 * 1024
-DOCTYPE = b"<!DOCTYPE"
 # What one document may hold (docs/reliability.md). A 500-page standard has ~15,000
 # paragraphs, its table cells' included; Word writes 10-40 XML elements and 0.3-1.5 KB
 # of XML a paragraph. Past these a file is refused, not read in part: each bounds the
@@ -58,12 +69,9 @@ DOCTYPE = b"<!DOCTYPE"
 MAX_PARAGRAPHS = MAX_ITEMS  # one number for every shape: a paragraph is at most an item
 MAX_ELEMENTS = 1_000_000  # in any one part read
 MAX_MAIN_PART_BYTES = 32 * 1024 * 1024
-MAX_GRID_COLUMNS = 63  # Word's widest table: a merged cell spans at most this many
 
 
-W = "{http://schemas.openxmlformats.org/wordprocessingml/2006/main}"
 PARAGRAPH = f"{W}p"
-MC = "{http://schemas.openxmlformats.org/markup-compatibility/2006}"
 RELS = "{http://schemas.openxmlformats.org/package/2006/relationships}"
 TYPES = "{http://schemas.openxmlformats.org/package/2006/content-types}"
 # The content types of a Word document's main part (python-docx's, and a .docm's).
@@ -76,17 +84,10 @@ WORD_MAIN = frozenset(
         "vnd.ms-word.template.macroEnabledTemplate.main+xml",
     )
 )
-# Containers whose children are the document's own blocks: a content control, a tracked
-# insertion, custom XML and smart tags wrap paragraphs and tables (and a table's rows and
-# cells), and their text counts.
-BLOCK_WRAPPERS = {f"{W}sdt", f"{W}sdtContent", f"{W}ins", f"{W}customXml", f"{W}smartTag"}
-# What a paragraph's text leaves out: a text box (read as paragraphs of its own), and a
-# drawing's copy for older readers (its VML fallback).
-_ASIDE = (f"{W}txbxContent", f"{MC}Fallback")
 
 
 def read(path: Path) -> Iterator[PlainRow | Unreadable | Split]:
-    sizes = _open(path)
+    sizes = checked_package(path, WORD)
     with zipfile.ZipFile(path) as zipped:
         package = _Package.of(path, zipped, sizes)
         styles, headings = package.styles()
@@ -97,149 +98,6 @@ def read(path: Path) -> Iterator[PlainRow | Unreadable | Split]:
     if not walker.read_any:
         raise PlainInputError(f"{path} has no text: nothing to link (is it an empty document?)")
     yield walker.segmenter.split
-
-
-def _blocks(parent: Any) -> Iterator[tuple[str, Any]]:
-    """A container's paragraphs and tables in order, those inside content controls and
-    tracked insertions included."""
-    for child in parent.iterchildren():
-        yield from _blocks_of(child)
-
-
-def _blocks_of(child: Any) -> Iterator[tuple[str, Any]]:
-    if child.tag == f"{W}p":
-        yield "paragraph", child
-    elif child.tag == f"{W}tbl":
-        yield "table", child
-    elif child.tag in BLOCK_WRAPPERS:
-        yield from _blocks(child)
-
-
-def _own(parent: Any, tag: str) -> Iterator[Any]:
-    """A table's rows, or a row's cells: its children of `tag`, those wrapped in content
-    controls or custom XML included (a nested table's never)."""
-    for child in parent.iterchildren():
-        if child.tag == tag:
-            yield child
-        elif child.tag in BLOCK_WRAPPERS:
-            yield from _own(child, tag)
-
-
-def paragraph_text(p: Any) -> tuple[str, list[Any]]:
-    """A paragraph's text as Word shows it, and its text boxes (`w:txbxContent`), taken
-    out of it to be read as paragraphs of their own: every run's text, inserted ones and
-    those in content controls and hyperlinks included; deleted text (`w:delText`) left
-    out, and a text box's copy for older readers (its VML fallback) dropped unread."""
-    boxes = []
-    asides, n = list(p.iter(*_ASIDE)), 0
-    while n < len(asides):  # in document order: those inside one come right after it
-        aside = asides[n]
-        n += sum(1 for _ in aside.iter(*_ASIDE))  # a box in a box is its paragraph's
-        if aside.tag == f"{W}txbxContent":
-            boxes.append(aside)
-        aside.getparent().remove(aside)
-    parts = [
-        node.text or "" if node.tag == f"{W}t" else " "
-        for node in p.iter(f"{W}t", f"{W}tab", f"{W}br", f"{W}cr")
-    ]
-    return " ".join("".join(parts).split()), boxes
-
-
-@dataclass(frozen=True)
-class _Cell:
-    """A table cell as it lies in the table's grid: a merged cell lies in each column and
-    row it covers, the same `merged` number in each."""
-
-    text: str
-    merged: int = 0  # 0: not merged
-    continued: bool = False  # a vertical merge's later row: `text` is its first row's
-
-
-def table_rows(tbl: Any) -> list[list[_Cell]]:
-    """A table's rows as its grid: a cell spanning columns (`w:gridSpan`) in each, a
-    vertically merged one (`w:vMerge`) in each row; a nested table's rows read into its
-    cell's text."""
-    rows: list[list[_Cell]] = []
-    above: dict[int, _Cell] = {}  # each column's cell in the row before
-    merges = 0
-    for tr in _own(tbl, f"{W}tr"):
-        row = [_Cell("")] * _count(tr.find(f"{W}trPr/{W}gridBefore"), 0)
-        wider: list[str] = []  # cells past Word's widest table: read into its last column
-        for tc in _own(tr, f"{W}tc"):
-            if len(row) >= MAX_GRID_COLUMNS:
-                wider.append(_cell_text(tc))
-                continue
-            span = min(_count(tc.find(f"{W}tcPr/{W}gridSpan"), 1), MAX_GRID_COLUMNS - len(row))
-            vmerge = tc.find(f"{W}tcPr/{W}vMerge")
-            if vmerge is not None and vmerge.get(f"{W}val") != "restart" and len(row) in above:
-                first = above[len(row)]
-                cell = _Cell(first.text, first.merged, continued=True)
-            else:
-                merges += span > 1 or vmerge is not None
-                merged = merges if span > 1 or vmerge is not None else 0
-                cell = _Cell(_cell_text(tc), merged)
-            above.update((column, cell) for column in range(len(row), len(row) + span))
-            row.extend([cell] * span)
-        if wider:
-            row[-1] = _Cell(" | ".join(t for t in (shown(row)[-1], *wider) if t))
-        rows.append(row)
-    return rows
-
-
-def _count(setting: Any, default: int) -> int:
-    """A grid count (`w:gridSpan`, `w:gridBefore`), held to Word's widest table."""
-    value = setting.get(f"{W}val", "") if setting is not None else ""
-    return min(int(value), MAX_GRID_COLUMNS) if value.isdigit() else default
-
-
-def shown(row: list[_Cell]) -> list[str]:
-    """A row's texts as the table shows them: a merged cell's once, in its first column
-    and row."""
-    return [
-        ""
-        if cell.continued or (cell.merged and n and row[n - 1].merged == cell.merged)
-        else cell.text
-        for n, cell in enumerate(row)
-    ]
-
-
-def _cell_text(tc: Any) -> str:
-    parts = []
-    for kind, block in _blocks(tc):
-        if kind == "paragraph":
-            text, boxes = paragraph_text(block)
-            parts.extend([text, *(_cell_text(box) for box in boxes)])
-        else:
-            parts.extend(" | ".join(c for c in shown(row) if c) for row in table_rows(block))
-    return " ".join(p for p in parts if p)
-
-
-def read_merged(
-    grid: list[list[_Cell]], ids: int | None, text: int, first: int
-) -> list[list[str] | None]:
-    """The rows' texts, merged cells read where they cover the columns of ids (`ids`) and
-    of text: a merged cell over the text column is its text in each row it covers; one
-    over both columns is the id its text opens with, and the rest; a row whose id cell
-    continues the one above continues that requirement (None: its text is added to it)."""
-    rows: list[list[str] | None] = []
-    before: list[str] | None = None  # the last row read as a requirement's
-    for n, row in enumerate(grid):
-        cells = shown(row)
-        rows.append(cells)
-        if n < first or text >= len(row):
-            continue
-        at, owner = row[text], row[ids] if ids is not None and ids < len(row) else None
-        if owner is not None and owner.continued and before is not None and text < len(before):
-            if not at.continued:
-                before[text] = f"{before[text]} {at.text}".strip()
-            rows[-1] = None
-            continue
-        before = cells
-        cells[text] = at.text
-        if owner is not None and ids is not None and owner.merged and owner.merged == at.merged:
-            found = requirement_id(at.text)
-            cells[ids], cells[text] = found if found is not None else ("", at.text)
-    return rows
 
 
 @dataclass
@@ -280,7 +138,7 @@ class _Package:
     def blocks(self) -> Iterator[tuple[str, Any]]:
         """The body's paragraphs and tables in order, each dropped once read."""
         for child in self.children(self.main, f"{W}body"):
-            yield from _blocks_of(child)
+            yield from blocks_of(child)
 
     def numbering(self) -> Numbering:
         return Numbering.of(self.children(self.related.get("numbering"), f"{W}numbering"))
@@ -382,7 +240,7 @@ class _Package:
     def _no_dtd(self, part: str, element: Any) -> None:
         info = element.getroottree().docinfo
         if info.doctype or info.internalDTD is not None or info.externalDTD is not None:
-            raise _declares_dtd(self.path, part)
+            raise declares_dtd(self.path, part, WORD)
 
     def _too_many(self, part: str) -> PlainInputError:
         return PlainInputError(
@@ -421,83 +279,6 @@ def inherited_levels(own: dict[str, int], based: dict[str, str | None]) -> dict[
 BODY_LEVEL = 9  # Word's outline level of body text
 
 
-def _open(path: Path) -> dict[str, int]:
-    """Each part's inflated size, or the one-line refusal of a file the reader must not
-    read."""
-    with path.open("rb") as handle:
-        head = handle.read(8)
-    if head == OLE_MAGIC:
-        raise PlainInputError(
-            f"{path} is password-protected (or an old binary .doc): save a copy as a .docx "
-            "without a password"
-        )
-    try:
-        with zipfile.ZipFile(path) as package:
-            names = package.namelist()
-    except (zipfile.BadZipFile, OSError) as exc:
-        raise PlainInputError(f"{path} is damaged: not a Word .docx package ({exc})") from exc
-    sizes = _check_parts(path)
-    if any(name.lower().endswith("vbaproject.bin") for name in names):
-        raise PlainInputError(
-            f"{path} carries macros: save it as a plain .docx (Word: File > Save As > Word "
-            "Document), which drops them"
-        )
-    return sizes
-
-
-def _check_parts(path: Path) -> dict[str, int]:
-    """Each part's inflated size; a package refused whose XML declares a DTD anywhere, or
-    whose parts inflate past the limits: each part streamed a chunk at a time, its
-    declared and its actual inflated size counted (a zip entry may lie about its size)."""
-    total = 0
-    sizes: dict[str, int] = {}
-    with zipfile.ZipFile(path) as package:
-        infos = package.infolist()
-        declared = sum(info.file_size for info in infos)
-        if declared > MAX_PACKAGE_BYTES or any(i.file_size > MAX_PART_BYTES for i in infos):
-            raise _too_big(path, max(declared, *(i.file_size for i in infos)))
-        for info in infos:
-            sizes[info.filename] = _scan_part(path, package, info.filename, total)
-            total += sizes[info.filename]
-    return sizes
-
-
-def _scan_part(path: Path, package: zipfile.ZipFile, name: str, before: int) -> int:
-    """The part's inflated size, read a chunk at a time; a size past the limits refused on
-    the way, and a DTD in a part named as XML (the parser refuses one in any part read)."""
-    size, tail = 0, b""
-    xml = name.lower().endswith((".xml", ".rels"))
-    try:
-        with package.open(name) as part:
-            while chunk := part.read(INFLATE_CHUNK):
-                size += len(chunk)
-                if size > MAX_PART_BYTES or before + size > MAX_PACKAGE_BYTES:
-                    raise _too_big(path, before + size)
-                if xml and DOCTYPE in (tail + chunk).upper():
-                    raise _declares_dtd(path, name)
-                tail = chunk[-len(DOCTYPE) :]
-    except (zipfile.BadZipFile, OSError, EOFError) as exc:
-        raise PlainInputError(
-            f"{path} is damaged: its part {name} does not inflate ({exc})"
-        ) from exc
-    return size
-
-
-def _declares_dtd(path: Path, part: str) -> PlainInputError:
-    return PlainInputError(
-        f"{path} is damaged: its part {part} declares a DTD (entities), which no Word "
-        "document does; save a copy from Word"
-    )
-
-
-def _too_big(path: Path, size: int) -> PlainInputError:
-    return PlainInputError(
-        f"{path} inflates past what a Word document holds ({size / 2**20:.0f} MiB or more; "
-        f"the limits are {MAX_PART_BYTES // 2**20} MiB a part and "
-        f"{MAX_PACKAGE_BYTES // 2**20} MiB in all): a zip bomb, or not a document"
-    )
-
-
 @dataclass
 class _Walker:
     styles: dict[str, str]  # style id -> name
@@ -507,6 +288,7 @@ class _Walker:
     read_any: bool = False  # any paragraph or table row with text
     paragraphs: int = 0
     tables: int = 0
+    deepest: int = 0  # the deepest heading level its styles gave so far
 
     def paragraph(self, p: Any) -> Iterator[PlainRow | Unreadable]:
         """The paragraph, then each text box it anchors, its paragraphs and tables read
@@ -516,20 +298,28 @@ class _Walker:
         if text:
             yield from self._text(p, text, f"paragraph {self.paragraphs}")
         for box in boxes:
-            for kind, block in _blocks(box):
+            for kind, block in blocks(box):
                 yield from (self.table(block) if kind == "table" else self.paragraph(block))
 
     def _text(self, p: Any, text: str, where: str) -> Iterator[PlainRow]:
-        self.read_any = True
+        first, self.read_any = not self.read_any, True
         style_ref = p.find(f"{W}pPr/{W}pStyle")
         style_id = style_ref.get(f"{W}val") if style_ref is not None else ""
         style = self.styles.get(style_id, "")
-        if style == "Title":  # the document's name, unless it states a requirement
+        set_bold = style_id not in self.headings and _set_as_heading(p, text)
+        if style == "Title" or (first and set_bold):
+            # The document's name (a Title, or its first line set bold), unless it
+            # states a requirement.
             if requirement_id(text) is not None or requirement_shaped(text):
                 yield from self.segmenter.feed(Block("paragraph", text, where))
             return
         if (level := self._heading_level(p, style_id)) is not None:
+            self.deepest = max(self.deepest, level)
             yield from self.segmenter.feed(Block("heading", heading_title(text), where, level))
+            return
+        if set_bold:  # a house's heading set by hand: a short line, bold, no sentence
+            heading = Block("heading", heading_title(text), where, self.deepest + 1)
+            yield from self.segmenter.feed(heading)
             return
         yield from self.segmenter.feed(self._listed(p, style, text, where))
 
@@ -562,7 +352,7 @@ class _Walker:
         return (
             Block("paragraph", f"{found} {text}", where)
             if found
-            else Block("numbered", text, where)
+            else Block("numbered", text, where, label=label)
         )
 
     def table(self, tbl: Any) -> Iterator[PlainRow | Unreadable]:
@@ -586,5 +376,30 @@ class _Walker:
         cells = tuple(tuple(row) for row in rows if row is not None)
         yield from self.segmenter.feed(Block("table", "", where, cells=cells))
 
+
+# A heading set by hand is at most this long (a PDF's: pdf.MAX_HEADING_CHARS).
+MAX_HEADING_CHARS = 80
+
+
+def _set_as_heading(p: Any, text: str) -> bool:
+    """A paragraph set as a heading by hand: every run of it bold, short, no sentence
+    (no full stop, no colon: "Note:" set bold leads a note), no requirement's words."""
+    runs = [r for r in p.iter(f"{W}r") if any((t.text or "").strip() for t in r.iter(f"{W}t"))]
+    return (
+        bool(runs)
+        and all(_bold(r) for r in runs)
+        and len(text) <= MAX_HEADING_CHARS
+        and not text.rstrip().endswith((".", ";", ":", ",", "!", "?"))
+        and requirement_id(text) is None
+        and not requirement_shaped(text)
+    )
+
+
+def _bold(run: Any) -> bool:
+    bold = run.find(f"{W}rPr/{W}b")
+    return bold is not None and bold.get(f"{W}val", "true") not in ("0", "false", "off")
+
+
+WORD = Package("Word document", ".docx", "Word: File > Save As > Word Document")
 
 SHAPE = PlainShape("a Word document (.docx)", (".docx", ".docm"), read, binary=True)

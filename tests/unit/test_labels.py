@@ -1,0 +1,135 @@
+"""Issue 58, items 1-3: a document's own numbering learnt from the document, page
+furniture left out and said, and every drop findable by its words and its place."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from librarian.pipeline.dedup import ChunkRegistry
+from librarian.pipeline.ingest import parse_item
+from librarian.pipeline.plain import plain_rows
+from librarian.pipeline.shapes.labels import Numbering, candidate
+from librarian.pipeline.shapes.rows import PlainRow
+from librarian.pipeline.shapes.segment import Block, Segmenter
+from librarian.schemas.records import Rejection, Section, Skip
+from tests.blind_policies import POLICIES
+from tests.rows import item
+
+
+def read(blocks: list[Block]) -> list[PlainRow]:
+    segmenter = Segmenter()
+    rows = [row for block in blocks for row in segmenter.feed(block)]
+    return rows + list(segmenter.end())
+
+
+def items(rows: list[PlainRow]) -> list[tuple[str | None, str | None]]:
+    return [(r.id, r.text) for r in rows if r.note is None]
+
+
+def paragraphs(*texts: str) -> list[Block]:
+    return [Block("paragraph", t, f"paragraph {n}") for n, t in enumerate(texts, start=1)]
+
+
+def test_a_numbering_is_learnt_when_its_labels_count_up() -> None:
+    outline = ["IV.a\tAccess is logged.", "IV.b Users will x.", "IV.c Y", "V.a Z", "V.b W"]
+    assert Numbering.learnt(outline).schemes == frozenset({"R.a"})
+    sub = ["3.1 A.", "3.2 The agency shall:", "(a) x;", "(b) y;", "(c) z.", "3.3 B."]
+    assert "n.n" in Numbering.learnt(sub).schemes
+    assert Numbering.learnt(["R-01 A", "R-02 B", "R-04 C", "R-05 D"]).schemes == {"A-n2"}
+
+
+def test_tokens_that_open_a_line_but_count_nothing_are_no_numbering() -> None:
+    """A cipher's name, an abbreviation, a footer's id on every page, a sentence's first
+    letter: each opens a paragraph, none counts up."""
+    footer = ["ISP-01 Information Security Policy, version 1.0 Page 1"] * 4
+    texts = ["SHA-1 and DES are prohibited.", "e.g. a laptop", *footer, "A user must log in."]
+    assert Numbering.learnt(texts).schemes == frozenset()
+    assert candidate("A user must log in.") is None  # a lone letter is set off by . ) or tab
+    assert candidate("X.c within 24 hours.") is None  # a wrapped line citing a clause
+
+
+def test_every_labelled_clause_is_its_own_item_whatever_its_wording() -> None:
+    """The ninth house style: clauses in will, is and are, never glued to the one before
+    or dropped as context, each under its own label."""
+    rows = read(
+        [
+            Block("heading", "Backup", "paragraph 1", level=1),
+            *paragraphs(
+                "Purpose: this section says how data is kept.",
+                "VI.a\tBusiness-critical data is backed up every day.",
+                "VI.b\tBackups will be kept for 30 days.",
+                "VI.c\tRestores are tested every quarter.",
+                "Note: the schedule is kept by operations.",
+                "VI.d\tBackup media shall be encrypted.",
+            ),
+        ]
+    )
+    assert [i for i, _ in items(rows)] == ["VI.a", "VI.b", "VI.c", "VI.d"]
+    assert items(rows)[0][1] == "Business-critical data is backed up every day."
+    assert sum(1 for r in rows if r.note) == 2
+
+
+def test_sub_clauses_are_cited_under_their_clause_and_read_with_its_lead_in() -> None:
+    rows = read(
+        paragraphs(
+            "3.1 Accounts are named.",
+            "3.2 The agency shall:",
+            "(a) verify identity before issuing credentials;",
+            "(b) revoke credentials within one day; and",
+            "3.3 Passwords are at least 14 characters.",
+        )
+    )
+    assert items(rows) == [
+        ("3.1", "Accounts are named."),
+        ("3.2(a)", "The agency shall: verify identity before issuing credentials;"),
+        ("3.2(b)", "The agency shall: revoke credentials within one day; and"),
+        ("3.3", "Passwords are at least 14 characters."),
+    ]
+
+
+def test_a_labelled_clause_that_explains_the_document_is_a_note() -> None:
+    rows = read(
+        [
+            Block("heading", "Section 1 \u2014 Purpose and Authority", "p1", level=1),
+            *paragraphs("1.1 This Part sets out controls.", "1.2 It applies to all systems."),
+            Block("heading", "Section 2 \u2014 Access", "p4", level=1),
+            *paragraphs("2.1 Access is reviewed.", "2.2 Accounts are named."),
+        ]
+    )
+    assert [i for i, _ in items(rows)] == ["2.1", "2.2"]
+
+
+def test_the_footer_is_left_out_and_said_and_each_skip_quotes_its_words(tmp_path: Path) -> None:
+    logistics = next(p for p in POLICIES if p.name == "logistics")
+    rows = plain_rows(logistics.save("pdf", tmp_path), "ISP-01")
+    said = "\n".join(rows.split.lines() if rows.split else [])
+    assert "left out as page headers and footers: " in said
+    assert "'isp-# information security policy, version #.# page #' (4 pages)" in said
+    skips = [r for r in rows.records.values() if isinstance(r, Skip)]
+    assert skips and all(s.message.startswith("page ") and "\u201c" in s.message for s in skips)
+    word = plain_rows(logistics.save("docx", tmp_path), "ISP-01")
+    skipped = [r.message for r in word.records.values() if isinstance(r, Skip)]
+    assert any(m.startswith("paragraph ") and "\u201cNote:" in m for m in skipped), skipped
+
+
+def test_a_skipped_paragraph_in_a_requirements_words_is_counted_in_a_warning() -> None:
+    segmenter = Segmenter()
+    for block in paragraphs("1.1 A.", "1.2 B.", "Note: passwords must never be shared."):
+        list(segmenter.feed(block))
+    list(segmenter.end())
+    assert any("1 of the 1 skipped" in line for line in segmenter.split.lines())
+
+
+def test_two_texts_under_one_id_are_both_quoted() -> None:
+    registry = ChunkRegistry()
+
+    def section(text: str, line: int) -> Section:
+        parsed = parse_item(line, item(chunk_id="plain:x:VI.a", content={"text": text}))
+        assert isinstance(parsed, Section)
+        return parsed
+
+    registry.admit(section("Backups are encrypted.", 1))
+    refused = registry.admit(section("Backups are kept for 30 days.", 2))
+    assert isinstance(refused, Rejection)
+    assert "\u201cBackups are encrypted.\u201d" in refused.message
+    assert "\u201cBackups are kept for 30 days.\u201d" in refused.message
