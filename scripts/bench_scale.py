@@ -131,7 +131,7 @@ def main() -> None:
     os.environ.setdefault("PREFECT_LOGGING_HANDLERS_CONSOLE_LEVEL", "WARNING")
     from librarian.factory import pipeline_for
     from librarian.flows.link_flow import Parcel, link_queue
-    from librarian.job import HandOff
+    from librarian.job import HandOff, LinkJob
     from librarian.pipeline.stages import EmbedStage
     from librarian.settings import LinkerSettings
 
@@ -149,13 +149,8 @@ def main() -> None:
         bar = Bar(args.rows)
         started = time.perf_counter()
         try:
-            summary = link_queue(
-                rows,
-                Path(tmp) / "out",
-                settings,
-                "bench-scale",
-                hand_off=Parcel(HandOff(None, bar)),
-            ).value
+            job = LinkJob(rows, Path(tmp) / "out", settings, "bench-scale")
+            summary = link_queue(job, Parcel(HandOff(None, bar))).value
         finally:
             bar.stop()
         wall = time.perf_counter() - started

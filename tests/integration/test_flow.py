@@ -29,12 +29,13 @@ EXPECTED = json.loads((packaged_data("samples", "queue_with_bad_rows.expected.js
 @pytest.fixture(scope="module")
 def run(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     from librarian.flows.link_flow import link_queue
+    from librarian.job import LinkJob
 
     out = tmp_path_factory.mktemp("run")
     cache = tmp_path_factory.mktemp("cache")
     # A small batch size so the run spans several Prefect tasks and batch boundaries.
     settings = LinkerSettings(batch_size=7, cache_dir=cache, uncalibrated=True)
-    summary = link_queue(MIXED, out, settings, "it-run").value
+    summary = link_queue(LinkJob(MIXED, out, settings, "it-run")).value
     return {"summary": summary, "out": out}
 
 

@@ -42,6 +42,7 @@ def workdir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @given(hostile=st.lists(hostile_lines(), min_size=1, max_size=24), seed=st.randoms())
 def test_the_flow_survives_hostile_lines(workdir: Path, hostile: list[bytes], seed: object) -> None:
     from librarian.flows.link_flow import link_queue
+    from librarian.job import LinkJob
 
     lines = [*GOOD, *hostile]
     seed.shuffle(lines)  # type: ignore[attr-defined]
@@ -50,7 +51,7 @@ def test_the_flow_survives_hostile_lines(workdir: Path, hostile: list[bytes], se
     queue.write_bytes(b"\n".join(lines) + b"\n")
     out = workdir / f"run-{run}"
     settings_ = LinkerSettings(batch_size=5, cache_dir=workdir / "cache", uncalibrated=True)
-    summary = link_queue(queue, out, settings_, run).value
+    summary = link_queue(LinkJob(queue, out, settings_, run)).value
     assert summary.read == summary.linked + summary.review + summary.rejected + summary.skipped
     assert summary.read == sum(1 for n, line in enumerate(lines) if not blank(n, line))
     envelopes = read_jsonl(out / "proposals.jsonl") + read_jsonl(out / "reviews.jsonl")

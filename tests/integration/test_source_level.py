@@ -40,12 +40,13 @@ def decided(out: Path) -> dict[str, Any]:
 
 def test_a_files_sources_are_linked_over_all_its_batches(dev_models: Path, tmp_path: Path) -> None:
     from librarian.flows.link_flow import link_queue
+    from librarian.job import LinkJob
 
     outcomes, summaries = [], []
     for size in (3, 256):
         settings = LinkerSettings(batch_size=size, models_dir=dev_models, cache_dir=tmp_path / "c")
         out = tmp_path / f"out-{size}"
-        summaries.append(link_queue(SAMPLE, out, settings, f"whole-{size}").value)
+        summaries.append(link_queue(LinkJob(SAMPLE, out, settings, f"whole-{size}")).value)
         outcomes.append(decided(out))
     small, whole = outcomes
     # Ten batches or one: the same decisions, candidates and audit; confidences equal but
@@ -71,9 +72,10 @@ def test_a_files_sources_are_linked_over_all_its_batches(dev_models: Path, tmp_p
 
 def test_source_level_off_links_each_section_alone(dev_models: Path, tmp_path: Path) -> None:
     from librarian.flows.link_flow import link_queue
+    from librarian.job import LinkJob
 
     settings = LinkerSettings(models_dir=dev_models, cache_dir=tmp_path / "c", source_level="off")
-    summary = link_queue(SAMPLE, tmp_path / "out", settings, "alone").value
+    summary = link_queue(LinkJob(SAMPLE, tmp_path / "out", settings, "alone")).value
     for _, _, retriever in decided(tmp_path / "out").values():
         if "source=" in retriever:
             assert stage_ids(retriever)["source-level"] == ids.SOURCE_LEVEL_NONE

@@ -5,7 +5,7 @@ and the mouse: accept, choose via search, reject with a note, undo, tick two sug
 change an earlier decision, approve two in bulk after confirming, and reads the decided
 list's reasons.
 
-The two screenshots in docs/ are this test's: `LIBRARIAN_SCREENSHOTS=docs pytest
+The screenshots in docs/ are this test's: `LIBRARIAN_SCREENSHOTS=docs pytest
 tests/integration/test_workbench_browser.py` writes them again."""
 
 from __future__ import annotations
@@ -252,6 +252,12 @@ def test_a_reviewer_clears_items_with_keyboard_and_mouse(
         page.wait_for_url(f"**/item/{new}**")
         expect(page.locator(".message")).to_contain_text("newer models decided this item again")
         expect(page.locator("#cut")).to_contain_text("cut 0.812 (run relink-b)")
+        # Issue 58, item 6: the source's state in a line above the text; its evidence, a
+        # chart with an axis and a legend, folded below it.
+        expect(page.locator("#glance")).to_contain_text("this source:")
+        page.click("#source summary")
+        expect(page.locator("#evidence-chart")).to_be_visible()
+        page.screenshot(path=str(shots / "workbench-item-source.png"), full_page=True)
         browser.close()
     assert errors == []
     with Session(engine) as session:

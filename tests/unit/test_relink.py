@@ -183,6 +183,10 @@ def test_reviewers_who_follow_the_plan_reach_a_certified_cut_in_the_workbench(
             assert '<svg id="evidence-chart"' in page and 'class="band"' in page
             assert page.count('class="right"') == 5 and 'class="wrong"' not in page
             assert "5 decided items: 5 right, 0 wrong" in page
+            # Issue 58, item 6: the source's state in one plain line, a chart that says
+            # what it draws (an axis, a legend, the cut named where there is one).
+            assert 'id="glance"' in page and "more decisions here would let" in page
+            assert 'class="axis"' in page and "decided right" in page and "decided wrong" in page
     above = int(now.certified.removeprefix("its ").split(" reviewed items above")[0])
     assert 0 < above <= decided and "(0 wrong) now certify" in now.certified, now.certified
     assert decided <= promised + 10  # the plan's count held, give or take its strata

@@ -929,3 +929,23 @@ def test_the_item_page_says_what_confidence_means_and_folds_the_cut_under_the_te
     page = client(engine).get(f"/item/{review_ids(engine)[0]}").text
     assert 'id="legend">confidence: how likely the CRE is right' in page
     assert page.index('id="text"') < page.index('<details class="source" id="source">')
+
+
+def test_an_item_page_shows_each_linked_example_once(tmp_path: Path) -> None:
+    """Issue 58, item 6: the same linked section's paragraph was repeated under every
+    candidate that named it as its closest; it is shown once, and the others say so."""
+    engine = make_engine(f"sqlite:///{tmp_path / 'review.db'}")
+    upgrade(engine)
+    seed(engine, ["Session tokens must be rotated after login"])
+    why = "closest section already linked to it 0.72: nist_800_53 AC-2 (prose)"
+    with Session(engine) as session, session.begin():
+        row = session.scalars(select(DecisionRow)).one()
+        links = [{**link, "rationale": why} for link in row.envelope["suggested_links"]]
+        assert len(links) >= 2
+        row.envelope = {**row.envelope, "suggested_links": links}
+    bench = Workbench(engine, small_hub(), "rita", None, csrf="test-csrf")
+    bench.exemplar_text = lambda label: f"the linked paragraph of {label}"
+    web = TestClient(create_app(bench), base_url="http://127.0.0.1:8765")
+    page = web.get(f"/item/{review_ids(engine)[0]}").text
+    assert page.count("the linked paragraph of nist_800_53 AC-2 (prose)") == 1
+    assert page.count("the same linked example as above") == len(links) - 1

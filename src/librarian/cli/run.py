@@ -45,12 +45,13 @@ from librarian.cli.options import (
     with_linker_options,
 )
 from librarian.errors import LibrarianError, RunError, UsageError
-from librarian.flows.launch import Launch, OnDask, early_prefect_server, launch, use_dask
+from librarian.flows.launch import OnDask, early_prefect_server, launch, use_dask
 from librarian.pipeline.shapes import in_words
 from librarian.schemas.records import RunSummary
 from librarian.settings import LinkerSettings, default_of
 
 if TYPE_CHECKING:
+    from librarian.job import LinkJob
     from librarian.pipeline.pipeline import Pipeline
     from librarian.pipeline.sources import JsonlFile, PlainFile
 
@@ -159,8 +160,10 @@ def run(
             in_flight = use_dask(
                 stack, dask, vectors, urls, lambda line: err.print(line, markup=False)
             )
-        launched = Launch(input, target, settings, run_id, db, in_flight, source, not dry_run)
-        summary = run_flow(launched, pipeline, urls, dask, found, quiet or as_json)
+        from librarian.job import LinkJob
+
+        job = LinkJob(input, target, settings, run_id, db, in_flight, source, commit=not dry_run)
+        summary = run_flow(job, pipeline, urls, dask, found, quiet or as_json)
     if as_json:
         sys.stdout.write(summary.model_dump_json(indent=1) + "\n")
     elif not quiet:
@@ -292,7 +295,7 @@ def _pending(db: str | None) -> int | None:
 
 
 def run_flow(
-    run: Launch,
+    run: LinkJob,
     pipeline: Pipeline,
     urls: Mapping[str, str],
     dask: OnDask | None,

@@ -9,14 +9,12 @@ import gc
 import os
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import ExitStack, contextmanager
-from dataclasses import dataclass
-from pathlib import Path
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from librarian.job import HandOff
+    from librarian.job import HandOff, LinkJob
     from librarian.schemas.records import RunSummary
-    from librarian.settings import LinkerSettings
 
 
 def prefect_environment() -> None:
@@ -97,23 +95,11 @@ def _restore(name: str, value: str | None) -> None:
         os.environ[name] = value
 
 
-@dataclass(frozen=True)
-class Launch:
-    """A run as its flow's parameters give it (`flows.link_flow.link_queue`)."""
-
-    input: Path | None
-    out_dir: Path
-    settings: LinkerSettings
-    run_id: str
-    database: str | None  # the whole URL: only its reference leaves this process
-    in_flight: int
-    source: str | None
-    commit: bool
-
-
-def launch(run: Launch, hand_off: HandOff, dask: OnDask | None) -> RunSummary:
-    """The linking flow called for `run`, on Dask when `dask` says so; `hand_off` travels
-    beside the parameters (what the command read and loaded, the URLs it holds)."""
+def launch(job: LinkJob, hand_off: HandOff, dask: OnDask | None) -> RunSummary:
+    """The linking flow called for `job`, on Dask when `dask` says so; `hand_off` travels
+    beside it (what the command read and loaded, the URLs it holds). The job's database
+    leaves this process as its reference alone (no password: Prefect stores a flow's
+    parameters)."""
     from librarian.flows.dask import dask_task_runner
     from librarian.flows.link_flow import Parcel, link_queue
     from librarian.store.db import reference
@@ -123,20 +109,10 @@ def launch(run: Launch, hand_off: HandOff, dask: OnDask | None) -> RunSummary:
         flow_to_run = link_queue.with_options(
             task_runner=dask_task_runner(dask.address, dask.workers)
         )
-    ref = reference(run.database) if run.database is not None else None  # no password
+    database = reference(job.database) if job.database is not None else None
     try:
         with collector_for_a_run():
-            return flow_to_run(
-                run.input,
-                run.out_dir,
-                run.settings,
-                run.run_id,
-                ref,
-                run.in_flight,
-                run.source,
-                run.commit,
-                Parcel(hand_off),
-            ).value
+            return flow_to_run(replace(job, database=database), Parcel(hand_off)).value
     finally:
         if dask is not None:
             from prefect.logging.handlers import APILogHandler

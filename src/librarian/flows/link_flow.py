@@ -8,7 +8,6 @@ model step (Prefect costs ~30 ms a task).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Generic, TypeVar
 
 from prefect import flow, get_run_logger, task
@@ -140,23 +139,14 @@ def in_this_process() -> bool:
 
 
 @flow(name="librarian-link", validate_parameters=False)
-def link_queue(
-    input_path: Path | None,
-    out_dir: Path,
-    settings: LinkerSettings,
-    run_id: str,
-    database: str | None = None,
-    in_flight: int = 0,
-    source_name: str | None = None,
-    commit: bool | None = None,
-    hand_off: Parcel[HandOff] | None = None,
-) -> Parcel[RunSummary]:
-    """The job its parameters give (`LinkJob` says what each means), its model steps
-    Prefect tasks. `hand_off`: what the starting command has read already and who watches
-    (kept out of the parameters Prefect stores: a `Parcel` is stored as its type's name).
-    Its summary comes back in a `Parcel` too: Prefect walks a flow's return value for
-    futures, and the summary of a run of 4,800 one-row sources took that walk 0.5 s."""
-    job = LinkJob(input_path, out_dir, settings, run_id, database, in_flight, source_name, commit)
+def link_queue(job: LinkJob, hand_off: Parcel[HandOff] | None = None) -> Parcel[RunSummary]:
+    """The `job`, its model steps Prefect tasks (the job's database a reference, no
+    password: Prefect stores a flow's parameters). `hand_off`: what the starting command
+    has read already and who watches (kept out of the parameters Prefect stores: a
+    `Parcel` is stored as its type's name). Its summary comes back in a `Parcel` too:
+    Prefect walks a flow's return value for futures, and the summary of a run of 4,800
+    one-row sources took that walk 0.5 s."""
+    settings, run_id, out_dir = job.settings, job.run_id, job.out_dir
     logger = get_run_logger()
     given = hand_off.value if hand_off is not None else HandOff()
     tasks = PrefectTasks(settings, given.pipeline if in_this_process() else None)

@@ -1,6 +1,6 @@
 """The deployable entry flow: JSON-friendly parameters, a fresh run id each time.
 
-`link_queue` takes typed settings, which a deployment cannot carry; scheduled runs
+`link_queue` takes a typed job, which a deployment cannot carry; scheduled runs
 (`librarian serve`, `librarian deploy`) call this flow, which builds them and runs
 `link_queue` as a subflow, writing under `out_root/<run id>/`.
 """
@@ -15,6 +15,7 @@ from typing import Any
 from prefect import flow
 
 from librarian.flows.link_flow import link_queue
+from librarian.job import LinkJob
 from librarian.settings import LinkerSettings
 from librarian.store.db import make_engine, resolve, upgrade
 
@@ -50,11 +51,7 @@ def scheduled_run(
     if database is not None:
         migrate(database)
     run_id = f"run-{datetime.now(UTC):%Y%m%dT%H%M%SZ}-{secrets.token_hex(3)}"
-    summary = link_queue(
-        Path(input_path) if input_path else None,
-        Path(out_root) / run_id,
-        settings,
-        run_id,
-        database,
-    ).value
+    where = Path(input_path) if input_path else None
+    job = LinkJob(where, Path(out_root) / run_id, settings, run_id, database=database)
+    summary = link_queue(job).value
     return summary.model_dump(mode="json")

@@ -37,6 +37,23 @@ class ReviewPlan:
         """Whether deciding every open item is cheaper than certifying a cut."""
         return not self.certified and self.more > 0 and self.covers <= self.more
 
+    def glance(self) -> str:
+        """The source's state in a few plain words, for the top of an item's page: what
+        the reviewer's next decisions buy ("12 more decisions here would let 140 link
+        themselves"); `says` gives the numbers behind it."""
+        if self.certified and self.extends:
+            return (
+                f"{self.certified} open items link themselves; {self.more} more decisions here "
+                f"would let {self.covers} link themselves"
+            )
+        if self.certified:
+            return f"{self.certified} open items link themselves: no more calibration is needed"
+        if not self.more:
+            return f"review all {self.open_items}: no band can be certified by decisions alone"
+        if self.review_all:
+            return f"review all {self.open_items}: too few to certify"
+        return f"{self.more} more decisions here would let {self.covers} link themselves"
+
     def says(self, policy: DecisionPolicy) -> str:
         """One line with numbers, for the CLI, `queue status` and the workbench."""
         so_far = (

@@ -532,6 +532,14 @@ def rescored_under(session: Session, asked: DecisionRequest, shown: object) -> s
     )
 
 
+def _calibrating(seen: int) -> str | None:
+    """The state of a source that has no cut to certify yet."""
+    needed = MIN_SOURCE_DECISIONS - seen
+    if needed <= 0:
+        return None
+    return f"{seen} decided, {needed} more before it calibrates on its own decisions"
+
+
 def source_panel(
     session: Session, detail: ItemDetail, rescored: dict[str, str]
 ) -> dict[str, Any] | None:
@@ -562,4 +570,5 @@ def source_panel(
         "decisions": seen,
         "needed": max(0, MIN_SOURCE_DECISIONS - seen),
         "rescored": rescored.get(key),
+        "glance": plan.glance() if plan is not None else _calibrating(seen),
     }
