@@ -24,23 +24,13 @@ EVERY = (*POLICIES, *HELD_OUT)
 CASES = [(policy, kind) for policy in EVERY for kind in KINDS]
 # What is still read wrong, said here so that a change either way fails: the second set
 # (`blind_policies_two.py`) was scored once before any rule was changed for it (docs/
-# documents.md). A labelled clause that is no requirement ("9.1 Breaches of this policy
-# may be dealt with under ..."), and a checklist whose boxes a PDF draws (no text marks
-# its lines: they read as one paragraph of context).
+# quality.md). A labelled clause that is no requirement ("9.1 Breaches of this policy may
+# be dealt with under ...").
 BREACHES = [
     "no requirement in 9.1: Breaches of this policy may be dealt with under th",
     "a note in an item: breaches of this policy may be dealt with under th",
 ]
-DRAWN_BOXES = [
-    "None glued to multi-factor authentication is enabled f",
-    *["None glued to all employees who handle ashcombe inform"] * 6,
-    "a note in an item: tick each box to confirm that the measure is in pl",
-]
-STILL_WRONG = {
-    **{("university", kind): BREACHES for kind in KINDS},
-    ("supplier", "pdf"): DRAWN_BOXES,
-    ("supplier", "bare.pdf"): DRAWN_BOXES,
-}
+STILL_WRONG = {("university", kind): BREACHES for kind in KINDS}
 
 
 def _words(text: str) -> str:
@@ -97,10 +87,7 @@ def test_a_policy_written_blind_is_read_item_for_item(
     assert found == STILL_WRONG.get((policy.name, kind), [])
 
 
-SAME = [p for p in EVERY if p.name != "supplier"]  # its PDFs' drawn boxes, above
-
-
-@pytest.mark.parametrize("policy", SAME, ids=[p.name for p in SAME])
+@pytest.mark.parametrize("policy", EVERY, ids=[p.name for p in EVERY])
 def test_word_and_both_pdfs_give_the_same_ids(tmp_path: Path, policy: BlindPolicy) -> None:
     ids = {kind: [i for i, _ in items(policy.save(kind, tmp_path))] for kind in KINDS}
     assert ids["docx"] == ids["pdf"] == ids["bare.pdf"]

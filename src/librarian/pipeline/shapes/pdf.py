@@ -253,7 +253,7 @@ def _lines(
         warnings.append(f"warning: page {number} is not read as tables: {exc}")
     out: list[Line] = []
     for column in _columns(fragments, _width(page)):
-        out.extend(_rows(column, number, len(out)))
+        out.extend(_rows(column, number, len(out), rules.boxes))
     return _with_tables(out, found, number), None
 
 
@@ -271,8 +271,11 @@ def _with_tables(lines: list[Line], found: list[Table], page: int) -> list[Line]
     return [replace(ln, number=n) for n, ln in enumerate(lines, start=1)]
 
 
-def _rows(fragments: list[Fragment], page: int, before: int) -> list[Line]:
-    """Fragments at one height joined into lines, top to bottom."""
+def _rows(
+    fragments: list[Fragment], page: int, before: int, boxes: Sequence[Box] = ()
+) -> list[Line]:
+    """Fragments at one height joined into lines, top to bottom; a line with a box drawn
+    just before it (a checklist's) opens with "☐", as it would if the box were typed."""
     rows: list[list[Fragment]] = []
     for fragment in sorted(fragments, key=lambda f: (-f.y, f.x)):
         if rows and abs(rows[-1][0].y - fragment.y) <= SAME_LINE:
@@ -283,10 +286,24 @@ def _rows(fragments: list[Fragment], page: int, before: int) -> list[Line]:
     for row in rows:
         text = " ".join(" ".join(f.text for f in sorted(row, key=lambda f: f.x)).split())
         text = text.translate(LIGATURES)
+        if text and any(_boxes(box, row) for box in boxes):
+            text = "\u2610 " + text
         if text:
             size, bold = max(f.size for f in row), all(f.bold for f in row)
             out.append(Line(page, before + len(out) + 1, row[0].y, text, size, bold))
     return out
+
+
+Box = tuple[float, float, float, float]  # left, bottom, right, top
+BOX_GAP = 24.0  # points: at most this far left of its line's first character
+
+
+def _boxes(box: Box, row: list[Fragment]) -> bool:
+    """Whether `box` is drawn just before the line `row`, at its height."""
+    _, bottom, right, top = box
+    start, base = min(f.x for f in row), row[0].y
+    size = max(f.size for f in row) or 10.0
+    return 0.0 <= start - right <= BOX_GAP and bottom <= base + size and top >= base - 2.0
 
 
 def _width(page: Any) -> float:

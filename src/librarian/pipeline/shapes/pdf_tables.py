@@ -84,6 +84,8 @@ class Rules:
     found: list[Rule] = field(default_factory=list)
     point: tuple[float, float] | None = None
     over: bool = False
+    # Small squares drawn beside text (a checklist's boxes): (left, bottom, right, top).
+    boxes: list[tuple[float, float, float, float]] = field(default_factory=list)
 
     def visit(self, op: bytes, args: Sequence[Any], cm: Sequence[float], _tm: Any) -> None:
         try:
@@ -102,6 +104,10 @@ class Rules:
     def _rectangle(self, x: float, y: float, w: float, h: float, cm: Sequence[float]) -> None:
         (x0, y0), (x1, y1) = _placed(x, y, cm), _placed(x + w, y + h, cm)
         left, right, bottom, top = min(x0, x1), max(x0, x1), min(y0, y1), max(y0, y1)
+        if _a_box(right - left, top - bottom):
+            if len(self.boxes) < MAX_RULES and all(abs(v) <= FAR for v in (left, top)):
+                self.boxes.append((left, bottom, right, top))
+            return
         if top - bottom < THIN:
             self._add(Rule(True, (top + bottom) / 2, left, right))
         elif right - left < THIN:
@@ -126,6 +132,15 @@ class Rules:
                 self.over = True
             else:
                 self.found.append(rule)
+
+
+BOX = (2.5, 12.0)  # points: the sides of a checklist's box drawn beside its line
+
+
+def _a_box(width: float, height: float) -> bool:
+    """A small square: a checkbox (or a square bullet) drawn, not typed."""
+    low, high = BOX
+    return low <= width <= high and low <= height <= high and 0.7 <= width / height <= 1.4
 
 
 def _placed(x: float, y: float, cm: Sequence[float]) -> tuple[float, float]:
