@@ -164,7 +164,7 @@ def versioned(source: Source, engine: Engine | None) -> Source:
     if engine is None or not isinstance(source, PlainFile):
         return source
     previous = tuple(Item(*stored) for stored in last_version(engine, source.artifact_id))
-    return replace(source, previous=previous) if previous else source
+    return source.matched_to(previous) if previous else source
 
 
 def relabelled_in(engine: Engine, source: Source) -> None:

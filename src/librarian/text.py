@@ -81,10 +81,9 @@ QUOTED_WORDS = 12  # what a refusal or a skip quotes of the text it is about
 def quoted(text: str | None, words: int = QUOTED_WORDS) -> str:
     """The first `words` words of a text, in quotes, on one line, every hidden character
     shown: what a skipped or refused row says of itself, so a person finds it."""
-    said = " ".join((text or "").split())
-    first = said.split(" ")[:words]
-    more = "…" if len(said.split(" ")) > words else ""
-    return "\u201c" + terminal_line(" ".join(first)) + more + "\u201d"
+    parts = (text or "").split(maxsplit=words)  # the first words only: read on every row
+    more = "…" if len(parts) > words else ""
+    return "\u201c" + terminal_line(" ".join(parts[:words])) + more + "\u201d"
 
 
 def has_visible_text(text: str) -> bool:

@@ -159,3 +159,17 @@ def test_alignment_follows_the_text_not_the_label() -> None:
     assert found.gone == ["a"] and found.edited == ["c"] and found.new == ["c"]
     assert found.relabelled == [("b", "a"), ("c", "b")]
     assert align(old, old).lines() == []  # the same version again: nothing to say
+
+
+def test_a_file_matched_to_its_last_version_is_not_read_again(tmp_path: Path) -> None:
+    """The command reads a plain input once (its rows count the progress bar); a commit
+    run matching it to its last version reuses what was read."""
+    from librarian.pipeline.sources import PlainFile
+
+    policy = tmp_path / "policy.csv"
+    policy.write_text(V2)
+    first = PlainFile(policy, "Acme")
+    assert first.rows.chunk_ids
+    matched = first.matched_to((Item("R3", "Encrypt data at rest with AES."),))
+    assert matched.read is first.read
+    assert any("no longer in it" in line for line in matched.rows.version)

@@ -110,17 +110,16 @@ def plain_rows(
     source_name: str | None = None,
     shape: PlainShape | None = None,
     previous: Sequence[Item] = (),
+    read: Sequence[PlainRow | Unreadable | Split] | None = None,
 ) -> PlainRows:
     """Every row or block of a plain input as its record. `shape`: the one its source found
     (None: found here). `previous`: the document's items as last stored (their identities
-    and texts), which this version's are matched to by text (`aligned`)."""
-    shape = shape or plain_shape(path)
-    if shape is None:
-        raise PlainInputError(f"{path}: no plain shape reads this file")
+    and texts), which this version's are matched to by text (`aligned`). `read`: what the
+    shape read of the file already (`shaped`), not read again."""
     source = PlainSource.of(path, source_name)
     rows = PlainRows([], {}, {}, artifact_id=source.artifact_id)
     chunks: set[str] = set()
-    read = list(shape.read(path))  # at most MAX_ITEMS rows: matched whole to the last version
+    read = shaped(path, shape) if read is None else read
     identities = _identities(rows, read, previous)
     for row in read:
         if isinstance(row, Split):
@@ -134,6 +133,15 @@ def plain_rows(
             _read(rows, row, item)
     rows.chunk_ids = frozenset(chunks - {""})
     return rows
+
+
+def shaped(path: Path, shape: PlainShape | None = None) -> list[PlainRow | Unreadable | Split]:
+    """What the file's shape reads of it, whole (at most MAX_ITEMS rows: a document is
+    matched whole to its last version)."""
+    shape = shape or plain_shape(path)
+    if shape is None:
+        raise PlainInputError(f"{path}: no plain shape reads this file")
+    return list(shape.read(path))
 
 
 def _identities(

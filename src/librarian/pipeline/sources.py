@@ -10,7 +10,7 @@ reads nothing before it is iterated.
 from __future__ import annotations
 
 from collections.abc import Collection, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cached_property
 from pathlib import Path
 from typing import Protocol
@@ -19,8 +19,8 @@ from librarian.errors import InputError
 from librarian.pipeline import shapes
 from librarian.pipeline.aligned import Item
 from librarian.pipeline.batches import Admitted
-from librarian.pipeline.plain import PlainRows, artifact_of, default_name, plain_rows
-from librarian.pipeline.shapes.rows import PlainShape
+from librarian.pipeline.plain import PlainRows, artifact_of, default_name, plain_rows, shaped
+from librarian.pipeline.shapes.rows import PlainRow, PlainShape, Split, Unreadable
 from librarian.schemas.records import Claimed, RawBatch
 
 _BOM = b"\xef\xbb\xbf"
@@ -133,8 +133,20 @@ class PlainFile:
         return artifact_of(self.document or default_name(self.path))
 
     @cached_property
+    def read(self) -> list[PlainRow | Unreadable | Split]:
+        """What its shape read of the file, once."""
+        return shaped(self.path, self.shape)
+
+    @cached_property
     def rows(self) -> PlainRows:
-        return plain_rows(self.path, self.document, self.shape, self.previous)
+        return plain_rows(self.path, self.document, self.shape, self.previous, self.read)
+
+    def matched_to(self, previous: tuple[Item, ...]) -> PlainFile:
+        """The same file, its rows matched by text to `previous` (its last version's
+        items), from what was read of it already: the file is not read again."""
+        matched = replace(self, previous=previous)
+        matched.__dict__["read"] = self.read  # `cached_property`'s own store
+        return matched
 
     def batches(self, size: int, skip: Collection[int] = ()) -> Iterator[RawBatch]:
         rows = self.rows

@@ -27,7 +27,7 @@ from typing import Any
 
 from librarian.pipeline.shapes.labels import Numbering
 from librarian.pipeline.shapes.pdf_furniture import without_running
-from librarian.pipeline.shapes.pdf_tables import Fragment, Rules, Table, TooManyRules, tables
+from librarian.pipeline.shapes.pdf_tables import Boxes, Fragment, Rules, Table, TooManyRules, tables
 from librarian.pipeline.shapes.rows import (
     PlainInputError,
     PlainRow,
@@ -253,7 +253,7 @@ def _lines(
         warnings.append(f"warning: page {number} is not read as tables: {exc}")
     out: list[Line] = []
     for column in _columns(fragments, _width(page)):
-        out.extend(_rows(column, number, len(out), rules.boxes))
+        out.extend(_rows(column, number, len(out), Boxes.of(rules.boxes)))
     return _with_tables(out, found, number), None
 
 
@@ -272,7 +272,7 @@ def _with_tables(lines: list[Line], found: list[Table], page: int) -> list[Line]
 
 
 def _rows(
-    fragments: list[Fragment], page: int, before: int, boxes: Sequence[Box] = ()
+    fragments: list[Fragment], page: int, before: int, boxed: Boxes = Boxes(())
 ) -> list[Line]:
     """Fragments at one height joined into lines, top to bottom; a line with a box drawn
     just before it (a checklist's) opens with "☐", as it would if the box were typed."""
@@ -286,24 +286,12 @@ def _rows(
     for row in rows:
         text = " ".join(" ".join(f.text for f in sorted(row, key=lambda f: f.x)).split())
         text = text.translate(LIGATURES)
-        if text and any(_boxes(box, row) for box in boxes):
+        if text and boxed.before(row):
             text = "\u2610 " + text
         if text:
             size, bold = max(f.size for f in row), all(f.bold for f in row)
             out.append(Line(page, before + len(out) + 1, row[0].y, text, size, bold))
     return out
-
-
-Box = tuple[float, float, float, float]  # left, bottom, right, top
-BOX_GAP = 24.0  # points: at most this far left of its line's first character
-
-
-def _boxes(box: Box, row: list[Fragment]) -> bool:
-    """Whether `box` is drawn just before the line `row`, at its height."""
-    _, bottom, right, top = box
-    start, base = min(f.x for f in row), row[0].y
-    size = max(f.size for f in row) or 10.0
-    return 0.0 <= start - right <= BOX_GAP and bottom <= base + size and top >= base - 2.0
 
 
 def _width(page: Any) -> float:

@@ -377,3 +377,32 @@ def _distinct(values: list[float], descending: bool) -> list[float]:
         if not out or abs(out[-1] - v) > SAME:
             out.append(v)
     return out
+
+
+Box = tuple[float, float, float, float]  # left, bottom, right, top
+BOX_GAP = 24.0  # points: at most this far left of its line's first character
+
+
+@dataclass(frozen=True)
+class Boxes:
+    """A page's boxes, by their bottom: those at a line's height are found by bisection,
+    not by trying every box against every line (a page may draw thousands)."""
+
+    boxes: Sequence[Box]  # by their bottom
+
+    @classmethod
+    def of(cls, boxes: Sequence[Box]) -> Boxes:
+        return cls(sorted(boxes, key=lambda b: b[1]))
+
+    def before(self, row: list[Fragment]) -> bool:
+        """Whether a box is drawn just before the line `row`, at its height."""
+        if not self.boxes:
+            return False
+        start, base = min(f.x for f in row), row[0].y
+        size = max(f.size for f in row) or 10.0
+        low = bisect_left(self.boxes, base - 2.0 - BOX[1], key=lambda b: b[1])
+        high = bisect_right(self.boxes, base + size, key=lambda b: b[1])
+        return any(
+            0.0 <= start - right <= BOX_GAP and top >= base - 2.0
+            for _, _, right, top in self.boxes[low:high]
+        )

@@ -273,14 +273,14 @@ class Segmenter:
         """The document's own label the paragraph opens with: a clause's ("IV.a"), or a
         sub-clause's ("(b)") under a labelled clause; None: none (a lone "(b)" with no
         clause above it is a list's marker, as any)."""
-        if block.kind == "numbered" and block.label:  # Word's own "a." under clause 6.2
-            lone = candidate(f"{block.label} {block.text}")
-            return lone if lone is not None and lone.lone and self._next_sub(lone) else None
-        if block.kind != "paragraph" or self.numbering is None:
+        typed = block.kind == "paragraph" and self.numbering is not None
+        if not typed and not (block.kind == "numbered" and block.label):
             return None
-        found = self.numbering.label(block.text)
+        # Word's own "a." under clause 6.2 is read as if typed before its text.
+        text = block.text if typed else f"{block.label} {block.text}"
+        found = self.numbering.label(text) if typed and self.numbering is not None else None
         if found is None:
-            lone = candidate(block.text)  # a short list of sub-clauses counts too: (a), (b)
+            lone = candidate(text)  # a short list of sub-clauses counts too: (a), (b)
             found = lone if lone is not None and lone.lone and self._next_sub(lone) else None
         if found is None or (found.lone and self.parent is None):
             return None
