@@ -198,6 +198,13 @@ def withdrawn_from(engine: Engine, source: Source, summary: RunSummary, allow: b
     ).lines()
 
 
+def document_of(source: Source) -> frozenset[str] | None:
+    """The chunks of a document read whole (None: a queue's rows, a source's open items)."""
+    from librarian.pipeline.sources import PlainFile
+
+    return source.rows.chunk_ids if isinstance(source, PlainFile) else None
+
+
 def run_job(
     job: LinkJob, where: Where, hand_off: HandOff, engine: Engine | None = None
 ) -> RunSummary:
@@ -238,18 +245,22 @@ def _run(job: LinkJob, where: Where, hand_off: HandOff, engine: Engine | None) -
         summary.outputs = files.paths()
         sinks: list[Sink] = [stored_in, files] if stored_in is not None else [files]
         sinks += hand_off.watching
-        store = DatabaseStore(engine, pipeline.models_digest) if engine is not None else None
+        store = (
+            DatabaseStore(engine, pipeline.models_digest, document_of(source))
+            if engine is not None
+            else None
+        )
         spill = DiskSpill()
         try:
             parts = RunParts(
-                where.executor,
-                sinks,
-                store,
-                hand_off.progress,
-                spill,
-                job.in_flight,
-                ChunkRegistry(spill.mapping("seen"), spill.mapping("spans")),
-                where.log,
+                executor=where.executor,
+                sinks=sinks,
+                store=store,
+                progress=hand_off.progress,
+                spill=spill,
+                in_flight=job.in_flight,
+                registry=ChunkRegistry(spill.mapping("seen"), spill.mapping("spans")),
+                log=where.log,
             )
             hand_off.progress.phase("linking")
             skip = stored_in.failed_ids if stored_in is not None else set()

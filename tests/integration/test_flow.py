@@ -186,3 +186,24 @@ def test_each_searched_section_has_its_routing_decision_beside_it(run: dict[str,
         assert decision["configured"] == "pins" and decision["effective"] == "all"
         assert decision["selected"] == [c["collection"] for c in decision["collections"]]
         assert len(decision["selected"]) == 5
+
+
+def test_the_flows_executor_runs_every_phase_as_a_named_task() -> None:
+    """Each of the runner's phases (`pipeline.run.PHASES`) runs as a Prefect task of its
+    own name through the one generic task, on the models the flow was handed."""
+    from prefect import flow
+
+    from librarian.flows.link_flow import TASKS, PrefectTasks
+    from librarian.pipeline.run import PHASES
+
+    class Recorder:
+        def __getattr__(self, method: str) -> Any:
+            return lambda *args: (method, args)
+
+    @flow(name="every-phase")
+    def every_phase() -> list[Any]:
+        tasks = PrefectTasks(LinkerSettings(), Recorder())  # type: ignore[arg-type]
+        return [tasks.submit(phase, 1, "two").result() for phase in PHASES]
+
+    assert every_phase() == [(phase.method, (1, "two")) for phase in PHASES]
+    assert [TASKS[phase].name for phase in PHASES] == [phase.task for phase in PHASES]

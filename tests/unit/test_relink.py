@@ -577,6 +577,9 @@ def test_the_workbench_queue_status_and_relink_say_one_cut_after_any_decisions(
         assert progress.certified == said
         status = CliRunner().invoke(app, ["queue", "status", "--db", url], terminal_width=400)
         assert " ".join(said.split()) in " ".join(status.stdout.split()), (step, said)
+        # The plan once, as it is now: not also as the last run or relink worded it.
+        line = next(x for x in status.stdout.splitlines() if x.startswith(f"source {key}"))
+        assert line.count("plan: ") <= 1, (step, line)
         if told:
             assert told.endswith(f"this source: {said}"), (step, told)
     assert ("none", 0) in seen_bases

@@ -15,12 +15,19 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from librarian.pipeline.batches import Prepared
 from librarian.pipeline.dedup import ChunkRegistry
 from librarian.pipeline.envelopes import RunContext
 from librarian.pipeline.pipeline import Pipeline
-from librarian.pipeline.run import InProcess, Pending, Runner, Sink
-from librarian.pipeline.source_level import Linked
+from librarian.pipeline.run import (
+    COMPLETE,
+    PREPARE,
+    REVIEWED,
+    InProcess,
+    Pending,
+    Phase,
+    Runner,
+    Sink,
+)
 from librarian.pipeline.sources import JsonlFile
 from librarian.pipeline.spill import DiskSpill, MemorySpill, Spill
 from librarian.policy import DecisionPolicy
@@ -95,6 +102,9 @@ class Counted:
         self.lines.append(lines)
 
 
+StepT = TypeVar("StepT")
+
+
 class Flaky(InProcess):
     """Fails every multi-row step of the kind named (`prepare` or `complete`)."""
 
@@ -111,17 +121,12 @@ class Flaky(InProcess):
         poisoned = any(self.poison and self.poison in s.text for s in sections)  # type: ignore[attr-defined]
         return len(sections) > 1 or poisoned
 
-    def prepare(
-        self, sections: list[Section], ctx: RunContext, priors: dict[str, PriorDecision] | None
-    ) -> Pending[Prepared]:
-        if self._fails("prepare", sections):
-            return _Failed(RuntimeError(f"prepare failed on {len(sections)} rows"))
-        return super().prepare(sections, ctx, priors)
-
-    def complete(self, prepared: Prepared, linked: list[Linked]) -> Pending[BatchResult]:
-        if self._fails("complete", prepared.sections):
-            return _Failed(RuntimeError(f"complete failed on {len(prepared.sections)} rows"))
-        return super().complete(prepared, linked)
+    def submit(self, phase: Phase[StepT], *args: Any) -> Pending[StepT]:
+        if phase == PREPARE and self._fails("prepare", args[0]):
+            return _Failed(RuntimeError(f"prepare failed on {len(args[0])} rows"))
+        if phase == COMPLETE and self._fails("complete", args[0].sections):
+            return _Failed(RuntimeError(f"complete failed on {len(args[0].sections)} rows"))
+        return super().submit(phase, *args)
 
 
 class _Failed:
@@ -345,9 +350,6 @@ def test_the_chunk_registry_on_disk_admits_as_the_one_in_memory(tmp_path: Path) 
     assert len(outcomes[0][0]) == 3 and set(outcomes[0][2]) == {"c1", "c3"}
 
 
-StepT = TypeVar("StepT")
-
-
 class Watched(InProcess):
     """In this process, saying when the runner is inside one of the executor's steps, and
     failing C.5's model work once (as a lost Dask worker would): it is retried as every
@@ -365,16 +367,12 @@ class Watched(InProcess):
         finally:
             object.__setattr__(self, "inside", False)
 
-    def prepare(
-        self, sections: list[Section], ctx: RunContext, priors: dict[str, PriorDecision] | None
-    ) -> Pending[Prepared]:
-        return self._step(lambda: super(Watched, self).prepare(sections, ctx, priors))
-
-    def reviewed(self, source: str, history: History) -> Pending[list[Any]]:
-        self.asked.append(source)  # type: ignore[attr-defined]
-        if len(self.asked) == 1:  # type: ignore[attr-defined]
-            return _Failed(RuntimeError("worker lost"))
-        return self._step(lambda: super(Watched, self).reviewed(source, history))
+    def submit(self, phase: Phase[StepT], *args: Any) -> Pending[StepT]:
+        if phase == REVIEWED:
+            self.asked.extend(args[0])  # type: ignore[attr-defined]
+            if len(self.asked) == 1:  # type: ignore[attr-defined]
+                return _Failed(RuntimeError("worker lost"))
+        return self._step(lambda: super(Watched, self).submit(phase, *args))
 
 
 NO_PRIORS = Priors("none", PriorDecision("p", "nothing decided before", None), "no span")
@@ -503,3 +501,45 @@ def test_a_run_sets_the_collector_for_its_rows_and_back() -> None:
         assert gc.get_threshold() == (RUN_COLLECTOR_THRESHOLD, *before[1:])
         assert gc.get_freeze_count() > 0
     assert gc.get_threshold() == before and gc.get_freeze_count() == 0
+
+
+def test_a_digest_that_ends_in_a_zero_byte_comes_back_whole() -> None:
+    """C.5 keeps each row's key and text as 16-byte digests in a fixed-width array, which
+    NumPy reads back without trailing zero bytes; the row it gives back has the digest
+    the store computes, so the cut's evidence knows the item (a 39-item policy's X.b was
+    left out of its own review plan: 'reviewing all 38')."""
+    from librarian.pipeline.compact import CompactRows
+    from librarian.pipeline.source_level import SlotRow, normalised
+    from librarian.retrieval.flat import ScoredHub
+    from librarian.text import key_digest
+
+    key = next(f"k{i}" for i in range(100_000) if key_digest(f"k{i}").endswith("00"))
+    text = next(f"t{i}" for i in range(100_000) if key_digest(normalised(f"t{i}")).endswith("00"))
+    compact = CompactRows(["101-101"])
+    compact.add(0, 0, [SlotRow("s", key, text, [ScoredHub("101-101", 0.5)], None)])
+    _, (row,) = compact.rows_of("s")
+    assert row.key == key_digest(key)
+    assert row.text == key_digest(normalised(text))
+
+
+class _Recorder:
+    """Stages that say which of their methods ran, with what."""
+
+    def __getattr__(self, method: str) -> Callable[..., tuple[str, tuple[Any, ...]]]:
+        return lambda *args: (method, args)
+
+
+def test_every_phase_is_a_stage_and_every_executor_runs_it() -> None:
+    """Issue 57: the phases were mirrored five times (`Stages`, `Executor`, `InProcess`,
+    `PrefectTasks`, three tasks). Each is written once now (`pipeline.run.PHASES`): it
+    names a method of the stages, and an executor runs any phase it is given. This fails
+    when a phase names no stage or an executor cannot run one (the flow's executor:
+    tests/integration/test_flow.py)."""
+    from librarian.pipeline.run import PHASES, Stages
+
+    for phase in PHASES:
+        assert phase.method in vars(Stages), phase
+        assert callable(getattr(Pipeline, phase.method)), phase
+        got = InProcess(_Recorder()).submit(phase, 1, "two")  # type: ignore[arg-type]
+        assert got.result() == (phase.method, (1, "two"))
+    assert len({p.method for p in PHASES}) == len({p.task for p in PHASES}) == len(PHASES)

@@ -37,7 +37,8 @@ def sections(*texts: str, chunk: str = "c") -> list[Section]:
 
 
 def batch_of(run: str, envelopes: list[Envelope], batch: list[Section], **kw: Any) -> StoredBatch:
-    return StoredBatch(run, envelopes, {s.chunk_id: s for s in batch}, [], {}, "test", **kw)
+    sections = {s.chunk_id: s for s in batch}
+    return StoredBatch(run_id=run, envelopes=envelopes, sections=sections, source="test", **kw)
 
 
 def decide_and_write(engine: Engine, batch: list[Section], run: str = "r1") -> int:
@@ -94,7 +95,15 @@ def test_rejections_keep_their_raw_input_once(engine: Engine) -> None:
     assert isinstance(rejection, Rejection) and rejection.reason == RejectCode.INVALID_ENCODING
     for _ in range(2):
         with Session(engine) as session:
-            write(session, StoredBatch("r", [], {}, [rejection], {7: raw}, "queue.jsonl"))
+            stored = StoredBatch(
+                run_id="r",
+                envelopes=[],
+                sections={},
+                source="queue.jsonl",
+                rejections=[rejection],
+                raw_lines={7: raw},
+            )
+            write(session, stored)
             session.commit()
     with Session(engine) as session:
         rows = session.execute(select(RejectedRow)).scalars().all()

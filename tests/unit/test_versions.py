@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from sqlalchemy import Engine, select
+from sqlalchemy import Engine, func, select
 from sqlalchemy.orm import Session
 
 from librarian.job import HandOff, LinkJob, Where, run_job
@@ -173,3 +173,28 @@ def test_a_file_matched_to_its_last_version_is_not_read_again(tmp_path: Path) ->
     matched = first.matched_to((Item("R3", "Encrypt data at rest with AES."),))
     assert matched.read is first.read
     assert any("no longer in it" in line for line in matched.rows.version)
+
+
+def test_a_source_is_as_large_as_its_document_whatever_its_versions(tmp_path: Path) -> None:
+    """Issue 58, item 6: `queue status` called a 23-item document "a 29-item source": a
+    requirement whose text changed has a row for each text, and each was counted. Its
+    size is its document's requirements (withdrawn ones out), each once; and the run
+    that reads the version counts the same (the open item of a requirement it no longer
+    holds was one of its items, taking part in linking it, until withdrawn after)."""
+    import json
+
+    from librarian.store.progress import source_progress, source_sizes
+
+    db = f"sqlite:///{tmp_path / 'store.db'}"
+    engine = make_engine(db)
+    upgrade(engine)
+    _run(tmp_path, V1, db, "v1")
+    _decide(engine, "R2")  # its text changes in version 2: a second row, one requirement
+    _run(tmp_path, V2, db, "v2")
+    with Session(engine) as session:
+        assert session.scalar(select(func.count(DecisionRow.id))) == 6  # R1-R5 and R2's old
+        assert list(source_sizes(session).values()) == [4]  # R1, R2, R4, R5
+        (progress,) = source_progress(session)
+    assert progress.expect().startswith("a 4-item source")
+    run = json.loads((tmp_path / "v2" / "summary.json").read_text())
+    assert [source["items"] for source in run["sources"].values()] == [4]

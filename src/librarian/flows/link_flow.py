@@ -8,7 +8,7 @@ model step (Prefect costs ~30 ms a task).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
 from prefect import flow, get_run_logger, task
 from prefect.artifacts import create_markdown_artifact
@@ -20,12 +20,9 @@ from prefect.task_runners import ThreadPoolTaskRunner
 from librarian.factory import pipeline_for
 from librarian.job import HandOff, LinkJob, Where, run_job
 from librarian.pipeline.accounting import summary_markdown
-from librarian.pipeline.batches import Prepared, ReviewedRow
-from librarian.pipeline.envelopes import RunContext
 from librarian.pipeline.pipeline import Pipeline
-from librarian.pipeline.run import Pending
-from librarian.pipeline.source_level import Linked
-from librarian.schemas.records import BatchResult, History, PriorDecision, RunSummary, Section
+from librarian.pipeline.run import PHASES, Pending, Phase
+from librarian.schemas.records import RunSummary
 from librarian.settings import LinkerSettings
 
 T = TypeVar("T")
@@ -59,38 +56,20 @@ def models(settings: LinkerSettings, preloaded: Parcel[Pipeline] | None) -> Pipe
     return preloaded.value if preloaded is not None else pipeline_for(settings)
 
 
-@task(name="prepare-batch", cache_policy=NONE)
-def prepare_batch(
+@task(name="model-step", cache_policy=NONE)
+def model_step(
     settings: LinkerSettings,
-    sections: Parcel[list[Section]],
-    ctx: RunContext,
-    priors: Parcel[dict[str, PriorDecision] | None],
+    phase: Phase[T],
+    args: Parcel[tuple[Any, ...]],
     preloaded: Parcel[Pipeline] | None = None,
-) -> Parcel[Prepared]:
-    """C.2-C.4, wherever the task runner puts it, on that process's models."""
-    return Parcel(models(settings, preloaded).prepare(sections.value, ctx, priors.value))
+) -> Parcel[T]:
+    """One phase of the runner's (`pipeline.run.PHASES`), wherever the task runner puts
+    it, on that process's models."""
+    return Parcel(phase.run(models(settings, preloaded), *args.value))
 
 
-@task(name="complete-batch", cache_policy=NONE)
-def complete_batch(
-    settings: LinkerSettings,
-    prepared: Parcel[Prepared],
-    linked: Parcel[list[Linked]],
-    preloaded: Parcel[Pipeline] | None = None,
-) -> Parcel[BatchResult]:
-    """C.6-C.10 of a prepared batch, with what C.5 made of its rows."""
-    return Parcel(models(settings, preloaded).complete(prepared.value, linked.value))
-
-
-@task(name="embed-reviewed", cache_policy=NONE)
-def embed_reviewed(
-    settings: LinkerSettings,
-    source: str,
-    history: Parcel[History],
-    preloaded: Parcel[Pipeline] | None = None,
-) -> Parcel[list[ReviewedRow]]:
-    """C.5's model work for one source: its reviewed items embedded and retrieved."""
-    return Parcel(models(settings, preloaded).reviewed_rows([source], history.value))
+# One task a phase, named as the phase says (what the Prefect UI and logs show).
+TASKS = {phase: model_step.with_options(name=phase.task) for phase in PHASES}
 
 
 @dataclass(frozen=True)
@@ -112,22 +91,8 @@ class PrefectTasks:
         self.settings = settings
         self.preloaded = Parcel(preloaded) if preloaded is not None else None
 
-    def prepare(
-        self, sections: list[Section], ctx: RunContext, priors: dict[str, PriorDecision] | None
-    ) -> Pending[Prepared]:
-        submitted = prepare_batch.submit(
-            self.settings, Parcel(sections), ctx, Parcel(priors), self.preloaded
-        )
-        return Unwrapped(submitted)
-
-    def complete(self, prepared: Prepared, linked: list[Linked]) -> Pending[BatchResult]:
-        submitted = complete_batch.submit(
-            self.settings, Parcel(prepared), Parcel(linked), self.preloaded
-        )
-        return Unwrapped(submitted)
-
-    def reviewed(self, source: str, history: History) -> Pending[list[ReviewedRow]]:
-        submitted = embed_reviewed.submit(self.settings, source, Parcel(history), self.preloaded)
+    def submit(self, phase: Phase[T], *args: Any) -> Pending[T]:
+        submitted = TASKS[phase].submit(self.settings, phase, Parcel(args), self.preloaded)
         return Unwrapped(submitted)
 
 

@@ -18,6 +18,7 @@ from librarian.retrieval.flat import ScoredHub
 from librarian.text import key_digest
 
 Place = tuple[int, int, int]  # (batch, part, row): where a row's outcome goes back
+DIGEST_BYTES = 16  # `key_digest`'s
 
 
 def compared(
@@ -94,8 +95,13 @@ class CompactRows:
             _Part(
                 (batch, part),
                 np.asarray([self._source_id(r.source) for r in rows], dtype=np.int32),
-                np.asarray([bytes.fromhex(key_digest(r.key)) for r in rows], dtype="S16"),
-                np.asarray([bytes.fromhex(key_digest(normalised(r.text))) for r in rows], "S16"),
+                np.asarray(
+                    [bytes.fromhex(key_digest(r.key)) for r in rows], dtype=f"S{DIGEST_BYTES}"
+                ),
+                np.asarray(
+                    [bytes.fromhex(key_digest(normalised(r.text))) for r in rows],
+                    f"S{DIGEST_BYTES}",
+                ),
                 columns,
                 _narrow(scores),
                 _narrow(evidence) if evidence is not None else None,
@@ -135,8 +141,15 @@ class CompactRows:
         overlaps = None
         if part.overlaps is not None:
             overlaps = [float(v) for v in part.overlaps[i, :width]]
-        key, text = bytes(part.keys[i]).hex(), bytes(part.texts[i]).hex()
+        key, text = _hex(part.keys[i]), _hex(part.texts[i])
         return SlotRow(source, key, text, hits, evidence, overlaps)
+
+
+def _hex(digest: np.bytes_) -> str:
+    """A digest back from its S16 cell. NumPy drops a fixed-width bytes value's trailing
+    zero bytes when it reads it; a digest that ends in one (1 in 256) must keep it, or its
+    item is unknown to the store (its cut's evidence and the store's own digest differ)."""
+    return bytes(digest).ljust(DIGEST_BYTES, b"\0").hex()
 
 
 @dataclass(frozen=True)

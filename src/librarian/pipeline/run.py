@@ -94,17 +94,32 @@ class Stages(Protocol):
     def complete(self, prepared: Prepared, linked: Sequence[Linked]) -> BatchResult: ...
 
 
+@dataclass(frozen=True)
+class Phase(Generic[T]):
+    """A model step an executor runs: the `Stages` method `method`, with the arguments
+    the runner gives it. Written once here; an executor runs any phase (`submit`), so a
+    new phase is one line below and nothing in an executor."""
+
+    method: str
+    task: str  # its name where it runs as a task (the flow's Prefect tasks)
+
+    def run(self, stages: Stages, *args: Any) -> T:
+        step: Callable[..., T] = getattr(stages, self.method)
+        return step(*args)
+
+
+PREPARE: Phase[Prepared] = Phase("prepare", "prepare-batch")  # C.2-C.4 of a batch
+COMPLETE: Phase[BatchResult] = Phase("complete", "complete-batch")  # C.6-C.10, after C.5
+# C.5's model work for one source: its reviewed items embedded and retrieved.
+REVIEWED: Phase[list[ReviewedRow]] = Phase("reviewed_rows", "embed-reviewed")
+PHASES: tuple[Phase[Any], ...] = (PREPARE, COMPLETE, REVIEWED)
+
+
 class Executor(Protocol):
     """Where the model stages run."""
 
-    def prepare(
-        self, sections: list[Section], ctx: RunContext, priors: dict[str, PriorDecision] | None
-    ) -> Pending[Prepared]: ...
-
-    def complete(self, prepared: Prepared, linked: list[Linked]) -> Pending[BatchResult]: ...
-
-    def reviewed(self, source: str, history: History) -> Pending[list[ReviewedRow]]:
-        """C.5's model work for one source: its reviewed items embedded and retrieved."""
+    def submit(self, phase: Phase[T], *args: Any) -> Pending[T]:
+        """`phase` with `args`, started (its result when asked)."""
         ...
 
 
@@ -159,16 +174,8 @@ class InProcess:
 
     pipeline: Stages
 
-    def prepare(
-        self, sections: list[Section], ctx: RunContext, priors: dict[str, PriorDecision] | None
-    ) -> Pending[Prepared]:
-        return _Done(lambda: self.pipeline.prepare(sections, ctx, priors))
-
-    def complete(self, prepared: Prepared, linked: list[Linked]) -> Pending[BatchResult]:
-        return _Done(lambda: self.pipeline.complete(prepared, linked))
-
-    def reviewed(self, source: str, history: History) -> Pending[list[ReviewedRow]]:
-        return _Done(lambda: self.pipeline.reviewed_rows([source], history))
+    def submit(self, phase: Phase[T], *args: Any) -> Pending[T]:
+        return _Done(lambda: phase.run(self.pipeline, *args))
 
 
 class Silent:
@@ -239,7 +246,7 @@ class Runner:
                 held = _Held(next(self._numbers), len(raw.lines) + raw.blank_lines, claim)
                 window.held.append(held)
                 self.spill.put("admitted", [((held.number, 0, 0), admitted)])
-                prepared = self.executor.prepare(admitted.sections, ctx, admitted.priors)
+                prepared = self.executor.submit(PREPARE, admitted.sections, ctx, admitted.priors)
                 flying.append((held, admitted, prepared, window.compact))
                 closes = claim is not None or admitted.raw.eof
                 while flying and (closes or len(flying) > self.in_flight):
@@ -293,9 +300,9 @@ class Runner:
         """The batch prepared whole, or, after ATTEMPTS, row by row."""
         sections, priors = admitted.sections, admitted.priors
         try:
-            return [_retried(pending, lambda: self.executor.prepare(sections, ctx, priors))]
+            return [_retried(pending, lambda: self.executor.submit(PREPARE, sections, ctx, priors))]
         except Exception as error:
-            alone = [self.executor.prepare([s], ctx, priors) for s in sections]
+            alone = [self.executor.submit(PREPARE, [s], ctx, priors) for s in sections]
             return _survivors(sections, alone, held.failed, error)
 
     # -- C.5 -------------------------------------------------------------------------
@@ -334,8 +341,8 @@ class Runner:
         reviewed: list[ReviewedRow] = []
         if known.history.reviewed:  # no decided item: no model work, no task to send
             reviewed = _retried(
-                self.executor.reviewed(source, history),
-                lambda: self.executor.reviewed(source, history),
+                self.executor.submit(REVIEWED, [source], history),
+                lambda: self.executor.submit(REVIEWED, [source], history),
             )
         return self.pipeline.link_rows(rows, reviewed, history, {source: known.earlier})
 
@@ -350,7 +357,9 @@ class Runner:
             for part in range(held.parts):
                 (prepared,) = self.spill.take("prepared", held.number, part)
                 linked = _in_row_order(self.spill.take("linked", held.number, part))
-                parts.append(_Part(prepared, linked, self.executor.complete(prepared, linked)))
+                parts.append(
+                    _Part(prepared, linked, self.executor.submit(COMPLETE, prepared, linked))
+                )
             flying.append((held, admitted, parts))
             while len(flying) > self.in_flight:
                 self._finish(*flying.popleft())
@@ -384,12 +393,12 @@ class Runner:
 
     def _completed(self, part: _Part, held: _Held) -> list[BatchResult]:
         """The part completed whole, or, after ATTEMPTS, row by row."""
-        again = lambda: self.executor.complete(part.prepared, part.linked)  # noqa: E731
+        again = lambda: self.executor.submit(COMPLETE, part.prepared, part.linked)  # noqa: E731
         try:
             return [_retried(part.pending, again)]
         except Exception as error:
             rows = part.prepared.rows(part.linked)
-            alone = [self.executor.complete(one, linked) for one, linked in rows]
+            alone = [self.executor.submit(COMPLETE, one, linked) for one, linked in rows]
             sections = [one.sections[0] for one, _ in rows]
             return _survivors(sections, alone, held.failed, error)
 

@@ -393,7 +393,14 @@ class SourceLevelSlot:
         fixed = self.policy.fixed_cut
         if fixed is not None:
             return SourceStatus(
-                name, items, priors, decisions, fixed, False, None, self.policy, None, adaptation
+                source=name,
+                items=items,
+                priors=priors,
+                decisions=decisions,
+                threshold=fixed,
+                adapted=False,
+                policy=self.policy,
+                adaptation=adaptation,
             )
         pending = [confidence for hits, _, confidence, _ in cold.pending if hits] if cold else []
         reviewed = [c for c, _ in cold.decided] if cold else []
@@ -405,11 +412,19 @@ class SourceLevelSlot:
             cut = choose_cut(pending, reviewed, correct, self.policy)
             plan = review_plan(pending, reviewed, correct, self.policy)
             seen = cold.evidence_seen if cold else None
-        adapted = adaptation is not None
         return SourceStatus(
-            name, items, priors, decisions, cut.cut, adapted, cut, self.policy, plan, adaptation,
-            seen,
-        )  # fmt: skip
+            source=name,
+            items=items,
+            priors=priors,
+            decisions=decisions,
+            threshold=cut.cut,
+            adapted=adaptation is not None,
+            certified=cut,
+            policy=self.policy,
+            plan=plan,
+            adaptation=adaptation,
+            evidence=seen,
+        )
 
     def _priors(
         self, claims: list[Claim], decided: list[tuple[SlotRow, tuple[str, ...]]]

@@ -55,13 +55,12 @@ from librarian.store.human import (
     standing_on,
     undo_last,
 )
-from librarian.store.policies import policy_of, source_cut
 from librarian.store.progress import (
     band_after,
     decisions_seen,
-    evidence_after,
     source_of_row,
     source_progress,
+    standing,
 )
 from librarian.store.review import (
     ItemDetail,
@@ -553,20 +552,17 @@ def source_panel(
         return None
     where = source.get("url") or locator.get("url")
     key = source_key_of(source["type"], source.get("repo"), where, envelope.get("artifact_id"))
-    linked = detail.item.linked_as
-    seen = decisions_seen(session, key)
-    stored = source_cut(session, key)
-    # The decided items as the cut reads them (`evidence_after`): none drawn without it.
-    evidence = evidence_after(session, key, stored)
-    plan = evidence.plan(policy_of(session, key)) if evidence is not None else None
+    now = standing(session, key)
+    plan, evidence, stored, seen = now.plan, now.evidence, now.stored, now.decisions
     band = plan.at if plan is not None and plan.more else None
+    # The decided items as the cut reads them (its evidence): none drawn without it.
     decided = list(zip(evidence.reviewed, evidence.correct, strict=True)) if evidence else []
     return {
         "chart": evidence_chart(decided, stored.threshold if stored else None, band),
         "key": key,
-        "cut": stored.now(seen) if stored is not None else None,
+        "cut": now.cut or None,
         "threshold": stored.threshold if stored is not None else None,
-        "linked": linked,
+        "linked": detail.item.linked_as,
         "decisions": seen,
         "needed": max(0, MIN_SOURCE_DECISIONS - seen),
         "rescored": rescored.get(key),

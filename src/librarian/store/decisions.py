@@ -225,9 +225,9 @@ class StoredBatch:
     run_id: str
     envelopes: list[Envelope]
     sections: dict[str, Section]
-    rejections: list[Rejection]
-    raw_lines: dict[int, bytes]
     source: str
+    rejections: list[Rejection] = field(default_factory=list)
+    raw_lines: dict[int, bytes] = field(default_factory=dict)
     claimed_ids: list[int] = field(default_factory=list)
     routing: list[RoutingDecision] = field(default_factory=list)
     failures: dict[int, str] = field(default_factory=dict)
@@ -244,12 +244,10 @@ class StoredBatch:
         candidates and facts the store keeps beside them."""
         by_chunk = {s.chunk_id: s for s in sections}
         return cls(
-            run_id,
-            result.envelopes,
-            by_chunk,
-            [],
-            {},
-            source,
+            run_id=run_id,
+            envelopes=result.envelopes,
+            sections=by_chunk,
+            source=source,
             routing=result.routing,
             candidates=result.candidates,
             facts=result.facts,
@@ -567,7 +565,9 @@ def load_reviews(session: Session, reviews: Sequence[ReviewItem], source: str) -
         batch = [r for r in reviews if r.pipeline_run_id == run_id]
         sections = {r.chunk_id: section_of(r) for r in batch}
         facts = {r.chunk_id: read_back(r) for r in batch}
-        stored = StoredBatch(run_id, list(batch), sections, [], {}, source, facts=facts)
+        stored = StoredBatch(
+            run_id=run_id, envelopes=list(batch), sections=sections, source=source, facts=facts
+        )
         added += write(session, stored).decisions
     return added
 

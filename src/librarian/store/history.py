@@ -51,14 +51,28 @@ def source_history(
     return out
 
 
-def source_context(session: Session, source: str, pending: Collection[str]) -> Known:
+def source_context(
+    session: Session,
+    source: str,
+    pending: Collection[str],
+    document: Collection[str] | None = None,
+) -> Known:
     """What a window linking `source` needs of the store: the source's items earlier
     windows stored and nobody has decided yet (the latest MAX_EARLIER, in the order they
     were stored; none that is a `pending` row: a span read again is the window's), and its
     history, in which those items' own links do not count as taken (in a file they would
-    be rows of the window, not links it already has)."""
+    be rows of the window, not links it already has). `document`: the chunks of a
+    document read whole; an earlier item it no longer holds is none of its items (the
+    run withdraws it after linking: it must not take a CRE from, nor count among, the
+    requirements the version holds)."""
     rows = session.execute(
-        select(DecisionRow.id, DecisionRow.span_key, DecisionRow.text, DecisionRow.candidates)
+        select(
+            DecisionRow.id,
+            DecisionRow.span_key,
+            DecisionRow.text,
+            DecisionRow.candidates,
+            DecisionRow.chunk_id,
+        )
         .where(
             DecisionRow.source_key == source,
             DecisionRow.candidates.is_not(None),
@@ -69,8 +83,8 @@ def source_context(session: Session, source: str, pending: Collection[str]) -> K
     ).all()
     earlier = [
         (row_id, _earlier(span, text, candidates))
-        for row_id, span, text, candidates in reversed(rows)
-        if key_digest(span) not in pending
+        for row_id, span, text, candidates, chunk in reversed(rows)
+        if key_digest(span) not in pending and (document is None or chunk in document)
     ]
     items = tuple(item for _, item in earlier if item is not None)
     leave_out = {row_id for row_id, item in earlier if item is not None}

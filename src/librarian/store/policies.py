@@ -134,13 +134,16 @@ def source_cut(session: Session, source: str) -> SourceCut | None:
         return None
     status = row.status
     cut, evidence = status.get("cut"), status.get("evidence")
+    # The run's words end with its review plan as it was then; a reader of the cut says
+    # the plan as it is now (`next_cut_says`), once.
+    says = str(status.get("says", "")).removesuffix(f"; plan: {status.get('plan')}")
     return SourceCut(
-        source,
-        row.run_id,
-        float(status["threshold"]),
-        str(status.get("says", "")),
-        int(status.get("decisions", 0)),
-        Certified.from_json(cut) if isinstance(cut, dict) else None,
-        row.decided_at,
-        CutEvidence.from_json(evidence) if isinstance(evidence, dict) else None,
+        source=source,
+        run_id=row.run_id,
+        threshold=float(status["threshold"]),
+        says=says,
+        decisions=int(status.get("decisions", 0)),
+        certified=Certified.from_json(cut) if isinstance(cut, dict) else None,
+        decided_at=row.decided_at,
+        evidence=CutEvidence.from_json(evidence) if isinstance(evidence, dict) else None,
     )

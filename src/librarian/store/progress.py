@@ -16,6 +16,7 @@ from librarian.policy import (
     CutEvidence,
     DecisionPolicy,
     Evidence,
+    ReviewPlan,
     outlook,
     review_next,
     text_digest,
@@ -44,6 +45,35 @@ def decisions_seen(session: Session, source: str) -> int:
 
 
 @dataclass(frozen=True)
+class Standing:
+    """Where one source stands, as every reader that runs no model reads it (`queue
+    status`, the workbench's item page): its decisions one by one, the cut its last run
+    or relink chose, its policy, that cut's evidence with the decisions since, and the
+    review plan on it. One assembly, so that they say the same numbers."""
+
+    key: str
+    decisions: int
+    stored: SourceCut | None
+    policy: DecisionPolicy
+    evidence: Evidence | None
+    plan: ReviewPlan | None
+
+    @property
+    def cut(self) -> str:
+        """The cut it has now, in words ("": no run or relink chose one)."""
+        return self.stored.now(self.decisions) if self.stored is not None else ""
+
+
+def standing(session: Session, key: str) -> Standing:
+    """Where the source `key` stands now (`Standing`)."""
+    stored = source_cut(session, key)
+    policy = policy_of(session, key)
+    evidence = evidence_after(session, key, stored)
+    plan = evidence.plan(policy) if evidence is not None else None
+    return Standing(key, decisions_seen(session, key), stored, policy, evidence, plan)
+
+
+@dataclass(frozen=True)
 class SourceProgress:
     """Where one source stands with its reviewers: its open items, its decisions, how many
     more before its own calibration and threshold apply (`needed`), how it was linked
@@ -65,11 +95,17 @@ class SourceProgress:
     @property
     def small(self) -> bool:
         """Its calibration sample is the whole of it: no triage to offer."""
-        return max(self.items, self.open_items + self.decisions) <= CALIBRATION_SAMPLE
+        return self.size <= CALIBRATION_SAMPLE
+
+    @property
+    def size(self) -> int:
+        """Its requirements, each once (`items`; its open and decided items where the
+        store has no count of it)."""
+        return self.items or self.open_items + self.decisions
 
     def expect(self) -> str:
         """What a source of this size can expect, in plain words."""
-        items = max(self.items, self.open_items + self.decisions)
+        items = self.size
         if self.small:
             return (
                 f"a {items}-item source: review all of it; what you decide certifies its next "
@@ -132,24 +168,21 @@ def source_progress(session: Session) -> list[SourceProgress]:
 def _progress(
     session: Session, key: str, open_items: list[Any], linked: str | None, items: int
 ) -> SourceProgress:
-    seen = decisions_seen(session, key)
-    stored = source_cut(session, key)
-    policy = policy_of(session, key)
-    evidence = evidence_after(session, key, stored)
-    plan = evidence.plan(policy) if evidence is not None else None
+    now = standing(session, key)
+    seen, stored = now.decisions, now.stored
     drawn = sample_frame(open_items, stored.evidence if stored is not None else None)
-    picks = review_next([c for _, c in drawn], plan, seen, key)
+    picks = review_next([c for _, c in drawn], now.plan, seen, key)
     return SourceProgress(
-        key,
-        len(open_items),
-        seen,
-        max(0, MIN_SOURCE_DECISIONS - seen),
-        linked,
-        tuple(str(open_items[drawn[i][0]].review_id) for i in picks),
-        next_cut_says(evidence, policy),
-        items,
-        stored.now(seen) if stored is not None else "",
-        outlook(max(items, len(open_items) + seen), policy),
+        key=key,
+        open_items=len(open_items),
+        decisions=seen,
+        needed=max(0, MIN_SOURCE_DECISIONS - seen),
+        linked=linked,
+        review_first=tuple(str(open_items[drawn[i][0]].review_id) for i in picks),
+        certified=next_cut_says(now.evidence, now.policy),
+        items=items,
+        cut=now.cut,
+        outlook=outlook(items or len(open_items) + seen, now.policy),
     )
 
 
@@ -174,9 +207,10 @@ def sample_frame(open_items: list[Any], evidence: CutEvidence | None) -> list[tu
 
 def source_sizes(session: Session) -> dict[str, int]:
     """How many sections each source has in the store: open, decided or linked (none
-    that left its document)."""
+    that left its document), each once: a section whose text a later version changed has
+    a row for each text, one place in its document (its `span_key`)."""
     counted = session.execute(
-        select(DecisionRow.source_key, func.count(DecisionRow.id))
+        select(DecisionRow.source_key, func.count(DecisionRow.span_key.distinct()))
         .where(DecisionRow.source_key.is_not(None), DecisionRow.withdrawn_at.is_(None))
         .group_by(DecisionRow.source_key)
     ).all()

@@ -57,6 +57,8 @@ class DatabaseStore:
 
     engine: Engine
     models_digest: str | None = None
+    # A document read whole: its chunks (`history.source_context`); None: a queue's rows.
+    document: frozenset[str] | None = None
 
     @contextmanager
     def lookup(self, raw: RawBatch, claim: Closable | None) -> Iterator[StoredPriors]:
@@ -68,7 +70,7 @@ class DatabaseStore:
 
     def known(self, source: str, pending: Collection[str]) -> Known:
         with Session(self.engine) as session:
-            return source_context(session, source, pending)
+            return source_context(session, source, pending, self.document)
 
 
 @dataclass
@@ -115,19 +117,19 @@ class DatabaseSink:
         failures = {r.line: r.message for r in result.rejections if left_in_queue(r)}
         rejections = [r for r in result.rejections if not left_in_queue(r)]
         stored = StoredBatch(
-            self.run_id,
-            result.envelopes,
-            by_chunk,
-            rejections,
-            dict(raw.lines),
-            self.source,
-            raw.queue_ids,
-            result.routing,
-            failures,
-            self.models_digest,
-            result.candidates,
-            self.relink_open,
-            result.facts,
+            run_id=self.run_id,
+            envelopes=result.envelopes,
+            sections=by_chunk,
+            rejections=rejections,
+            raw_lines=dict(raw.lines),
+            source=self.source,
+            claimed_ids=raw.queue_ids,
+            routing=result.routing,
+            failures=failures,
+            models_digest=self.models_digest,
+            candidates=result.candidates,
+            relink_open=self.relink_open,
+            facts=result.facts,
         )
         claim = batch.claim if isinstance(batch.claim, Session) else None
         with nullcontext(claim) if claim is not None else Session(self.engine) as session:
