@@ -25,11 +25,10 @@ from librarian.policy import (
     Certified,
     CutEvidence,
     DecisionPolicy,
+    Evidence,
     ReviewPlan,
     alone,
-    choose_cut,
     fit_adaptation,
-    review_plan,
 )
 from librarian.policy import normalised as normalised  # `pipeline.compact` reads it here
 from librarian.retrieval.collective import (
@@ -402,15 +401,14 @@ class SourceLevelSlot:
                 policy=self.policy,
                 adaptation=adaptation,
             )
-        pending = [confidence for hits, _, confidence, _ in cold.pending if hits] if cold else []
-        reviewed = [c for c, _ in cold.decided] if cold else []
-        correct = [ok for _, ok in cold.decided] if cold else []
         cut, plan, seen = self.cuts.get(name), None, None
         if cut is None and priors is None:
             cut = alone(self.policy.global_cut, self.policy)
         elif cut is None:
-            cut = choose_cut(pending, reviewed, correct, self.policy)
-            plan = review_plan(pending, reviewed, correct, self.policy)
+            # The same numbers, read the same way, as a reader of the stored evidence
+            # (`CutEvidence.now`): the cut and the plan it chooses are these.
+            evidence = cold.evidence_now() if cold else Evidence([], [], [])
+            cut, plan = evidence.cut(self.policy), evidence.plan(self.policy)
             seen = cold.evidence_seen if cold else None
         return SourceStatus(
             source=name,
@@ -548,6 +546,15 @@ class _Cold:
     decided: list[tuple[float, bool]]  # each decided row's confidence, and if it was right
     evidence: dict[int, Collective]  # by item
     evidence_seen: CutEvidence  # what the cut is chosen from, for the store
+
+    def evidence_now(self) -> Evidence:
+        """The confidences the cut is chosen from: each pending row with a suggestion,
+        each decided item with whether its first suggestion was right."""
+        return Evidence(
+            [confidence for hits, _, confidence, _ in self.pending if hits],
+            [confidence for confidence, _ in self.decided],
+            [right for _, right in self.decided],
+        )
 
 
 @dataclass(frozen=True)
