@@ -260,9 +260,11 @@ PLAIN = Document(
         p("Multi-factor authentication is required for remote access.", "part-1-2"),
         Heading(1, "Part 2"),
         p("Backups shall be tested every quarter.", "part-2-1"),
-        p("A restore test covers at least one production system.", MORE),
+        # A control stated as fact, in a paragraph of its own: a requirement of its own
+        # (issue 58: the wording classifier), no longer glued to the one before.
+        p("A restore test covers at least one production system.", "part-2-2"),
         p("Note: the schedule is kept by the operations team.", NOTE),
-        p("Production data may only be copied to approved locations.", "part-2-2"),
+        p("Production data may only be copied to approved locations.", "part-2-3"),
     ),
 )
 

@@ -166,8 +166,11 @@ def test_a_word_text_box_is_read_once(tmp_path: Path) -> None:
     path = tmp_path / "box.docx"
     document.save(str(path))
     found, _ = items(path)
+    # The box's sentence, a control stated as fact, is an item of its own (issue 58: the
+    # wording classifier), read once.
     assert [t for _, t, _, _ in found] == [
-        "Backups must be encrypted. Offsite copies are kept for a year."
+        "Backups must be encrypted.",
+        "Offsite copies are kept for a year.",
     ]
 
 

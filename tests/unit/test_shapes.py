@@ -76,7 +76,8 @@ def test_a_word_table_with_id_and_text_columns_reads_like_a_csv(tmp_path: Path) 
     document.save(str(path))
     read = sections(path)
     assert read == [
-        ("network", "Rules for every network the company runs.", ["Network"], "Network"),
+        # A sentence the wording classifier reads as a requirement: numbered (issue 58).
+        ("network-1", "Rules for every network the company runs.", ["Network"], "Network"),
         ("NET-1", "Firewalls deny by default.", ["Network"], "Network"),
         ("NET-2", "Use VPN.", ["Network"], "Network"),
     ]
@@ -219,16 +220,19 @@ def test_a_pdf_whose_outline_lists_chapters_alone(tmp_path: Path) -> None:
     pdf.output(str(path))
     # Issue 48, item 2: headings are context without their numbering (a Word file of the
     # same manual keeps "1 Sessions" as its heading's text; both read "Sessions").
+    # Controls stated as fact are items numbered under their heading (issue 58: the wording
+    # classifier), as a requirement's words make them.
     assert sections(path) == [
-        ("sessions", "Sessions are kept on the server.", ["Sessions"], "Sessions"),
-        (
-            "TOK-1",
-            "Tokens must be rotated after login. ASN.1 encodings are not used for tokens.",
+        ("sessions-1", "Sessions are kept on the server.", ["Sessions"], "Sessions"),
+        ("TOK-1", "Tokens must be rotated after login.", ["Sessions", "Tokens"], "Tokens"),
+        (  # "ASN.1" opens no label, and the line is a prohibition of its own
+            "sessions/tokens-1",
+            "ASN.1 encodings are not used for tokens.",
             ["Sessions", "Tokens"],
             "Tokens",
         ),
         (
-            "sessions/expiry",
+            "sessions/expiry-1",
             "Idle sessions end after thirty minutes.",
             ["Sessions", "Expiry"],
             "Expiry",
@@ -642,7 +646,7 @@ def test_numbered_and_generic_headings_read_alike_in_word_and_pdf(tmp_path: Path
     document.save(str(path))
     read = sections(path)
     assert read[0][:3] == (
-        "logging-and-monitoring",
+        "logging-and-monitoring-1",  # stated as fact: numbered (issue 58)
         "Security events are kept for a year and reviewed weekly.",
         ["Logging and monitoring"],
     )

@@ -37,6 +37,7 @@ from librarian.pipeline.shapes.rows import (
     title_of,
 )
 from librarian.pipeline.shapes.table_reading import table_columns
+from librarian.pipeline.shapes.wording import reads_as_requirement
 
 BlockKind = Literal["heading", "paragraph", "numbered", "bullet", "table"]
 
@@ -209,6 +210,7 @@ class Segmenter:
     lead: str | None = None  # a lead-in ("The agency shall:") read with each item it leads
     cited: str | None = None  # the current heading's own citation ("Art. 5"), if it has one
     sub: int = 0  # the last sub-clause's number under `parent` ("(b)": 2)
+    note_lead: bool = False  # the last paragraph was a note leading in ("Guidance:")
 
     def feed(self, block: Block) -> Iterator[PlainRow]:
         if self.numbering is None:
@@ -243,6 +245,8 @@ class Segmenter:
         self.held.append(part)
 
     def _block(self, block: Block) -> Iterator[PlainRow]:
+        if block.kind in ("heading", "table"):
+            self.note_lead = False
         if block.kind == "heading":
             first = self.titled and self.slugs.seen_once(self.slug) and len(self.headings) == 1
             self.intro = first and block.level > self.headings[0][0]
@@ -353,9 +357,12 @@ class Segmenter:
         listed = block.kind in ("numbered", "bullet")
         if not listed:
             self.lead = None
-        if not found and (is_note(text) or self._note_section):
+        # The paragraph a note's lead-in introduces is that note's ("Guidance:" then it).
+        led_by_note, self.note_lead = self.note_lead and not listed, False
+        if not found and (is_note(text) or self._note_section or led_by_note):
             yield from self._close_item()
             yield self._note(block.where, text)
+            self.note_lead = is_note(text) and _leads_in(text, block.kind)
         elif found:
             yield from self._open(block.where, found[0], found[1], "id")
             self.parent, self.sub = found[0], 0
@@ -363,7 +370,7 @@ class Segmenter:
             yield from self._led(block)
         elif self.pending is not None and self.pending.open_list:
             self.pending.parts.append(text)
-        elif block.kind == "numbered" or states_requirement(text) or _a_sentence(text, listed):
+        elif block.kind == "numbered" or self._worded(text) or _a_sentence(text, listed):
             kind = "wording" if block.kind == "paragraph" else "list"
             yield from self._open(block.where, "", text, kind)
         elif self.pending is not None and not _leads_in(text, block.kind):
@@ -372,6 +379,12 @@ class Segmenter:
             yield from self._close_item()
             self.body.append((block.where, text))
             self.lead = text if _leads_in(text, block.kind) else None
+
+    def _worded(self, text: str) -> bool:
+        """A paragraph whose wording says it requires something: a requirement's words,
+        or, in a sentence (a capital to a full stop: no code, no fragment), what the
+        wording classifier reads as one (a plain order, a control stated as fact)."""
+        return states_requirement(text) or (_prose(text) and reads_as_requirement(text))
 
     @property
     def _leads(self) -> bool:
@@ -525,6 +538,12 @@ _COUNTED = {
     "list": "by_list",
     "table": "by_table",
 }
+
+
+def _prose(text: str) -> bool:
+    """A sentence or more: a capital first, a full stop (or "!", ";") last."""
+    stripped = text.strip()
+    return stripped[:1].isupper() and stripped[-1:] in (".", "!", ";")
 
 
 def _a_sentence(text: str, listed: bool) -> bool:
