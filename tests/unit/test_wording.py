@@ -5,7 +5,10 @@ a control stated as fact, "we ..."). What it reads per house style: docs/quality
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
+
+import pytest
 
 from librarian.pipeline.plain import plain_rows
 from librarian.pipeline.shapes.segment import states_requirement
@@ -71,3 +74,28 @@ def test_the_classifier_applied_here_is_the_one_fitted() -> None:
     model = fitted(texts, labels)
     got = [model.probability(t) for t in texts]
     assert max(abs(a - b) for a, b in zip(got, expected, strict=True)) < 1e-9
+
+
+def test_the_fitted_weights_are_kept_in_the_homes_cache_and_a_bad_copy_is_fitted_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Fitting costs scikit-learn's import (most of two seconds) in every process that
+    reads a document; the weights are kept in the home's cache, named by the corpus's
+    digest, and read back as they were fitted. A damaged copy is fitted again."""
+    from librarian.pipeline.shapes import wording
+
+    monkeypatch.setenv("LIBRARIAN_HOME", str(tmp_path))
+    wording._model.cache_clear()
+    try:
+        texts = list(ORDERS_AND_FACTS + NO_ONE_OBLIGED)
+        fitted_now = [wording.requirement_probability(t) for t in texts]
+        kept = wording.cache_file()
+        assert kept.parent == tmp_path / "cache" and kept.is_file()
+        wording._model.cache_clear()
+        assert [wording.requirement_probability(t) for t in texts] == fitted_now
+        kept.write_text('{"weights": ')
+        wording._model.cache_clear()
+        assert [wording.requirement_probability(t) for t in texts] == fitted_now
+        assert json.loads(kept.read_text())["intercept"] == wording._model().intercept
+    finally:
+        wording._model.cache_clear()
