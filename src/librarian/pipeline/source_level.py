@@ -392,15 +392,9 @@ class SourceLevelSlot:
         fixed = self.policy.fixed_cut
         if fixed is not None:
             return SourceStatus(
-                source=name,
-                items=items,
-                priors=priors,
-                decisions=decisions,
-                threshold=fixed,
-                adapted=False,
-                policy=self.policy,
-                adaptation=adaptation,
-            )
+                source=name, items=items, priors=priors, decisions=decisions,
+                threshold=fixed, adapted=False, policy=self.policy, adaptation=adaptation,
+            )  # fmt: skip
         cut, plan, seen = self.cuts.get(name), None, None
         if cut is None and priors is None:
             cut = alone(self.policy.global_cut, self.policy)
@@ -411,18 +405,10 @@ class SourceLevelSlot:
             cut, plan = evidence.cut(self.policy), evidence.plan(self.policy)
             seen = cold.evidence_seen if cold else None
         return SourceStatus(
-            source=name,
-            items=items,
-            priors=priors,
-            decisions=decisions,
-            threshold=cut.cut,
-            adapted=adaptation is not None,
-            certified=cut,
-            policy=self.policy,
-            plan=plan,
-            adaptation=adaptation,
-            evidence=seen,
-        )
+            source=name, items=items, priors=priors, decisions=decisions, threshold=cut.cut,
+            adapted=adaptation is not None, certified=cut, policy=self.policy, plan=plan,
+            adaptation=adaptation, evidence=seen,
+        )  # fmt: skip
 
     def _priors(
         self, claims: list[Claim], decided: list[tuple[SlotRow, tuple[str, ...]]]

@@ -12,7 +12,7 @@ from __future__ import annotations
 import copy
 from collections.abc import Collection, Iterator, Sequence
 from contextlib import contextmanager, nullcontext
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from sqlalchemy import Engine
@@ -106,7 +106,6 @@ class DatabaseSink:
         failed leave their envelopes and count as rejected."""
         raw, sections = batch.raw, batch.sections
         result = copy.copy(batch.result)
-        by_chunk = {s.chunk_id: s for s in sections}
         from_queue = bool(raw.queue_ids)
         linked_lines = {s.line for s in sections}
 
@@ -116,21 +115,11 @@ class DatabaseSink:
 
         failures = {r.line: r.message for r in result.rejections if left_in_queue(r)}
         rejections = [r for r in result.rejections if not left_in_queue(r)]
-        stored = StoredBatch(
-            run_id=self.run_id,
-            envelopes=result.envelopes,
-            sections=by_chunk,
-            rejections=rejections,
-            raw_lines=dict(raw.lines),
-            source=self.source,
-            claimed_ids=raw.queue_ids,
-            routing=result.routing,
-            failures=failures,
-            models_digest=self.models_digest,
-            candidates=result.candidates,
-            relink_open=self.relink_open,
-            facts=result.facts,
-        )
+        stored = replace(
+            StoredBatch.linked(self.run_id, result, sections, self.source),
+            rejections=rejections, raw_lines=dict(raw.lines), claimed_ids=raw.queue_ids,
+            failures=failures, models_digest=self.models_digest, relink_open=self.relink_open,
+        )  # fmt: skip
         claim = batch.claim if isinstance(batch.claim, Session) else None
         with nullcontext(claim) if claim is not None else Session(self.engine) as session:
             written = commit(session, stored)
