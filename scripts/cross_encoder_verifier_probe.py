@@ -33,22 +33,15 @@ from typing import Any
 import numpy as np
 from sklearn.linear_model import LogisticRegression
 from sklearn.metrics import roc_auc_score
-from train_cross_encoder import LIST, candidate_lists  # scripts/ is on sys.path
+from train_cross_encoder import LIST, candidate_lists, dev_split  # scripts/ on sys.path
 
-from librarian.catalogue.hub import Hub, load_hub, path_text
-from librarian.models.cache import CachingEmbedder, SqliteVectorCache
-from librarian.models.load import load_embedder
+from librarian.catalogue.hub import Hub, path_text
 from librarian.models.transformer import default_embedding_model_path
-from librarian.paths import DEFAULT_HUB, DEFAULT_LINKS, DEFAULT_SECTION_TEXTS, librarian_home
 from librarian.retrieval.evidence import EvidenceIndex, Exemplar
-from librarian.retrieval.index import build_index
 from librarian.schemas.evaluation import GoldenRow
 from librarian.training.links import (
     DEV_FRAMEWORKS,
     LinkedSection,
-    linked_sections,
-    load_links,
-    load_section_texts,
 )
 from librarian.training.verifier import prefix
 
@@ -183,14 +176,7 @@ def main() -> None:
 
     torch.manual_seed(args.seed)
     torch.set_num_threads(2)
-    hub = load_hub(DEFAULT_HUB)
-    home = librarian_home()
-    embedder = load_embedder(home.embedder_int8 if home.embedder_int8.is_dir() else None)
-    name = f"queries-{embedder.fingerprint[:16]}.sqlite"
-    cached = CachingEmbedder(embedder, SqliteVectorCache(home.cache / name, embedder.dimension))
-    index = build_index(hub, cached, home.cache)
-    prose = load_section_texts(DEFAULT_SECTION_TEXTS)
-    sections = linked_sections(load_links(DEFAULT_LINKS), prose, hub.by_id)
+    hub, cached, index, sections = dev_split()
     kept = [s for s in sections if s.framework_id not in DEV_FRAMEWORKS]
     examples = pairs(hub, kept, cached.encode([s.text for s in kept]), index)
     print(f"{len(examples)} pairs, {sum(y for *_, y in examples):.0f} positive")

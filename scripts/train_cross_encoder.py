@@ -81,6 +81,18 @@ def training_lists(
     return examples
 
 
+def dev_split() -> tuple[Hub, CachingEmbedder, HubIndex, list[LinkedSection]]:
+    """The hub, the home's embedder (cached), the hub index and every linked section."""
+    hub = load_hub(DEFAULT_HUB)
+    home = librarian_home()
+    embedder = load_embedder(home.embedder_int8 if home.embedder_int8.is_dir() else None)
+    name = f"queries-{embedder.fingerprint[:16]}.sqlite"
+    cached = CachingEmbedder(embedder, SqliteVectorCache(home.cache / name, embedder.dimension))
+    index = build_index(hub, cached, home.cache)
+    prose = load_section_texts(DEFAULT_SECTION_TEXTS)
+    return hub, cached, index, linked_sections(load_links(DEFAULT_LINKS), prose, hub.by_id)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--epochs", type=int, default=1)
@@ -95,14 +107,7 @@ def main() -> None:
 
     torch.manual_seed(args.seed)
     torch.set_num_threads(2)
-    hub = load_hub(DEFAULT_HUB)
-    home = librarian_home()
-    embedder = load_embedder(home.embedder_int8 if home.embedder_int8.is_dir() else None)
-    name = f"queries-{embedder.fingerprint[:16]}.sqlite"
-    cached = CachingEmbedder(embedder, SqliteVectorCache(home.cache / name, embedder.dimension))
-    index = build_index(hub, cached, home.cache)
-    prose = load_section_texts(DEFAULT_SECTION_TEXTS)
-    sections = linked_sections(load_links(DEFAULT_LINKS), prose, hub.by_id)
+    hub, cached, index, sections = dev_split()
     kept = [s for s in sections if s.framework_id not in DEV_FRAMEWORKS]
     vectors = cached.encode([s.text for s in kept])
     exemplars = [Exemplar(s.framework_id, s.section_id, s.style, s.text, s.cre_ids) for s in kept]
