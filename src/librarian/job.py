@@ -23,7 +23,7 @@ from sqlalchemy.orm import Session
 
 from librarian.errors import UsageError
 from librarian.pipeline.accounting import add_timings, close_out
-from librarian.pipeline.batches import Admitted
+from librarian.pipeline.api import Admitted
 from librarian.pipeline.dedup import ChunkRegistry
 from librarian.pipeline.pipeline import Pipeline
 from librarian.pipeline.run import (

@@ -96,3 +96,11 @@ def test_hub_search_ranks_an_exact_id_first_and_spells_out_abbreviations() -> No
     assert words_only.search("token rotation") == []  # every word must be there
     assert [h.cre_id for h in words_only.search("session token")] == ["200-001"]
     assert search.search("   ") == []
+
+
+def test_a_cre_is_a_leaf_when_no_node_of_the_hub_names_it_its_parent(tmp_path: Path) -> None:
+    """Read from the hub's own parents, not a node's `is_leaf` (every node here says
+    False): the one map C.5 and training share."""
+    nodes = [node("100-000", None), node("100-001", "100-000"), node("100-002", "100-001")]
+    hub = load_hub(write(tmp_path, nodes))
+    assert hub.is_leaf == {"100-000": False, "100-001": False, "100-002": True}

@@ -7,7 +7,7 @@ import random
 import pytest
 
 from librarian.pipeline.source_level import SlotRow, SourceLevelSlot
-from librarian.policy import DecisionPolicy, certifies, choose_cut, review_plan
+from librarian.policy import DecisionPolicy, alone, certifies, choose_cut, review_plan
 from librarian.retrieval.flat import ScoredHub
 from tests.stubs import joint_slot, small_hub
 
@@ -19,6 +19,11 @@ def test_with_nothing_reviewed_a_source_links_nothing() -> None:
     of an unseen standard is no evidence (held out, it said 0.8% and was 8.5% wrong)."""
     cut = choose_cut([0.99, 0.97, 0.7, 0.5], [], [], POLICY)
     assert (cut.cut, cut.basis, cut.auto_links, cut.reviewed) == (1.0, "none", 0, 0)
+    # Its stored cut names the guarantee the run states, also when it links nothing (a
+    # run under `links` stored "bound" beside its plan's words about the source's links).
+    links = DecisionPolicy(risk="links")
+    assert choose_cut([0.99], [], [], links).guarantee == "links"
+    assert alone(0.99, links).guarantee == "links" == alone(0.5, links).guarantee
 
 
 def test_the_exact_test_is_about_the_open_items_of_a_finite_source() -> None:

@@ -192,6 +192,30 @@ def test_the_queue_jsonl_is_a_registered_shape_and_a_files_shape_is_found_once(
         file_source(tmp_path / "notes.odt")
 
 
+def test_what_a_file_is_by_its_first_bytes_is_declared_by_its_shape(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 57: a shape declares its files' first bytes, so a new shape is one module and
+    its registration: a file named for another shape is refused by what it is, and the
+    shapes that share a format (Word and Excel: a zip) are named together."""
+    from librarian.pipeline import shapes
+    from librarian.pipeline.shapes.rows import Magic
+    from librarian.pipeline.sources import mislabelled
+
+    zipped = _write(tmp_path / "register.csv", b"PK\x03\x04rest")
+    said = mislabelled(zipped) or ""
+    assert "is a zip package" in said and "name it .xlsx or .docx" in said  # registry order
+    assert mislabelled(_write(tmp_path / "register.xlsx", b"PK\x03\x04rest")) is None
+    odd = Magic(b"ODDF", "an odd file")
+    odd_shape = replace(
+        PLAIN_SHAPES[0], name="an odd file (.odd)", suffixes=(".odd",), magic=(odd,)
+    )
+    monkeypatch.setattr(shapes, "PLAIN_SHAPES", (*shapes.PLAIN_SHAPES, odd_shape))
+    odd_said = mislabelled(_write(tmp_path / "odd.jsonl", b"\xef\xbb\xbf ODDF1"))
+    assert odd_said is not None and "is an odd file" in odd_said and "name it .odd" in odd_said
+    assert mislabelled(_write(tmp_path / "fine.odd", b"ODDF1")) is None
+
+
 def test_a_pdf_whose_outline_lists_chapters_alone(tmp_path: Path) -> None:
     """As real manuals are (two Debian package manuals were read this way): the outline
     lists the chapters, the sections are numbered headings in the text, a table of

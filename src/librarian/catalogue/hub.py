@@ -10,6 +10,7 @@ import hashlib
 import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
@@ -51,6 +52,13 @@ class Hub:
         if self.collection_of:
             digest.update(json.dumps(dict(sorted(self.collection_of.items()))).encode("utf-8"))
         return digest.hexdigest()
+
+    @cached_property
+    def is_leaf(self) -> Mapping[str, bool]:
+        """Whether each CRE has no child in this hub (a team's catalogue may give a node
+        children the node itself does not know of, so its own `is_leaf` is not read)."""
+        parents = {n.parent_id for n in self.nodes if n.parent_id is not None}
+        return {n.cre_id: n.cre_id not in parents for n in self.nodes}
 
     def name_texts(self) -> list[str]:
         return [n.name for n in self.nodes]

@@ -128,6 +128,11 @@ class Pipeline:
                 return stage
         raise LookupError(f"no {kind.__name__} in this pipeline")
 
+    @property
+    def top_n(self) -> int:
+        """The suggestions a row keeps (C.4's)."""
+        return self.stage(ScoreStage).top_n
+
     def with_top_n(self, top_n: int) -> Pipeline:
         """The same stages, `top_n` suggestions a row (a suggest request's own)."""
         score = self.stage(ScoreStage)

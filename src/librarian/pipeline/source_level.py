@@ -217,8 +217,7 @@ class SourceLevelSlot:
         what gives a first suggestion its confidence (None: the joint calibrator)."""
         self.model, self.policy, self.verifier = model, policy, verifier
         self.cuts: Mapping[str, Certified] = {}  # sources whose cut is given, not chosen
-        parents = {n.parent_id for n in hub.nodes if n.parent_id is not None}
-        self.is_leaf = {n.cre_id: n.cre_id not in parents for n in hub.nodes}
+        self.is_leaf = hub.is_leaf
 
     def overlaps(self, text: str, hits: Sequence[ScoredHub]) -> list[float] | None:
         """What the verifier reads of a row's text: the share of each hit's CRE name it

@@ -20,7 +20,7 @@ from librarian.pipeline import shapes
 from librarian.pipeline.aligned import Item
 from librarian.pipeline.batches import Admitted
 from librarian.pipeline.plain import PlainRows, artifact_of, default_name, plain_rows, shaped
-from librarian.pipeline.shapes.rows import PlainRow, PlainShape, Split, Unreadable
+from librarian.pipeline.shapes.rows import Magic, PlainRow, PlainShape, Split, Unreadable
 from librarian.schemas.records import Claimed, RawBatch
 
 _BOM = b"\xef\xbb\xbf"
@@ -36,22 +36,6 @@ def known_shape(path: Path) -> bool:
     """A file the librarian can read: guessing JSONL for any other name rejected every
     line of a text or Word file, and the run still exited 0."""
     return path.suffix.lower() in shapes.suffixes()
-
-
-# What a file is, by its first bytes, whatever its name says.
-MAGIC = (
-    (b"%PDF-", "a PDF document", (".pdf",)),
-    (
-        b"PK\x03\x04",
-        "a zip package (a Word document or an Excel workbook, if it is one)",
-        (".docx", ".docm", ".xlsx"),
-    ),
-    (
-        b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1",
-        "an old binary Office file or a protected one",
-        (".docx", ".xlsx"),
-    ),
-)
 
 
 # What may come before a file's magic bytes and still leave it that file: whitespace and
@@ -71,14 +55,24 @@ def mislabelled(path: Path) -> str | None:
         return None  # the readable-input check says why
     while (skipped := head.removeprefix(_BOM).lstrip(_SKIPPED)) != head:
         head = skipped
-    for magic, what, suffixes in MAGIC:
-        if head.startswith(magic) and path.suffix.lower() not in suffixes:
+    for magic, kinds in shapes_by_magic().items():
+        if head.startswith(magic.head) and not any(k.takes(path) for k in kinds):
             named = path.suffix or "plain"
             return (
-                f"{path} is {what} (its first bytes say so), not a {named} file: name it "
-                f"{' or '.join(s for s in suffixes if s != '.docm')} to read it as one"
+                f"{path} is {magic.what} (its first bytes say so), not a {named} file: name "
+                f"it {' or '.join(k.suffixes[0] for k in kinds)} to read it as one"
             )
     return None
+
+
+def shapes_by_magic() -> dict[Magic, list[PlainShape]]:
+    """Each first-bytes signature a shape declares, and the shapes whose files start
+    with it (a zip: every OOXML shape)."""
+    out: dict[Magic, list[PlainShape]] = {}
+    for shape in shapes.PLAIN_SHAPES:
+        for magic in shape.magic:
+            out.setdefault(magic, []).append(shape)
+    return out
 
 
 class Source(Protocol):

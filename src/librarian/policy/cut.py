@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from librarian.policy.decision import DecisionPolicy
@@ -98,7 +98,7 @@ def choose_cut(
     pairs = sorted(zip(reviewed, reviewed_correct, strict=True), key=lambda x: -x[0])
     ordered = sorted(pending, reverse=True)
     people = sum(reviewed_correct)  # links people made (at least: those of a right first)
-    best = Certified(1.0, 0.0, policy.budget, 0, 0, 0, "none")
+    best = nothing_certified(policy)
     at_r = at_p = wrong = 0
     for cut in sorted({c for c in reviewed}, reverse=True):
         while at_r < len(pairs) and pairs[at_r][0] >= cut:
@@ -112,7 +112,14 @@ def choose_cut(
         if not policy.certifies(at_r + at_p, at_r, wrong, people):
             break  # the first failure ends the sequence
         best = Certified(
-            cut, wrong / at_r, policy.budget, at_r, wrong, at_p, "reviewed", policy.risk
+            cut=cut,
+            estimated_wrong=wrong / at_r,
+            upper_bound=policy.budget,
+            reviewed=at_r,
+            reviewed_wrong=wrong,
+            auto_links=at_p,
+            basis="reviewed",
+            guarantee=policy.risk,
         )
     return best
 
@@ -122,5 +129,22 @@ def alone(threshold: float, policy: DecisionPolicy) -> Certified:
     which its own reviewed items cannot test: the trained models' global cut, where the
     calibrated confidence itself keeps the budget (1 - cut <= budget), else none."""
     if 1.0 - threshold > policy.budget:
-        return Certified(1.0, 0.0, policy.budget, 0, 0, 0, "none")
-    return Certified(threshold, 1.0 - threshold, policy.budget, 0, 0, 0, "global")
+        return nothing_certified(policy)
+    return replace(
+        nothing_certified(policy), cut=threshold, estimated_wrong=1.0 - threshold, basis="global"
+    )
+
+
+def nothing_certified(policy: DecisionPolicy) -> Certified:
+    """No cut: the source links nothing automatically, under the policy's guarantee (which
+    its words and its stored cut name even so)."""
+    return Certified(
+        cut=1.0,
+        estimated_wrong=0.0,
+        upper_bound=policy.budget,
+        reviewed=0,
+        reviewed_wrong=0,
+        auto_links=0,
+        basis="none",
+        guarantee=policy.risk,
+    )

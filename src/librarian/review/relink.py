@@ -21,7 +21,6 @@ from sqlalchemy import Engine, func, select
 from sqlalchemy.orm import Session
 
 from librarian.job import HandOff, LinkJob, here, run_job
-from librarian.pipeline.emit import ScoreStage
 from librarian.pipeline.pipeline import Pipeline
 from librarian.pipeline.run import Collected
 from librarian.policy import DecisionPolicy
@@ -92,7 +91,7 @@ def relink(
         return done
     collected = Collected()
     # The summary's shape: the suggestions the pipeline it was handed keeps.
-    shape = LinkerSettings(top_k=pipeline.retrieve.top_k, top_n=pipeline.stage(ScoreStage).top_n)
+    shape = LinkerSettings(top_k=pipeline.retrieve.top_k, top_n=pipeline.top_n)
     with tempfile.TemporaryDirectory(prefix="librarian-relink-") as scratch:
         job = LinkJob(
             None, out_dir or Path(scratch), shape, run_id, str(engine.url), commit=commit,

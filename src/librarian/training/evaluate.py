@@ -7,7 +7,7 @@ from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from librarian.pipeline.batches import Priors
+from librarian.pipeline.api import Priors
 from librarian.pipeline.pipeline import Pipeline
 from librarian.policy import DecisionPolicy, calibration_sample
 from librarian.schemas.envelopes import Candidate, Envelope, LinkProposal, ReviewItem

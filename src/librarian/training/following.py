@@ -15,8 +15,8 @@ import random
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from librarian.pipeline.api import SlotRow, item_index
 from librarian.pipeline.pipeline import Pipeline
-from librarian.pipeline.source_level import SlotRow, item_index
 from librarian.policy import DecisionPolicy, review_next, review_plan
 from librarian.schemas.evaluation import GoldenRow
 from librarian.schemas.records import Section

@@ -13,8 +13,8 @@ from dataclasses import dataclass
 
 from librarian.artifacts.calibrator import Calibrator, top_features
 from librarian.models.seams import Vectors
+from librarian.pipeline.api import RetrieveStage
 from librarian.pipeline.ingest import section_from_text
-from librarian.pipeline.stages import RetrieveStage
 from librarian.retrieval.evidence import EvidenceIndex
 from librarian.retrieval.flat import ScoredHub
 from librarian.training.calibrate import fit_calibrator

@@ -26,7 +26,7 @@ from librarian.artifacts.source_model import (
     joint_features,
 )
 from librarian.catalogue.hub import Hub
-from librarian.pipeline.source_level import SlotRow, SourceLevelSlot, item_index, merged_claim
+from librarian.pipeline.api import SlotRow, SourceLevelSlot, item_index, merged_claim
 from librarian.policy import DecisionPolicy, fit_adaptation
 from librarian.retrieval.collective import (
     MIN_SHAPE_ITEMS,
@@ -244,7 +244,7 @@ def fit_sources(
     hub: Hub,
     progress: Callable[[str, int, int], None] | None = None,
 ) -> SourceFit:
-    is_leaf = SourceLevelSlot(None, hub, DecisionPolicy()).is_leaf
+    is_leaf = hub.is_leaf
     frameworks = framework_items(scored, is_leaf)
     table = {fw.framework: correct_under(fw, scored, is_leaf) for fw in frameworks}
     rule = fit_rule(frameworks, table)

@@ -12,9 +12,15 @@ import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from librarian.pipeline.shapes.rows import PlainInputError
+from librarian.pipeline.shapes.rows import Magic, PlainInputError
 
 OLE_MAGIC = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"
+# What an OOXML shape's file starts with: a zip, or an OLE container when it is protected
+# (or an old binary file saved under the new name).
+MAGIC = (
+    Magic(b"PK\x03\x04", "a zip package, an Office document if it is one"),
+    Magic(OLE_MAGIC, "an old binary Office file or a protected one"),
+)
 # Inflated size limits of a package's parts (docs/reliability.md).
 MAX_PART_BYTES = 128 * 1024 * 1024
 MAX_PACKAGE_BYTES = 512 * 1024 * 1024

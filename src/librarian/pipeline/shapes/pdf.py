@@ -29,6 +29,7 @@ from librarian.pipeline.shapes.labels import Numbering
 from librarian.pipeline.shapes.pdf_furniture import without_running
 from librarian.pipeline.shapes.pdf_tables import Boxes, Fragment, Rules, Table, TooManyRules, tables
 from librarian.pipeline.shapes.rows import (
+    Magic,
     PlainInputError,
     PlainRow,
     PlainShape,
@@ -592,4 +593,5 @@ def _reached(heading: Heading, line: Line) -> bool:
     return heading.top is None or heading.top >= line.y
 
 
-SHAPE = PlainShape("a PDF (.pdf)", (".pdf",), read, binary=True)
+PDF = Magic(b"%PDF-", "a PDF document")
+SHAPE = PlainShape("a PDF (.pdf)", (".pdf",), read, binary=True, magic=(PDF,))

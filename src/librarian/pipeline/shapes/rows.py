@@ -125,6 +125,15 @@ MAX_ITEMS = 20_000
 
 
 @dataclass(frozen=True)
+class Magic:
+    """What a file is by its first bytes, whatever its name says (`sources.mislabelled`):
+    shapes that share a format (Word and Excel: a zip package) share one."""
+
+    head: bytes
+    what: str  # "a PDF document"
+
+
+@dataclass(frozen=True)
 class PlainShape:
     """A kind of file the librarian reads whole, as sections of one document (`reader`
     yields its rows; `read` refuses a file past MAX_ITEMS, for every shape alike)."""
@@ -134,6 +143,7 @@ class PlainShape:
     reader: Read
     claims: Callable[[Path], bool] | None = None  # beyond the suffix (None: the suffix is enough)
     binary: bool = False  # a package or binary format: never sniffed as text
+    magic: tuple[Magic, ...] = ()  # the first bytes of a file of this shape, if it has any
 
     def takes(self, path: Path) -> bool:
         if path.suffix.lower() not in self.suffixes:

@@ -34,6 +34,7 @@ from urllib.parse import unquote
 
 from librarian.pipeline.shapes.csv_table import TABLE_KEYS, table_row
 from librarian.pipeline.shapes.ooxml import (
+    MAGIC,
     Package,
     checked_package,
     declares_dtd,
@@ -402,4 +403,4 @@ def _bold(run: Any) -> bool:
 
 WORD = Package("Word document", ".docx", "Word: File > Save As > Word Document")
 
-SHAPE = PlainShape("a Word document (.docx)", (".docx", ".docm"), read, binary=True)
+SHAPE = PlainShape("a Word document (.docx)", (".docx", ".docm"), read, binary=True, magic=MAGIC)

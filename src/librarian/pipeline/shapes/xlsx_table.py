@@ -19,7 +19,7 @@ from typing import Any
 
 from librarian.pipeline.shapes import rows
 from librarian.pipeline.shapes.csv_table import TABLE_KEYS, table_row
-from librarian.pipeline.shapes.ooxml import Package, checked_package
+from librarian.pipeline.shapes.ooxml import MAGIC, Package, checked_package
 from librarian.pipeline.shapes.segment import slug_of
 from librarian.pipeline.shapes.table_reading import table_columns
 
@@ -117,4 +117,4 @@ def _text(value: object) -> str:
     return " ".join(str(value).split())
 
 
-SHAPE = rows.PlainShape("an Excel workbook (.xlsx)", (".xlsx",), read, binary=True)
+SHAPE = rows.PlainShape("an Excel workbook (.xlsx)", (".xlsx",), read, binary=True, magic=MAGIC)
