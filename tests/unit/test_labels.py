@@ -8,6 +8,14 @@ from pathlib import Path
 from librarian.pipeline.dedup import ChunkRegistry
 from librarian.pipeline.ingest import parse_item
 from librarian.pipeline.plain import plain_rows
+from librarian.pipeline.shapes.clauses import (
+    Clauses,
+    cited_by,
+    ends_a_lead_in,
+    is_title,
+    parent_of,
+    titles,
+)
 from librarian.pipeline.shapes.labels import Numbering, candidate
 from librarian.pipeline.shapes.rows import PlainRow
 from librarian.pipeline.shapes.segment import Block, Segmenter
@@ -133,3 +141,58 @@ def test_two_texts_under_one_id_are_both_quoted() -> None:
     assert isinstance(refused, Rejection)
     assert "\u201cBackups are encrypted.\u201d" in refused.message
     assert "\u201cBackups are kept for 30 days.\u201d" in refused.message
+
+
+def _place(clauses: Clauses, text: str, led: bool = False) -> str:
+    label = candidate(text)
+    assert label is not None and label.lone and clauses.fits(label, led)
+    placed = clauses.enter(label, led)
+    assert placed is not None
+    return placed[1]
+
+
+def test_sub_clauses_nest_as_a_code_numbers_them() -> None:
+    """A city's code: "(d)" > "(2)" > "(i)", cited "4(d)(2)(i)"; a label that goes on from
+    an open level returns to it; a lone "(i)" after "(h)" is the letter, unless the clause
+    before it leads in, when it opens the Roman numerals below."""
+    clauses = Clauses()
+    clauses.under("4")
+    assert _place(clauses, "(a) Access is granted to authorized users.") == "4(a)"
+    assert _place(clauses, "(d) Each department head shall\u2014") == "4(d)"  # (b), (c) repealed
+    assert _place(clauses, "(1) designate a coordinator;", led=True) == "4(d)(1)"
+    assert _place(clauses, "(2) notify the IT Department\u2014") == "4(d)(2)"
+    assert _place(clauses, "(i) not later than the last day;", led=True) == "4(d)(2)(i)"
+    assert _place(clauses, "(ii) within five days.") == "4(d)(2)(ii)"
+    assert _place(clauses, "(3) review access rights.") == "4(d)(3)"
+    assert _place(clauses, "(e) Unused accounts are disabled.") == "4(e)"
+    assert _place(clauses, "(h) Privileged accounts shall\u2014") == "4(h)"
+    assert _place(clauses, "(i) The IT Department keeps a record.") == "4(i)"
+    clauses.under("5")
+    assert clauses.levels == [] and clauses.cite(0) == "5"
+
+
+def test_a_heading_cites_its_article_or_its_control() -> None:
+    assert cited_by("Art. 4 Access management") == "Art. 4"
+    assert cited_by("Sec. 4. Access control.") == "Sec. 4"
+    assert cited_by("A.5.1.1 Policies for information security") == "A.5.1.1"
+    assert cited_by("3. Passwords and Authentication") is None  # a chapter's number
+    assert cited_by("Access control") is None
+
+
+def test_an_ordinal_label_keeps_its_degree_sign_and_a_title_over_sub_clauses_is_none() -> None:
+    label = candidate("7.1\u00b0 Access to hotel systems is granted on request.")
+    assert label is not None and label.label == "7.1\u00b0" and not label.lone
+    assert titles("A.12.3.1", "Information backup", "A.12.3.1.1")
+    assert not titles("A.12.3.1", "Backups are taken daily.", "A.12.3.1.1")
+    assert not titles("A.12.3", "Information backup", "A.12.4")  # no sub-clause of it
+    assert ends_a_lead_in("Passwords shall\u2014") and ends_a_lead_in("as follows:")
+    assert is_title("Incident Reporting.") and not is_title("Backups are encrypted.")
+    assert [parent_of(x) for x in ("4.a", "6.a.(1)", "11")] == ["4", "6.a", "11"]
+
+
+def test_a_lone_label_that_fits_no_open_level_is_a_clause_of_its_own() -> None:
+    """A directive's "11." after "10.b.(2)": no sub-clause of the clause before."""
+    clauses = Clauses()
+    clauses.under("10.b")
+    label = candidate("11. Foreign Travel. Personnel report travel.")
+    assert label is not None and label.lone and clauses.enter(label) is None

@@ -20,11 +20,12 @@ from dataclasses import dataclass
 from itertools import pairwise
 
 # A candidate label: the paragraph's first token (at most LABEL_CHARS), bracketed or
-# not, ending in ".", ":" or ")" or not; what follows it is the clause's text.
+# not, an ordinal's degree sign kept ("7.1\u00b0"), ending in ".", ":" or ")" or not; what
+# follows it is the clause's text.
 LABEL_CHARS = 16
 _TOKEN = re.compile(
-    r"^\s*(?P<label>[\[(]?[A-Za-z0-9]{1,6}(?:(?:[.\-_/]|\)?\(|\)\.?)[A-Za-z0-9]{1,6}){0,4}"
-    r"[\])]?)(?P<end>[.:)]?)(?P<gap>\t|\s+)(?P<text>\S.*)$",
+    r"^\s*(?P<label>[\[(]?[A-Za-z0-9]{1,6}(?:(?:[.)]?\(|[.\-_/]|\)\.?)[A-Za-z0-9]{1,6}){0,4}"
+    r"[\])]?[\u00b0\u00ba]?)(?P<end>[.:)]?)(?P<gap>\t|\s+)(?P<text>\S.*)$",
     re.S,
 )
 _PART = re.compile(r"[A-Za-z]+|\d+")
@@ -64,7 +65,12 @@ def candidate(text: str) -> Candidate | None:
     if not bare or bare.count("(") != bare.count(")"):
         return None
     parts = _PART.findall(bare)
-    set_off = found.group("end") or found.group("gap") == "\t" or label != bare
+    set_off = (
+        found.group("end")
+        or found.group("gap") == "\t"
+        or label != bare
+        or bare[-1] in "\u00b0\u00ba"
+    )
     if len(parts) == 1 and not set_off:
         return None  # "A user must ...": a lone letter or number is set off by ".", ")" or a tab
     readings = _readings(parts, re.split(r"[A-Za-z]+|\d+", bare))
@@ -73,8 +79,9 @@ def candidate(text: str) -> Candidate | None:
     schemes = tuple(s for s, _ in readings)
     values = tuple(v for _, v in readings)
     read = Candidate(bare, found.group("text").strip(), schemes, values)
-    if not read.lone and read.text[:1].islower():
+    if not read.lone and read.text[:1].islower() and not bare.endswith(")"):
         return None  # "X.c within 24 hours": a clause cited in a wrapped line, no label
+    # (a bracketed last counter, "6.a.(1) approve ...", is a sub-clause's label)
     return read
 
 

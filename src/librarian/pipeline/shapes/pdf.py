@@ -25,7 +25,9 @@ from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
+from librarian.pipeline.shapes.clauses import HEADING_LABEL
 from librarian.pipeline.shapes.labels import Numbering
+from librarian.pipeline.shapes.notes import is_note
 from librarian.pipeline.shapes.pdf_furniture import without_running
 from librarian.pipeline.shapes.pdf_tables import Boxes, Fragment, Rules, Table, TooManyRules, tables
 from librarian.pipeline.shapes.rows import (
@@ -44,7 +46,6 @@ from librarian.pipeline.shapes.segment import (
     Block,
     Segmenter,
     imperative,
-    is_note,
     starts_item,
     states_requirement,
 )
@@ -487,12 +488,13 @@ class _Sections:
         return first and self.title_size > 0 and round(line.size, 1) == self.title_size
 
     def _set_as_heading(self, line: Line) -> bool:
-        """Set apart, short, no sentence: a heading's or the title's line (an id and all)."""
+        """Set apart, short, no sentence: a heading's or the title's line (an id and all;
+        a code's "Sec. 4. Access control." ends in a full stop)."""
         text = line.text.strip()
         return (
             self._set_apart(line)
             and len(text) <= MAX_HEADING_CHARS
-            and not text.endswith((".", ";", ":", ","))
+            and (not text.endswith((".", ";", ":", ",")) or bool(HEADING_LABEL.match(text)))
         )
 
     def _heading_like(self, line: Line) -> bool:

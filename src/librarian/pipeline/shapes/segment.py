@@ -25,7 +25,18 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from typing import Literal
 
+from librarian.pipeline.shapes.clauses import (
+    TITLE,
+    Clauses,
+    cited_by,
+    ends_a_lead_in,
+    extends,
+    is_title,
+    parent_of,
+    titles,
+)
 from librarian.pipeline.shapes.labels import Candidate, Numbering, candidate
+from librarian.pipeline.shapes.notes import NOTE_HEADING, is_note
 from librarian.pipeline.shapes.rows import (
     MAX_ITEMS,
     PREAMBLE_ID,
@@ -62,35 +73,6 @@ _STATES_REQUIREMENT = re.compile(
     r"(?:is|are) (?:required|prohibited|forbidden|not permitted|not allowed|mandatory|"
     r"expected to|(?:not )?to be))\b",
     re.IGNORECASE,
-)
-# A paragraph that explains rather than requires, whatever it says.
-NOTE_PREFIX = re.compile(
-    r"^\s*(?:(?:explanatory |informative |editor'?s? )?notes?|background|rationale|why|"
-    r"explanation|examples?|(?:implementation |additional |supplementary )?guidance|"
-    r"comments?|commentary|remarks?|discussion|informative|context|scope|purpose|"
-    r"definitions?|see also|references?|related (?:policies|documents|standards)|"
-    r"responsibilit(?:y|ies)|exceptions?|tip|hint|illustration)\s*(?:\d+\s*)?"
-    r"(?:[:.\u2013\u2014-]\s|:$)",
-    re.IGNORECASE,
-)
-# A heading whose text explains the document rather than requires anything of it.
-NOTE_HEADING = re.compile(
-    r"^(?:(?:part|section|chapter|article|art\.|clause|§)\s*[\dIVXivx]+[.:]?\s*[-\u2013\u2014:]?\s*)?"
-    r"(?:(?:scope|purpose|subject matter)(?: and (?:scope|purpose|objectives?|applicability|"
-    r"application|authority))?|entry into force|final provisions|commencement|"
-    r"acknowledge?ments?|declaration|sign-?off|signatures?|approvals?|"
-    r"background|introduction|overview|definitions|terms and definitions|glossary|"
-    r"abbreviations|references|normative references|document (?:control|history|"
-    r"information)|revision history|version history|change log|changelog|about this "
-    r"(?:policy|document|standard)|audience|contacts?)$",
-    re.IGNORECASE,
-)
-
-
-# A heading that names its article or section ("Art. 4 Access management", "Section 3 -
-# Identification"): its numbered paragraphs are cited under it ("Art. 4(1)").
-HEADING_LABEL = re.compile(
-    r"^(?P<label>(?:art\.|article|section|sec\.|clause|§)\s?\d+[a-z]?)\b", re.IGNORECASE
 )
 
 
@@ -158,10 +140,6 @@ def imperative(text: str) -> bool:
     return bool(_ORDER.match(text.strip()))
 
 
-def is_note(text: str) -> bool:
-    return bool(NOTE_PREFIX.match(text))
-
-
 @dataclass
 class _Item:
     where: str
@@ -172,7 +150,7 @@ class _Item:
     @property
     def open_list(self) -> bool:
         """It introduces a list ("… the following:"): its items continue it."""
-        return self.parts[-1].rstrip().endswith(":")
+        return ends_a_lead_in(self.parts[-1])
 
 
 @dataclass
@@ -206,10 +184,9 @@ class Segmenter:
     # end, what is fed held until then.
     numbering: Numbering | None = None
     held: list[Block | PlainRow] = field(default_factory=list)
-    parent: str | None = None  # the last labelled clause: what its sub-clauses are cited under
+    clauses: Clauses = field(default_factory=Clauses)  # what a sub-clause is cited under
     lead: str | None = None  # a lead-in ("The agency shall:") read with each item it leads
     cited: str | None = None  # the current heading's own citation ("Art. 5"), if it has one
-    sub: int = 0  # the last sub-clause's number under `parent` ("(b)": 2)
     note_lead: bool = False  # the last paragraph was a note leading in ("Guidance:")
 
     def feed(self, block: Block) -> Iterator[PlainRow]:
@@ -263,15 +240,27 @@ class Segmenter:
         self.split.blocks += 1
         self.split.requirement_sentences += _requirement_sentences(block.text)
         label = self._label(block)
-        if label is not None and self._note_section:  # "1.1 This Part sets out ..."
+        led_by_note = self.note_lead and not label.lone if label is not None else False
+        if label is not None and (self._noted(label) or led_by_note):  # "1.1 This Part ..."
             yield from self._close_item()
             yield self._note(block.where, block.text)
+            if ends_a_lead_in(label.text):  # "4. Definitions. ... apply:", then "4.a"
+                self.clauses.notes.add(label.label)
+            elif led_by_note:  # "Definitions ... apply:", then "4.a", "4.b": all "4"'s
+                self.clauses.notes.add(parent_of(label.label))
+            self.note_lead = False
             return
         if label is not None:
             yield from self._labelled(block.where, label)
             return
         typed = self.typed_markers and block.kind == "paragraph"
         yield from self._text(marked(block) if typed else block)
+
+    def _noted(self, label: Candidate) -> bool:
+        """A labelled clause that is a note: under a heading that explains the document, in
+        a note's words, or under a labelled note that leads into it."""
+        under = any(extends(label.label, note) for note in self.clauses.notes)
+        return self._note_section or is_note(label.text) or under
 
     def _label(self, block: Block) -> Candidate | None:
         """The document's own label the paragraph opens with: a clause's ("IV.a"), or a
@@ -285,33 +274,41 @@ class Segmenter:
         found = self.numbering.label(text) if typed and self.numbering is not None else None
         if found is None:
             lone = candidate(text)  # a short list of sub-clauses counts too: (a), (b)
-            found = lone if lone is not None and lone.lone and self._next_sub(lone) else None
-        if found is None or (found.lone and self.parent is None):
+            led = self._leads
+            found = (
+                lone if lone is not None and lone.lone and self.clauses.fits(lone, led) else None
+            )
+        if found is None or (found.lone and self.clauses.parent is None):
             return None
         return found
-
-    def _next_sub(self, label: Candidate) -> bool:
-        """Whether a lone label goes on from the sub-clause before it, under a clause
-        ("(a)" first, then "(b)"), though too few to be learnt as a numbering."""
-        return self.parent is not None and any(v[0] == self.sub + 1 for v in label.values)
 
     def _labelled(self, where: str, label: Candidate) -> Iterator[PlainRow]:
         """A clause the document labels: its own item, whatever its wording, named by its
         label (a sub-clause under its clause's, "3.2(a)"). A clause that only leads into
-        its sub-clauses ("3.2 The agency shall:") is read with each, no item of its own."""
+        its sub-clauses ("3.2 The agency shall:") is read with each, no item of its own, and
+        one that only titles them ("A.12.3.1 Information backup" over "A.12.3.1.1") is a
+        note."""
         pending = self.pending
-        if not label.lone:
-            self.lead = None
+        if pending is not None and titles(pending.id, " ".join(pending.parts), label.label):
+            self.pending = None
+            yield self._note(pending.where, " ".join(pending.parts), TITLE)
+        placed = self.clauses.enter(label, self._leads) if label.lone else None
+        if placed is None:
+            self.lead, pending = None, self.pending
+            if pending is not None and pending.open_list and extends(label.label, pending.id):
+                self.clauses.outer[pending.id], self.pending = " ".join(pending.parts), None
+            lead = self.clauses.outer_lead(label.label)
             self._say(label.label)
-            yield from self._open(where, label.label, label.text, "label")
-            self.parent, self.sub = label.label, 0
+            text = f"{lead} {label.text}" if lead else label.text
+            yield from self._open(where, label.label, text, "label")
+            self.clauses.under(label.label)
             return
-        if pending is not None and pending.id == self.parent and pending.open_list:
-            self.lead, self.pending = " ".join(pending.parts), None
-        text = f"{self.lead} {label.text}" if self.lead else label.text
-        self.sub = min(v[0] for v in label.values)
-        self._say(f"{self.parent}({label.label})")
-        yield from self._open(where, f"{self.parent}({label.label})", text, "label")
+        above, cite = placed
+        if pending is not None and pending.id == above and pending.open_list:
+            self.clauses.leads[above], self.pending = " ".join(pending.parts), None
+        lead = self.clauses.leads.get(above, self.lead if above == self.clauses.parent else None)
+        self._say(cite)
+        yield from self._open(where, cite, f"{lead} {label.text}" if lead else label.text, "label")
 
     def _say(self, label: str) -> None:
         """The first labels read, for the "read:" line ("IV.a, IV.b, IV.c, …")."""
@@ -358,17 +355,18 @@ class Segmenter:
         if not listed:
             self.lead = None
         # The paragraph a note's lead-in introduces is that note's ("Guidance:" then it).
-        led_by_note, self.note_lead = self.note_lead and not listed, False
+        # ... and so is the list it introduces ("REFERENCES:" then "(a) DFARS ...").
+        led_by_note, self.note_lead = self.note_lead, False
         if not found and (is_note(text) or self._note_section or led_by_note):
             yield from self._close_item()
             yield self._note(block.where, text)
-            self.note_lead = is_note(text) and _leads_in(text, block.kind)
+            self.note_lead = (is_note(text) and ends_a_lead_in(text)) or (led_by_note and listed)
         elif found:
             yield from self._open(block.where, found[0], found[1], "id")
-            self.parent, self.sub = found[0], 0
+            self.clauses.under(found[0])
         elif listed and (self.lead is not None or self._leads):
             yield from self._led(block)
-        elif self.pending is not None and self.pending.open_list:
+        elif self.pending is not None and (self.pending.open_list or self._titled(block)):
             self.pending.parts.append(text)
         elif block.kind == "numbered" or self._worded(text) or _a_sentence(text, listed):
             kind = "wording" if block.kind == "paragraph" else "list"
@@ -385,6 +383,19 @@ class Segmenter:
         or, in a sentence (a capital to a full stop: no code, no fragment), what the
         wording classifier reads as one (a plain order, a control stated as fact)."""
         return states_requirement(text) or (_prose(text) and reads_as_requirement(text))
+
+    def _titled(self, block: Block) -> bool:
+        """The item read last is an id or a label with a title and no text ("SEC-ACC-001 |
+        Access | High", a register's line over its requirement): this paragraph is its
+        text."""
+        item = self.pending
+        return (
+            item is not None
+            and block.kind == "paragraph"
+            and item.kind in ("id", "label")
+            and len(item.parts) == 1
+            and is_title(item.parts[0])
+        )
 
     @property
     def _leads(self) -> bool:
@@ -497,9 +508,8 @@ class Segmenter:
         self.slug = self.slugs.of(list(self.path))
         self.numbered = self.items_here = self.noted = 0
         self.lead = None
-        cited = HEADING_LABEL.match(title)  # "Art. 4 Access": its paragraphs are "Art. 4(1)"
-        self.parent = self.cited = cited.group("label") if cited else None
-        self.sub = 0
+        self.cited = cited_by(title)  # "Art. 4 Access": its paragraphs are "Art. 4(1)"
+        self.clauses.under(self.cited, section=True)
 
     @property
     def _note_section(self) -> bool:
@@ -556,7 +566,7 @@ def _a_sentence(text: str, listed: bool) -> bool:
 
 def _leads_in(text: str, kind: BlockKind) -> bool:
     """A paragraph that introduces the list after it ("Company laptops:")."""
-    return kind == "paragraph" and text.rstrip().endswith(":")
+    return kind == "paragraph" and ends_a_lead_in(text)
 
 
 # The most blocks a document is held for while its numbering is learnt (each becomes at

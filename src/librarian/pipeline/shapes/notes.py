@@ -1,0 +1,44 @@
+"""Paragraphs and headings that explain a document rather than require anything of it,
+whatever they say: a note, guidance, a recital, a savings clause, a history note; a
+document's purpose, scope, definitions or sign-off. Read by the segmenter and by a PDF's
+line reader alike."""
+
+from __future__ import annotations
+
+import re
+
+# A paragraph that explains rather than requires, whatever it says (a recital, "Whereas
+# ...", gives a charter's or a regulation's reasons; a savings clause, "Nothing in this
+# section limits ...", what a code leaves untouched; a history note in brackets, "(Res.
+# No. 2019-14, § 4)", where a clause came from; a handbook's "Did you know? ..." box).
+NOTE_PREFIX = re.compile(
+    r"^\s*(?:whereas\s|nothing in this\s|did you know\?\s|\((?!\w{1,4}\))[^()]*\)\s*$|"
+    r"(?:(?:explanatory |informative |editor'?s? )?notes?|background|rationale|why|"
+    r"explanation|cross[- ]references?|examples?|cancellation|applicability|consequences|"
+    r"effective date|forms|distribution|enclosures?|verification|"
+    r"(?:implementation |additional |supplementary )?guidance|"
+    r"comments?|commentary|remarks?|discussion|informative|context|scope|purpose|"
+    r"definitions?|see also|references?|related (?:policies|documents|standards)|"
+    r"responsibilit(?:y|ies)|exceptions?|tip|hint|illustration|objectives?|not applicable)"
+    r"\s*(?:\d+\s*)?"
+    r"(?:[:.\u2013\u2014-]\s|:$))",
+    re.IGNORECASE,
+)
+# A heading whose text explains the document rather than requires anything of it.
+NOTE_HEADING = re.compile(
+    r"^(?:(?:part|section|sec\.|chapter|article|art\.|clause|§)\s*[\dIVXivx]+[.:]?\s*"
+    r"[-\u2013\u2014:]?\s*)?(?:penalties|sanctions|effective date|"
+    r"(?:scope|purpose|subject matter|applicability)(?: and "
+    r"(?:scope|purpose|objectives?|applicability|application|authority))?|entry into force|"
+    r"final provisions|commencement|acknowledge?ments?|declaration|sign-?off|signatures?|"
+    r"approvals?|background|introduction|overview|definitions|terms and definitions|glossary|"
+    r"abbreviations|references|normative references|document (?:control|history|"
+    r"information)|revision history|version history|change (?:log|history)|changelog|about this "
+    r"(?:policy|document|standard)|audience|contacts?|frequently asked questions|faqs?|"
+    r"questions and answers)\.?$",
+    re.IGNORECASE,
+)
+
+
+def is_note(text: str) -> bool:
+    return bool(NOTE_PREFIX.match(text))
