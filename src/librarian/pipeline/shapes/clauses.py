@@ -118,9 +118,17 @@ class Clauses:
             self.outer, self.notes = {}, set()
 
     def outer_lead(self, label: str) -> str | None:
-        """The lead-in of the nearest clause whose label `label` extends, if any."""
-        keys = [k for k in self.outer if extends(label, k)]
-        return self.outer[max(keys, key=len)] if keys else None
+        """The lead-in of the nearest clause whose label `label` extends, if any. The
+        clauses it does not extend are closed and forgotten (what is kept is the chain
+        above one clause, a few labels however long the document)."""
+        self.outer = {k: v for k, v in self.outer.items() if extends(label, k)}
+        return self.outer[max(self.outer, key=len)] if self.outer else None
+
+    def in_a_note(self, label: str) -> bool:
+        """Whether `label` is under a labelled note that leads in ("4.a" under "4.
+        Definitions ... apply:"); the notes it is not under are closed and forgotten."""
+        self.notes = {note for note in self.notes if extends(label, note)}
+        return bool(self.notes)
 
     def fits(self, label: Candidate, led: bool = False) -> bool:
         """Whether a lone label goes on from an open level or starts one below them

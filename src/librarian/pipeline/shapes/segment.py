@@ -259,7 +259,7 @@ class Segmenter:
     def _noted(self, label: Candidate) -> bool:
         """A labelled clause that is a note: under a heading that explains the document, in
         a note's words, or under a labelled note that leads into it."""
-        under = any(extends(label.label, note) for note in self.clauses.notes)
+        under = self.clauses.in_a_note(label.label)
         return self._note_section or is_note(label.text) or under
 
     def _label(self, block: Block) -> Candidate | None:
