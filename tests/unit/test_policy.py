@@ -7,7 +7,15 @@ import random
 import pytest
 
 from librarian.pipeline.source_level import SlotRow, SourceLevelSlot
-from librarian.policy import DecisionPolicy, alone, certifies, choose_cut, review_plan
+from librarian.policy import (
+    GUARANTEES,
+    RISKS,
+    DecisionPolicy,
+    alone,
+    certifies,
+    choose_cut,
+    review_plan,
+)
 from librarian.retrieval.flat import ScoredHub
 from tests.stubs import joint_slot, small_hub
 
@@ -250,3 +258,18 @@ def test_a_stored_policy_keeps_the_teams_choices_and_reads_the_rest_from_the_mod
     for bad in ({"budget": "a tenth"}, {"global_cut": 2.0}, {"fixed_cut": -0.1}, {"margin": -1}):
         with pytest.raises(ValueError, match="not a decision policy"):
             DecisionPolicy.from_json(bad)
+
+
+def test_every_guarantee_the_settings_offer_is_one_object_the_policy_dispatches_on() -> None:
+    """Issue 57: a guarantee is one `Guarantee` (its words, the links its test counts, the
+    share it bounds as measured); the settings offer exactly these."""
+    assert set(RISKS) == set(GUARANTEES)
+    for name, guarantee in GUARANTEES.items():
+        policy = DecisionPolicy(risk=name)
+        assert policy.guarantee().startswith(guarantee.bounds)
+        counted = guarantee.links(50)
+        expected = certifies(300, 100, 0, policy.budget, policy.confidence, counted)
+        assert policy.certifies(300, 100, 0, 50) is expected
+    assert GUARANTEES["links"].realised(10, 1, 90) == 0.01
+    assert GUARANTEES["bound"].realised(10, 1, 90) == 0.1
+    assert GUARANTEES["bound"].realised(0, 0, 5) is None

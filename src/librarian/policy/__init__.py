@@ -38,11 +38,13 @@ from librarian.policy.evidence import (
     text_digest,
 )
 from librarian.policy.exact import certifies
+from librarian.policy.guarantees import GUARANTEES, Guarantee
 from librarian.policy.plan import ReviewPlan, outlook, review_next, review_plan
 from librarian.policy.sample import CALIBRATION_SAMPLE, SAMPLE_REACH, calibration_sample
 
 __all__ = [
     "CALIBRATION_SAMPLE",
+    "GUARANTEES",
     "RISKS",
     "SAMPLE_REACH",
     "Adaptation",
@@ -50,6 +52,7 @@ __all__ = [
     "CutEvidence",
     "DecisionPolicy",
     "Evidence",
+    "Guarantee",
     "ReviewPlan",
     "alone",
     "calibration_sample",

@@ -10,14 +10,10 @@ from dataclasses import asdict, dataclass, replace
 from typing import Any
 
 from librarian.policy.exact import certifies
+from librarian.policy.guarantees import GUARANTEES
 from librarian.settings import UNCALIBRATED_THRESHOLD, choices_of, default_of
 
-RISKS = choices_of("risk")  # the modes: listed once, in the settings
-# What each guarantee bounds, in words: the share wrong of ...
-GUARANTEES = {
-    "bound": "share wrong of the auto-links",
-    "links": "share wrong of the source's links (reviewed and automatic)",
-}
+RISKS = choices_of("risk")  # the guarantees' names, as the settings offer them
 # A guarantee earlier versions offered and stored with their runs: the expected share
 # wrong within the budget. Measured leave-one-framework-out (`make risk-check`) it did not
 # hold (8% wrong on average at a 3% budget, docs/quality.md), so a stored policy that asks
@@ -56,7 +52,7 @@ class DecisionPolicy:
 
     def guarantee(self) -> str:
         """The promise, in words, wherever a cut is shown."""
-        what = GUARANTEES[self.risk]
+        what = GUARANTEES[self.risk].bounds
         return f"{what} <= {self.budget:.0%} with probability >= {self.confidence:.0%}"
 
     def certifies(self, above: int, reviewed: int, wrong: int, people: int) -> bool:
@@ -64,7 +60,7 @@ class DecisionPolicy:
         `above` items at or above it, `reviewed` of them reviewed, `wrong` of those wrong;
         `people`: the links the source's people made, which the guarantee over the
         source's links counts beside the auto-links."""
-        links = people if self.risk == "links" else 0
+        links = GUARANTEES[self.risk].links(people)
         return certifies(above, reviewed, wrong, self.budget, self.confidence, links)
 
     def test_confidence(self) -> float:

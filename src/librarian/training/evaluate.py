@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 
 from librarian.pipeline.api import Priors
 from librarian.pipeline.pipeline import Pipeline
-from librarian.policy import DecisionPolicy, calibration_sample
+from librarian.policy import GUARANTEES, DecisionPolicy, calibration_sample
 from librarian.schemas.envelopes import Candidate, Envelope, LinkProposal, ReviewItem
 from librarian.schemas.evaluation import (
     SLICES,
@@ -395,11 +395,8 @@ def _wrong_share(outcomes: Sequence[RowOutcome]) -> float | None:
 
 
 def realised(auto: int, wrong: int, people: int, guarantee: str) -> float | None:
-    """The share a guarantee bounds, measured: wrong of the auto-links ('bound'), or of
-    all the source's links, the `people` made and the auto-links ('links')."""
-    if not auto:
-        return None
-    return wrong / (auto + (people if guarantee == "links" else 0))
+    """The share the guarantee named `guarantee` bounds, measured (`Guarantee.realised`)."""
+    return GUARANTEES[guarantee].realised(auto, wrong, people)
 
 
 def draw_of(
