@@ -152,22 +152,29 @@ def build_pipeline(settings: LinkerSettings, urls: Mapping[str, str] | None = No
     )
 
 
+# The team's choices a run's settings make of its policy: each setting and the
+# DecisionPolicy field it sets. Read by `decision_policy` and by `relink` (which applies
+# those given on its command line to a source's stored policy): one map, so a new choice
+# reaches both.
+POLICY_SETTINGS = {
+    "wrong_budget": "budget",
+    "risk_confidence": "confidence",
+    "risk": "risk",
+    "threshold": "fixed_cut",
+    "unmappable_cut": "unmappable_cut",
+    "tolerated_wrong": "tolerated_wrong",
+}
+
+
 def decision_policy(
     settings: LinkerSettings, global_cut: float, joint: SourceModel | None = None
 ) -> DecisionPolicy:
-    """How the run decides, built once: the team's risk (budget, confidence, guarantee, a
-    cut set by hand, the unmappable cut) and the trained models' cuts (`global_cut`, and
-    the joint model's margin)."""
-    return DecisionPolicy(
-        settings.wrong_budget,
-        settings.risk_confidence,
-        risk=settings.risk,
-        fixed_cut=settings.threshold,
-        unmappable_cut=settings.unmappable_cut,
-        global_cut=global_cut,
-        margin=joint.chosen_margin if joint is not None else 0.0,
-        tolerated_wrong=settings.tolerated_wrong,
-    ).checked()
+    """How the run decides, built once: the team's risk (POLICY_SETTINGS: budget,
+    confidence, guarantee, a cut set by hand, the unmappable cut, the wrong ones a band
+    may hold) and the trained models' cuts (`global_cut`, and the joint model's margin)."""
+    chosen = {field: getattr(settings, option) for option, field in POLICY_SETTINGS.items()}
+    margin = joint.chosen_margin if joint is not None else 0.0
+    return DecisionPolicy(**chosen, global_cut=global_cut, margin=margin).checked()
 
 
 def assemble(

@@ -443,10 +443,16 @@ def test_relink_takes_a_budget_given_on_its_command_line() -> None:
     def command(*, linker: LinkerOptions) -> None:
         seen.append(policy_given(linker))
 
-    for args in (["--wrong-budget", "0.25"], [], ["--threshold", "0.9"]):
+    given = (["--wrong-budget", "0.25"], [], ["--threshold", "0.9"], ["--tolerated-wrong", "1"])
+    for args in given:
         done = CliRunner().invoke(app, args)
         assert done.exit_code == 0, done.output
-    assert seen == [{"budget": 0.25, "fixed_cut": None}, {}, {"fixed_cut": 0.9}]
+    assert seen == [
+        {"budget": 0.25, "fixed_cut": None},
+        {},
+        {"fixed_cut": 0.9},
+        {"tolerated_wrong": 1, "fixed_cut": None},  # every choice the run's settings make
+    ]
 
 
 def test_a_cut_set_by_hand_is_stored_with_the_policy_and_kept_by_relink(engine: Engine) -> None:

@@ -24,16 +24,9 @@ from librarian.cli.options import (
     with_linker_options,
 )
 from librarian.errors import UsageError
+from librarian.factory import POLICY_SETTINGS
 from librarian.pipeline.sinks import check_out_dir
 from librarian.text import visible
-
-# The options that set a risk policy, by the DecisionPolicy field each sets.
-POLICY_OPTIONS = {
-    "wrong_budget": "budget",
-    "risk_confidence": "confidence",
-    "risk": "risk",
-    "threshold": "fixed_cut",
-}
 
 
 def policy_given(linker: LinkerOptions) -> dict[str, Any]:
@@ -42,7 +35,7 @@ def policy_given(linker: LinkerOptions) -> dict[str, Any]:
     chosen under it: a cut the stored policy set by hand is dropped."""
     given = {
         field: linker.values[option]
-        for option, field in POLICY_OPTIONS.items()
+        for option, field in POLICY_SETTINGS.items()
         if option in linker.given and option in linker.values
     }
     if given and "fixed_cut" not in given:
