@@ -17,6 +17,7 @@ from librarian.pipeline.shapes.clauses import (
     titles,
 )
 from librarian.pipeline.shapes.labels import Numbering, candidate
+from librarian.pipeline.shapes.notes import is_note
 from librarian.pipeline.shapes.rows import PlainRow
 from librarian.pipeline.shapes.segment import Block, Segmenter
 from librarian.schemas.records import Rejection, Section, Skip
@@ -196,3 +197,11 @@ def test_a_lone_label_that_fits_no_open_level_is_a_clause_of_its_own() -> None:
     clauses.under("10.b")
     label = candidate("11. Foreign Travel. Personnel report travel.")
     assert label is not None and label.lone and clauses.enter(label) is None
+
+
+def test_a_sanctions_clause_is_a_note_unless_it_obliges() -> None:
+    """The university's "9.1 Breaches of this policy may be dealt with ...": what follows a
+    breach explains; a clause that obliges someone to act on one is a rule."""
+    assert is_note("Breaches of this policy may be dealt with under the disciplinary code.")
+    assert is_note("Failure to comply with this standard may result in dismissal.")
+    assert not is_note("Breaches of this policy must be reported to the DPO within 24 hours.")

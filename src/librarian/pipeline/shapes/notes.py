@@ -40,5 +40,17 @@ NOTE_HEADING = re.compile(
 )
 
 
+# What follows a breach of the document, when the text obliges no one: a sanctions clause
+# ("Breaches of this policy may be dealt with under ...", "Failure to comply with this
+# standard may result in ..."). "Breaches of this policy must be reported ..." is a rule.
+SANCTION = re.compile(
+    r"^\s*(?:any\s+)?(?:breach(?:es)?|violations?|failure\s+to\s+comply\s+with|"
+    r"non-?compliance\s+with)\s+(?:of\s+)?this\s",
+    re.IGNORECASE,
+)
+OBLIGES = re.compile(r"\b(?:must|shall|should|is required|are required)\b", re.IGNORECASE)
+
+
 def is_note(text: str) -> bool:
-    return bool(NOTE_PREFIX.match(text))
+    sanction = bool(SANCTION.match(text)) and not OBLIGES.search(text)
+    return sanction or bool(NOTE_PREFIX.match(text))
