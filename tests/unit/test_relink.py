@@ -443,7 +443,12 @@ def test_relink_takes_a_budget_given_on_its_command_line() -> None:
     def command(*, linker: LinkerOptions) -> None:
         seen.append(policy_given(linker))
 
-    given = (["--wrong-budget", "0.25"], [], ["--threshold", "0.9"], ["--tolerated-wrong", "1"])
+    given: tuple[list[str], ...] = (
+        ["--wrong-budget", "0.25"],
+        [],
+        ["--threshold", "0.9"],
+        ["--tolerated-wrong", "1"],
+    )
     for args in given:
         done = CliRunner().invoke(app, args)
         assert done.exit_code == 0, done.output
