@@ -74,7 +74,7 @@ def main() -> None:
             raise
     finally:
         sys.setprofile(None)
-        threading.setprofile(None)  # type: ignore[arg-type]
+        threading.setprofile(None)
     for what in ("policy", "database"):
         print(f"{what}: {len(seen[what])} modules: {', '.join(sorted(seen[what]))}")
     both = seen["policy"] | seen["database"]
