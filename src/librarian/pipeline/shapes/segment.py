@@ -298,7 +298,6 @@ class Segmenter:
             if pending is not None and pending.open_list and extends(label.label, pending.id):
                 self.clauses.outer[pending.id], self.pending = " ".join(pending.parts), None
             lead = self.clauses.outer_lead(label.label)
-            self._say(label.label)
             text = f"{lead} {label.text}" if lead else label.text
             yield from self._open(where, label.label, text, "label")
             self.clauses.under(label.label)
@@ -307,7 +306,6 @@ class Segmenter:
         if pending is not None and pending.id == above and pending.open_list:
             self.clauses.leads[above], self.pending = " ".join(pending.parts), None
         lead = self.clauses.leads.get(above, self.lead if above == self.clauses.parent else None)
-        self._say(cite)
         yield from self._open(where, cite, f"{lead} {label.text}" if lead else label.text, "label")
 
     def _say(self, label: str) -> None:
@@ -438,6 +436,8 @@ class Segmenter:
         item, self.pending = self.pending, None
         name = _COUNTED[item.kind]
         setattr(self.split, name, getattr(self.split, name) + 1)
+        if item.kind == "label":
+            self._say(item.id)  # an item's, not a lead-in's read with the clauses under it
         yield self._row(item.where, item.id, " ".join(item.parts))
 
     def _close_body(self, before_item: bool = False) -> Iterator[PlainRow]:
