@@ -20,7 +20,7 @@ from typing import Any
 from librarian.pipeline.shapes import rows
 from librarian.pipeline.shapes.csv_table import TABLE_KEYS, table_row
 from librarian.pipeline.shapes.ooxml import MAGIC, Package, checked_package
-from librarian.pipeline.shapes.segment import slug_of
+from librarian.pipeline.shapes.slugs import slug_of
 from librarian.pipeline.shapes.table_reading import table_columns
 
 XLSX = Package("Excel workbook", ".xlsx", "Excel: File > Save As > Excel Workbook")
