@@ -139,3 +139,31 @@ def test_what_a_source_of_its_size_can_expect_is_said_in_plain_words() -> None:
     over_links = outlook(1000, LINKS)
     assert int(over_links.split("about ")[1].split(" ")[0]) < decisions
     assert "each need a person" not in outlook(100, LINKS)
+
+
+def test_once_certified_a_team_decides_what_the_cut_leaves_to_people() -> None:
+    """A 200-item source whose 150 most confident are right: following the plan certifies
+    a cut; once more decisions would not extend it, each decision is an item the cut
+    leaves to people, so more decisions never shrink what links itself (on the held-out
+    standard 100 decisions linked fewer than 50 while the team went on deciding the
+    certified band)."""
+    confidence = [1.0 - i / 400 for i in range(200)]
+    right = [i < 150 for i in range(200)]
+
+    def linked_after(k: int) -> tuple[set[int], list[int]]:
+        decided = follow_plan(confidence, right, k, LINKS, "source").decided
+        open_items = [i for i in range(200) if i not in set(decided)]
+        cut = choose_cut(
+            [confidence[i] for i in open_items],
+            [confidence[i] for i in decided],
+            [right[i] for i in decided],
+            LINKS,
+        )
+        return {i for i in open_items if confidence[i] >= cut.cut}, decided
+
+    linked_75, _ = linked_after(75)
+    linked_100, decided_100 = linked_after(100)
+    linked_150, decided_150 = linked_after(150)
+    assert 0 < len(linked_75) <= len(linked_100) <= len(linked_150)
+    assert decided_150[:100] == decided_100
+    assert not linked_100 & set(decided_150[100:])  # none it links is decided by a person

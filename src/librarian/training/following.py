@@ -2,10 +2,13 @@
 
 Its reviewers decide one item at a time, the one the workbench asks for next
 (`policy.review_next`: a draw from the plan's band, re-planned after every decision), each
-decision the expected link, K decisions in all. The plan reads the cold confidences (what
-a run's cut reads, moved by no decision) and the decisions made; each decision says
-whether the item's cold first suggestion was right, read from the golden answer as the
-person would have decided it. No other label is read to choose.
+decision the expected link, K decisions in all (fewer where every open item is left
+linking itself). Once a cut is certified and no more decisions would extend it, they
+decide the items it leaves to people, most confident first. The plan reads the cold
+confidences (what a run's cut reads, moved by no decision) and the decisions made; each
+decision says whether
+the item's cold first suggestion was right, read from the golden answer as the person
+would have decided it. No other label is read to choose.
 """
 
 from __future__ import annotations
@@ -60,10 +63,21 @@ def follow_plan(
         if step == k or not pending:
             break
         asked = review_next([confidences[i] for i in pending], plan, len(decided), seed)
-        if not asked:  # nothing more to certify: the most confident open item, a person's
-            asked = [max(range(len(pending)), key=lambda j: confidences[pending[j]])]
+        if not asked:
+            asked = _outside_the_band([confidences[i] for i in pending], plan.certified)
+        if not asked:  # every open item links itself: nothing is left for a person
+            break
         decided.append(pending.pop(draw.choice(asked)))
     return Followed(decided, certified_after)
+
+
+def _outside_the_band(pending: Sequence[float], certified: int) -> list[int]:
+    """With nothing more to certify, the next item a person decides: the most confident
+    open item the certified cut leaves to people (the `certified` most confident link
+    themselves at the next run; deciding one of them would spend a decision on a link the
+    cut already makes, and take it from the links the guarantee counts)."""
+    ranked = sorted(range(len(pending)), key=lambda j: -pending[j])
+    return ranked[certified : certified + 1]
 
 
 def _items(sections: Sequence[Section]) -> list[list[int]]:
