@@ -167,3 +167,22 @@ def test_once_certified_a_team_decides_what_the_cut_leaves_to_people() -> None:
     assert 0 < len(linked_75) <= len(linked_100) <= len(linked_150)
     assert decided_150[:100] == decided_100
     assert not linked_100 & set(decided_150[100:])  # none it links is decided by a person
+
+
+def test_the_plan_counts_an_open_item_once_for_each_of_its_rows_as_the_run_does() -> None:
+    """A golden item read as a title and as prose is two rows: the run's cut counts both
+    among the links it would make, and a team's decision on the item decides both. The
+    plan that reads each item once certifies earlier than the run can; read as the run
+    reads it, certification takes more decisions, and what it certifies holds on the rows."""
+    confidence = [1.0 - i / 400 for i in range(200)]
+    right = [i < 170 for i in range(200)]
+    twice = [[c, c - 0.001] for c in confidence]
+    once = follow_plan(confidence, right, 120, LINKS, "source")
+    rows = follow_plan(confidence, right, 120, LINKS, "source", twice)
+    assert once.certified_after is not None and rows.certified_after is not None
+    assert rows.certified_after > once.certified_after
+    open_rows = [c for i in range(200) if i not in set(rows.decided) for c in twice[i]]
+    cut = choose_cut(
+        open_rows, [confidence[i] for i in rows.decided], [right[i] for i in rows.decided], LINKS
+    )
+    assert cut.auto_links > 0

@@ -43,17 +43,24 @@ def follow_plan(
     k: int,
     policy: DecisionPolicy,
     seed: str,
+    rows: Sequence[Sequence[float]] | None = None,
 ) -> Followed:
     """`k` decisions on a source whose items have these cold `confidences` and whose cold
     first suggestions are `right` or not, each the item the plan asks for next (one of
-    its band drawn at random: the order the workbench lists them in is no choice)."""
+    its band drawn at random: the order the workbench lists them in is no choice).
+    `rows`: each item's rows, at their own cold confidences (default: one, at the
+    item's). A run's cut counts an open item once for each of its rows (each is a link it
+    would make) and a decided item once, so the plan here reads them as the run will."""
     draw = random.Random(hashlib.sha256(seed.encode("utf-8")).hexdigest())
+    each = list(rows) if rows is not None else [[c] for c in confidences]
     pending = list(range(len(confidences)))
     decided: list[int] = []
     certified_after: int | None = None
     for step in range(min(k, len(pending)) + 1):
+        open_rows = [(i, c) for i in pending for c in each[i]]
+        open_confidences = [c for _, c in open_rows]
         plan = review_plan(
-            [confidences[i] for i in pending],
+            open_confidences,
             [confidences[i] for i in decided],
             [right[i] for i in decided],
             policy,
@@ -62,12 +69,13 @@ def follow_plan(
             certified_after = step
         if step == k or not pending:
             break
-        asked = review_next([confidences[i] for i in pending], plan, len(decided), seed)
+        asked = review_next(open_confidences, plan, len(decided), seed)
         if not asked:
-            asked = _outside_the_band([confidences[i] for i in pending], plan.certified)
+            asked = _outside_the_band(open_confidences, plan.certified)
         if not asked:  # every open item links itself: nothing is left for a person
             break
-        decided.append(pending.pop(draw.choice(asked)))
+        item = open_rows[draw.choice(asked)][0]
+        decided.append(pending.pop(pending.index(item)))
     return Followed(decided, certified_after)
 
 
@@ -115,6 +123,7 @@ def plan_reviewed(
             k,
             pipeline.policy,
             source + salt,
+            [[cold.outcomes[indices[j]].confidence for j in item] for item in items],
         )
         chosen.update(indices[j] for item in followed.decided for j in items[item])
         until[source] = followed.certified_after
