@@ -18,7 +18,7 @@ realised share above the printed bound in more than 10% of the draws that linked
 <= 3% wrong; and the draws, per framework and pooled) go to stdout and, with --json, to a
 file.
 
-    python scripts/risk_check.py [--draws 20] [--k 25 50 100] [--frameworks F ...]
+    python scripts/risk_check.py [--draws 20] [--k 25 50 100 150] [--frameworks F ...]
         [--orders random product plan] [--models-root models-lofo] [--json FILE]
 """
 
@@ -319,7 +319,7 @@ def broken(cells: dict[str, Cell], budget: float) -> list[str]:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--draws", type=int, default=20)
-    parser.add_argument("--k", type=int, nargs="+", default=[25, 50, 100])
+    parser.add_argument("--k", type=int, nargs="+", default=[25, 50, 100, 150])
     parser.add_argument("--frameworks", nargs="*")
     parser.add_argument("--orders", nargs="+", choices=ORDERS, default=list(ORDERS))
     parser.add_argument("--models-root", type=Path, default=Path("models-lofo"))

@@ -20,12 +20,13 @@ from librarian.pipeline.plain import plain_rows
 from librarian.pipeline.shapes.clauses import ends_a_lead_in
 from librarian.schemas.records import Skip
 from tests.blind_policies import POLICIES, BlindPolicy
+from tests.blind_policies_five import POLICIES as FIFTH
 from tests.blind_policies_four import POLICIES as FOURTH
 from tests.blind_policies_three import POLICIES as THIRD
 from tests.blind_policies_two import POLICIES as HELD_OUT
 
 KINDS = ("docx", "pdf", "bare.pdf")
-EVERY = (*POLICIES, *HELD_OUT, *THIRD, *FOURTH)
+EVERY = (*POLICIES, *HELD_OUT, *THIRD, *FOURTH, *FIFTH)
 CASES = [(policy, kind) for policy in EVERY for kind in KINDS]
 # What is still read wrong, said here so that a change either way fails: each later set
 # was scored once before any rule was changed for it (docs/quality.md).
@@ -56,7 +57,30 @@ REGISTER = [
     "a note in an item: rationale and verification paragraphs, where prese",
     "a note in an item: withdrawn in revision c. log immutability is now c",
 ]
+# The fifth (`blind_policies_five.py`), scored before any rule changed for it (then 86
+# problems in Word, 68 and 87 in the PDFs; docs/quality.md): a works agreement's
+# paragraphs that set out principles or disputes ("§ 3(1)", "§ 13") read as items, as
+# any labelled clause is; its lead-ins that run on into their points ("(1) Passwords
+# must") read with each point, as a lead-in ending in a colon is, and a centred "and"
+# between the parties found in any text.
+AGREEMENT = [
+    "no requirement in \u00a7 3(1): Information security serves to protect the confide",
+    "no requirement in \u00a7 13: In the event of disagreement on the interpretation",
+    "a note in an item: and",
+    "a note in an item: information security serves to protect the confide",
+    "a note in an item: passwords must",
+    "a note in an item: when working outside the company's premises, emplo",
+    "a note in an item: an evaluation of log data relating to individual e",
+    "a note in an item: in the event of disagreement on the interpretation",
+]
 STILL_WRONG = {
+    ("agreement", "docx"): AGREEMENT,
+    ("agreement", "pdf"): [
+        "no requirement in \u00a7 3(1): Principles Information security serves to protect ",
+        "no requirement in \u00a7 13: Disputes In the event of disagreement on the inter",
+        *AGREEMENT[2:],
+    ],
+    ("agreement", "bare.pdf"): AGREEMENT,
     **{("register", kind): REGISTER for kind in KINDS},
     ("military", "docx"): DIRECTIVE,
     ("military", "pdf"): DIRECTIVE,
@@ -79,6 +103,13 @@ PROSE = {
     ("handbook", "docx"): {"glued": 2, "lost": 1, "no requirement": 5, "a note in": 10},
     ("handbook", "pdf"): {"glued": 6, "lost": 1, "no requirement": 5, "a note in": 10},
     ("handbook", "bare.pdf"): {"glued": 6, "lost": 1, "no requirement": 9, "a note in": 14},
+    # An SOP's steps, each its own item in every kind, named by their procedure's slug
+    # and number ("procedure-b-movers-3", not "Procedure B, Step 3"); a duty in the
+    # present tense read with the one before; the text under "6. Procedure", two labelled
+    # notes ("7.3", "8.3") and the equality impact assessment read as items.
+    ("sop", "docx"): {"glued": 2, "Procedure": 17, "no requirement": 4, "a note in": 5},
+    ("sop", "pdf"): {"glued": 2, "Procedure": 17, "no requirement": 4, "a note in": 4},
+    ("sop", "bare.pdf"): {"glued": 2, "Procedure": 17, "no requirement": 4, "a note in": 4},
 }
 
 
@@ -98,12 +129,15 @@ def _words(text: str) -> str:
 
 
 # A citation's section word is the document's style, not its numbering: "Sec. 4(a)" is
-# the "4(a)" the city's code cites, "Article 5" its charter's "Art. 5".
+# the "4(a)" the city's code cites, "Article 5" its charter's "Art. 5". So is how its
+# counters are set off: "4.3 a)" is the "4.3(a)" it is read as, a statute's "§ 4(2) no. 1"
+# its "§ 4(2)(1)". What must match is the counters, in order.
 _SECTION_WORD = re.compile(r"^(?:sec\.|section|art\.|article|§)\s*", re.IGNORECASE)
+_POINT_WORD = re.compile(r"\bno\.\s*", re.IGNORECASE)
 
 
 def _cite(label: str) -> str:
-    return _SECTION_WORD.sub("", label)
+    return " ".join(re.findall(r"[A-Za-z]+|\d+", _POINT_WORD.sub("", _SECTION_WORD.sub("", label))))
 
 
 def items(path: Path) -> list[tuple[str, str]]:

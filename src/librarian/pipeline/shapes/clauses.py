@@ -87,6 +87,12 @@ def ends_a_lead_in(text: str) -> bool:
     return text.rstrip().endswith(LEAD_IN_ENDS)
 
 
+def runs_on(text: str) -> bool:
+    """A clause whose sentence its sub-clauses finish ("(1) Passwords must" over "1.
+    consist of at least 12 characters,"): it stops on a word, not a sentence's end."""
+    return text.rstrip()[-1:].isalpha()
+
+
 @dataclass(frozen=True)
 class Level:
     """One open level of sub-clauses: its counter's kind ("a", "n", "r") and its last
@@ -153,7 +159,9 @@ class Clauses:
         return f"{self.parent}" + "".join(f"({lvl.label})" for lvl in self.levels[:depth])
 
     def _fit(self, label: Candidate, led: bool) -> tuple[int, str, int] | None:
-        readings = [(s, v[0]) for s, v in zip(label.schemes, label.values, strict=True)]
+        readings = [
+            (s + label.form, v[0]) for s, v in zip(label.schemes, label.values, strict=True)
+        ]
         used = {lvl.scheme for lvl in self.levels}
         below = next(
             ((len(self.levels), s, v) for s, v in readings if v == 1 and s not in used), None

@@ -48,6 +48,9 @@ class Candidate:
     text: str
     schemes: tuple[str, ...]
     values: tuple[tuple[int, ...], ...]
+    # How the label is set off: "()" bracketed, ")" closed, "." stopped, "" neither. A
+    # statute's "(2)" and the "1." points under it count alike but are two levels.
+    form: str = ""
 
     @property
     def lone(self) -> bool:
@@ -78,11 +81,19 @@ def candidate(text: str) -> Candidate | None:
         return None
     schemes = tuple(s for s, _ in readings)
     values = tuple(v for _, v in readings)
-    read = Candidate(bare, found.group("text").strip(), schemes, values)
+    read = Candidate(bare, found.group("text").strip(), schemes, values, _form(label, found))
     if not read.lone and read.text[:1].islower() and not bare.endswith(")"):
         return None  # "X.c within 24 hours": a clause cited in a wrapped line, no label
     # (a bracketed last counter, "6.a.(1) approve ...", is a sub-clause's label)
     return read
+
+
+def _form(label: str, found: re.Match[str]) -> str:
+    if label[:1] in "([" and label[-1:] in ")]":
+        return "()"
+    if label[-1:] == ")" or found.group("end") == ")":
+        return ")"
+    return "." if found.group("end") == "." else ""
 
 
 def _bare(label: str) -> str:

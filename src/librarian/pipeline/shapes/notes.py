@@ -29,10 +29,12 @@ NOTE_HEADING = re.compile(
     r"^(?:(?:part|section|sec\.|chapter|article|art\.|clause|§)\s*[\dIVXivx]+[.:]?\s*"
     r"[-\u2013\u2014:]?\s*)?(?:penalties|sanctions|effective date|"
     r"(?:scope|purpose|subject matter|applicability)(?: and "
-    r"(?:scope|purpose|objectives?|applicability|application|authority))?|entry into force|"
+    r"(?:scope|purpose|objectives?|applicability|application|authority))?|"
+    r"entry into force(?: and (?:termination|duration))?|"
     r"final provisions|commencement|acknowledge?ments?|declaration|sign-?off|signatures?|"
-    r"approvals?|background|introduction|overview|definitions|terms and definitions|glossary|"
-    r"abbreviations|references|normative references|document (?:control|history|"
+    r"approvals?|background|introduction|foreword|preface|preamble|overview|definitions|"
+    r"terms and definitions|glossary|abbreviations|references|normative references|"
+    r"related (?:documents|policies|standards)|document (?:control|history|"
     r"information)|revision history|version history|change (?:log|history)|changelog|about this "
     r"(?:policy|document|standard)|audience|contacts?|frequently asked questions|faqs?|"
     r"questions and answers)\.?$",
@@ -48,9 +50,13 @@ SANCTION = re.compile(
     r"non-?compliance\s+with)\s+(?:of\s+)?this\s",
     re.IGNORECASE,
 )
+# A standard's notes and examples as ISO and IEC set them: the word in capitals, a number
+# perhaps, then the text with no colon ("NOTE 2 The list is not exhaustive.", "EXAMPLE A
+# supplier's engineer ..."). In capitals only: "Note that users must ..." is a sentence.
+ISO_NOTE = re.compile(r"^\s*(?:NOTE|EXAMPLE)(?:\s+\d+)?(?:\s+to entry)?\s+(?=\S)")
 OBLIGES = re.compile(r"\b(?:must|shall|should|is required|are required)\b", re.IGNORECASE)
 
 
 def is_note(text: str) -> bool:
     sanction = bool(SANCTION.match(text)) and not OBLIGES.search(text)
-    return sanction or bool(NOTE_PREFIX.match(text))
+    return sanction or bool(NOTE_PREFIX.match(text) or ISO_NOTE.match(text))

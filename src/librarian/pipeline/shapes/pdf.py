@@ -27,6 +27,7 @@ from typing import Any
 
 from librarian.pipeline.shapes.clauses import HEADING_LABEL
 from librarian.pipeline.shapes.labels import Numbering
+from librarian.pipeline.shapes.markers import BULLET, NUMBER
 from librarian.pipeline.shapes.notes import is_note
 from librarian.pipeline.shapes.pdf_furniture import without_running
 from librarian.pipeline.shapes.pdf_tables import Boxes, Fragment, Rules, Table, TooManyRules, tables
@@ -41,8 +42,6 @@ from librarian.pipeline.shapes.rows import (
 )
 from librarian.pipeline.shapes.rows import heading_title as titled
 from librarian.pipeline.shapes.segment import (
-    BULLET,
-    NUMBER,
     Block,
     Segmenter,
     imperative,

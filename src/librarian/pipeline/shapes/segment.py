@@ -25,6 +25,7 @@ from dataclasses import dataclass, field, replace
 from typing import Literal
 
 from librarian.pipeline.shapes.clauses import (
+    HEADING_LABEL,
     TITLE,
     Clauses,
     cited_by,
@@ -32,9 +33,11 @@ from librarian.pipeline.shapes.clauses import (
     extends,
     is_title,
     parent_of,
+    runs_on,
     titles,
 )
 from librarian.pipeline.shapes.labels import Candidate, Numbering, candidate
+from librarian.pipeline.shapes.markers import BULLET, NUMBER
 from librarian.pipeline.shapes.notes import NOTE_HEADING, is_note
 from librarian.pipeline.shapes.rows import (
     MAX_ITEMS,
@@ -76,14 +79,6 @@ _STATES_REQUIREMENT = re.compile(
 )
 
 
-# A list item's marker typed into its text, as a PDF shows every list's and a Word file
-# one typed by hand: a bullet ("•", "-", Word's symbol-font ones), or a number or a
-# letter ("1.", "a)", "(iv)").
-BULLET = re.compile(
-    r"^\s*(?:[\u2022\u25cf\u25aa\u25a0\u25e6\u2023\u2043\u2219\u00b7\u2013*\uf0b7\uf0a7\uf076\uf0d8-]"
-    r"|[\u2610\u2611\u2612\u25a1]|\[[ xX\u2713]?\])\s+"  # a checklist's boxes too: ☐, [ ], [x]
-)
-NUMBER = re.compile(r"^\s*\(?(?:\d{1,2}|[a-z]|[ivx]{1,4})[.)]\s+(?=\S)")
 _MARKERS: tuple[tuple[re.Pattern[str], BlockKind], ...] = ((BULLET, "bullet"), (NUMBER, "numbered"))
 
 
@@ -188,6 +183,7 @@ class Segmenter:
     lead: str | None = None  # a lead-in ("The agency shall:") read with each item it leads
     cited: str | None = None  # the current heading's own citation ("Art. 5"), if it has one
     note_lead: bool = False  # the last paragraph was a note leading in ("Guidance:")
+    section_line: Block | None = None  # a line that only names a section ("§ 4"), held
 
     def feed(self, block: Block) -> Iterator[PlainRow]:
         if self.numbering is None:
@@ -211,6 +207,9 @@ class Segmenter:
             self.numbering = Numbering.learnt(paragraphs)
             for part in held:
                 yield from self._block(part) if isinstance(part, Block) else self._placed(part)
+        if self.section_line is not None:
+            yield from self._read(self.section_line)
+            self.section_line = None
         yield from self._section_end()
 
     def _hold(self, part: Block | PlainRow) -> None:
@@ -222,6 +221,17 @@ class Segmenter:
         self.held.append(part)
 
     def _block(self, block: Block) -> Iterator[PlainRow]:
+        named, self.section_line = self.section_line, None
+        if named is not None and block.kind == "heading":  # "§ 4", then "Access rights"
+            block = replace(block, text=f"{named.text} {block.text}")
+        elif named is not None:
+            yield from self._read(named)
+        if block.kind == "paragraph" and HEADING_LABEL.fullmatch(block.text.strip()):
+            self.section_line = block  # the heading's own line, its title on the next
+            return
+        yield from self._read(block)
+
+    def _read(self, block: Block) -> Iterator[PlainRow]:
         if block.kind in ("heading", "table"):
             self.note_lead = False
         if block.kind == "heading":
@@ -303,7 +313,11 @@ class Segmenter:
             self.clauses.under(label.label)
             return
         above, cite = placed
-        if pending is not None and pending.id == above and pending.open_list:
+        if (
+            pending is not None
+            and pending.id == above
+            and (pending.open_list or runs_on(pending.parts[-1]))
+        ):
             self.clauses.leads[above], self.pending = " ".join(pending.parts), None
         lead = self.clauses.leads.get(above, self.lead if above == self.clauses.parent else None)
         yield from self._open(where, cite, f"{lead} {label.text}" if lead else label.text, "label")
@@ -349,6 +363,8 @@ class Segmenter:
     def _text(self, block: Block) -> Iterator[PlainRow]:
         known = self.numbering is not None and bool(self.numbering.schemes)
         text, found = block.text, requirement_id(block.text, strict=known)
+        if found and self._note_section and not requirement_shaped(found[1]):
+            found = None  # a document its references name ("IS-POL-01 Information Security …")
         listed = block.kind in ("numbered", "bullet")
         if not listed:
             self.lead = None

@@ -316,7 +316,7 @@ class _Walker:
             return
         if (level := self._heading_level(p, style_id)) is not None:
             self.deepest = max(self.deepest, level)
-            yield from self.segmenter.feed(Block("heading", heading_title(text), where, level))
+            yield from self.segmenter.feed(Block("heading", self._numbered(p, text), where, level))
             return
         if set_bold:  # a house's heading set by hand: a short line, bold, no sentence
             heading = Block("heading", heading_title(text), where, self.deepest + 1)
@@ -332,6 +332,15 @@ class _Walker:
             return int(value) + 1 if int(value) < BODY_LEVEL else None
         return self.headings.get(style_id)
 
+    def _numbered(self, p: Any, text: str) -> str:
+        """A heading's title; a heading numbered in a list ("4 Access control") counted
+        there, so that the clauses numbered under it in the same list read "4.1" (its
+        title, as any heading's, without its number)."""
+        listed = _list_of(p)
+        if listed is not None:
+            self.lists.label(*listed)
+        return heading_title(text)
+
     def _listed(self, p: Any, style: str, text: str, where: str) -> Block:
         """The paragraph as a block: a list item (Word's number put before a text it
         identifies, "1.2 Users must …", as the PDF Word saves shows it), or not."""
@@ -339,14 +348,10 @@ class _Walker:
             return Block("numbered", text, where)
         if style.startswith("List Bullet"):
             return Block("bullet", text, where)
-        numbered = p.find(f"{W}pPr/{W}numPr")
-        num = numbered.find(f"{W}numId") if numbered is not None else None
-        if num is None or num.get(f"{W}val") in (None, "0"):  # "0": numbering off
+        listed = _list_of(p)
+        if listed is None:
             return Block("paragraph", text, where)
-        level = numbered.find(f"{W}ilvl")
-        bullet, label = self.lists.label(
-            num.get(f"{W}val"), level.get(f"{W}val") if level is not None else "0"
-        )
+        bullet, label = self.lists.label(*listed)
         if bullet:
             return Block("bullet", text, where)
         found = numbered_id(label)
@@ -376,6 +381,17 @@ class _Walker:
             rows = read_merged(grid, reading.ids, reading.text, reading.first)
         cells = tuple(tuple(row) for row in rows if row is not None)
         yield from self.segmenter.feed(Block("table", "", where, cells=cells))
+
+
+def _list_of(p: Any) -> tuple[str, str] | None:
+    """The list a paragraph is numbered in (`w:numId`) and its level; None: none, or
+    numbering turned off ("0")."""
+    numbered = p.find(f"{W}pPr/{W}numPr")
+    num = numbered.find(f"{W}numId") if numbered is not None else None
+    if num is None or num.get(f"{W}val") in (None, "0"):
+        return None
+    level = numbered.find(f"{W}ilvl")
+    return num.get(f"{W}val"), level.get(f"{W}val") if level is not None else "0"
 
 
 # A heading set by hand is at most this long (a PDF's: pdf.MAX_HEADING_CHARS).
