@@ -69,8 +69,10 @@ golden: setup
 	$(BIN)/python scripts/make_golden.py
 
 # The slowest tests are listed in CI's log (the suite must stay well inside CI's budget).
+# Two workers (pytest-xdist), each test module on one of them: most integration tests
+# wait on a child process or a server, so the machine's two cores keep busy.
 test: setup lint
-	$(BIN)/python -m pytest -q --durations=25
+	$(BIN)/python -m pytest -q -n 2 --dist loadfile --durations=25
 
 lint: setup
 	$(BIN)/ruff check .

@@ -25,6 +25,20 @@ def librarian_home(
     return home
 
 
+@pytest.fixture(autouse=True)
+def prefect_log_levels(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A command run in this process sets Prefect's log levels in its environment
+    (`cli.run.quiet_prefect`: a level already set there stands), and every child started
+    after it inherits them: a child `librarian run --verbose` then says no batch. Each
+    test starts without them, and what it sets is undone after it (with two workers, a
+    worker runs unit and integration tests in any order)."""
+    for name in (
+        "PREFECT_LOGGING_HANDLERS_CONSOLE_LEVEL",
+        "PREFECT_LOGGING_LOGGERS_PREFECT_TASK_RUNS_LEVEL",
+    ):
+        monkeypatch.delenv(name, raising=False)
+
+
 @pytest.fixture
 def write_jsonl(tmp_path: Path):  # type: ignore[no-untyped-def]
     def _write(rows: list[Any], name: str = "in.jsonl") -> Path:

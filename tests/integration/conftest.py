@@ -6,7 +6,7 @@ import re
 import shutil
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -46,6 +46,30 @@ def prefect_server() -> Iterator[str]:
                 os.environ["PREFECT_API_URL"] = before
 
 
+def built_once(
+    tmp_path_factory: pytest.TempPathFactory, name: str, build: Callable[[Path], None]
+) -> Path:
+    """A directory `build` fills once for the whole test run: in this process, or, with
+    pytest-xdist's workers (`make test` runs two), by the first worker that needs it,
+    under a lock, where every worker's temporary directories meet; the others wait for it
+    and read it. Nothing that reads it writes to it."""
+    if os.environ.get("PYTEST_XDIST_WORKER") is None:
+        out = tmp_path_factory.mktemp(name)
+        build(out)
+        return out
+    from filelock import FileLock
+
+    out = tmp_path_factory.getbasetemp().parent / name
+    built = Path(f"{out}.built")  # beside it: a reader copies the directory's every file
+    with FileLock(f"{out}.lock"):
+        if not built.is_file():
+            shutil.rmtree(out, ignore_errors=True)
+            out.mkdir()
+            build(out)
+            built.touch()
+    return out
+
+
 @pytest.fixture(scope="session")
 def hub_vectors(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The packaged MiniLM's hub index, embedded once for the session (3 x 522 texts, ~7 s a
@@ -55,9 +79,10 @@ def hub_vectors(tmp_path_factory: pytest.TempPathFactory) -> Path:
     from librarian.paths import DEFAULT_HUB
     from librarian.retrieval.index import build_index
 
-    out = tmp_path_factory.mktemp("hub-vectors")
-    build_index(load_hubs(DEFAULT_HUB), load_embedder(), out)
-    return out
+    def build(out: Path) -> None:
+        build_index(load_hubs(DEFAULT_HUB), load_embedder(), out)
+
+    return built_once(tmp_path_factory, "hub-vectors", build)
 
 
 @pytest.fixture(autouse=True)
@@ -82,10 +107,11 @@ def trained_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
     from librarian.cli import app
 
-    home = tmp_path_factory.mktemp("trained-home")
-    result = CliRunner().invoke(app, ["train", "--home", str(home)])
-    assert result.exit_code == 0, result.output
-    return home
+    def build(home: Path) -> None:
+        result = CliRunner().invoke(app, ["train", "--home", str(home)])
+        assert result.exit_code == 0, result.output
+
+    return built_once(tmp_path_factory, "trained-home", build)
 
 
 def start_trained(trained_home: Path, home: Path, models: Path | None = None) -> None:
@@ -107,15 +133,16 @@ def dev_models(tmp_path_factory: pytest.TempPathFactory, trained_home: Path) -> 
 
     from librarian.cli import app
 
-    out = tmp_path_factory.mktemp("models-dev")
-    # Its own home: a session fixture is set up before the per-test LIBRARIAN_HOME is.
-    home = tmp_path_factory.mktemp("dev-home")
-    start_trained(trained_home, home, models=out)
-    args = ["train", "--out", str(out), "--holdout-dev", "--home", str(home)]
-    result = CliRunner().invoke(app, args)
-    assert result.exit_code == 0, result.output
-    assert "building the int8 embedder" not in result.output
-    return out
+    def build(out: Path) -> None:
+        # Its own home: a session fixture is set up before the per-test LIBRARIAN_HOME is.
+        home = tmp_path_factory.mktemp("dev-home")
+        start_trained(trained_home, home, models=out)
+        args = ["train", "--out", str(out), "--holdout-dev", "--home", str(home)]
+        result = CliRunner().invoke(app, args)
+        assert result.exit_code == 0, result.output
+        assert "building the int8 embedder" not in result.output
+
+    return built_once(tmp_path_factory, "models-dev", build)
 
 
 @pytest.fixture(scope="session")

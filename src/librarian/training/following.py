@@ -88,7 +88,7 @@ def _outside_the_band(pending: Sequence[float], certified: int) -> list[int]:
     return ranked[certified : certified + 1]
 
 
-def _items(sections: Sequence[Section]) -> list[list[int]]:
+def items_of(sections: Sequence[Section]) -> list[list[int]]:
     """The items among a source's rows, as C.5 counts them (`item_index`: the rows of one
     span key or one normalised text are one requirement), each as its rows' indices: a
     decision is on an item, all its rows at once."""
@@ -115,7 +115,7 @@ def plan_reviewed(
     chosen: set[int] = set()
     until: dict[str, int | None] = {}
     for source, indices in model_rows(cold).items():
-        items = _items([sections[i] for i in indices])
+        items = items_of([sections[i] for i in indices])
         firsts = [indices[group[0]] for group in items]  # an item's first row speaks for it
         followed = follow_plan(
             [cold.outcomes[i].confidence for i in firsts],

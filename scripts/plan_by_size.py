@@ -1,0 +1,124 @@
+"""What following the plan certifies on a source like the held-out standard, by its size.
+
+The held-out standard is one large, easy, one-to-one source (277 items, about 89% right
+first); on dev only owasp_ai_exchange is like it (81%), and it has 64 items. This probe
+reads owasp_ai_exchange's items cold, as models trained without it see them (each item's
+confidence, whether its first suggestion is right, and its rows' confidences), draws
+sources of N items from them (with replacement, seeded), and has a team follow the plan
+for K decisions (`training/following.follow_plan`, re-planned after each). The cut the
+run would choose then (`policy.choose_cut` on the open rows and the decisions, the cold
+confidences a run's cut reads) gives the share of the open rows linked automatically and
+the share wrong of what the guarantee bounds, set against the answers. Policy arithmetic
+only: the run's warm adaptation does not move a cut (it reads cold confidences).
+
+    python scripts/plan_by_size.py [--models models-lofo/owasp_ai_exchange]
+        [--sizes 64 277 1000] [--k 50 100 150] [--draws 20]
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from risk_check import framework_rows
+
+from librarian.factory import build_pipeline
+from librarian.paths import librarian_home
+from librarian.policy import DecisionPolicy, choose_cut
+from librarian.policy.guarantees import GUARANTEES
+from librarian.settings import LinkerSettings
+from librarian.training.evaluate import model_rows, run_golden
+from librarian.training.following import follow_plan, items_of
+from librarian.training.golden import sections_of
+
+
+@dataclass(frozen=True)
+class Item:
+    confidence: float
+    right: bool
+    rows: tuple[tuple[float, bool], ...]  # each row's cold confidence, and right or not
+
+
+def cold_items(models: Path, framework: str) -> tuple[list[Item], DecisionPolicy]:
+    rows = framework_rows(1)[framework]
+    settings = LinkerSettings(models_dir=models, cache_dir=librarian_home(None).cache)
+    pipeline = build_pipeline(settings)
+    cold = run_golden(pipeline, rows)
+    sections = sections_of(rows)
+    out = []
+    for _, indices in model_rows(cold).items():
+        for group in items_of([sections[i] for i in indices]):
+            first = cold.outcomes[indices[group[0]]]
+            each = tuple(
+                (cold.outcomes[indices[j]].confidence, cold.outcomes[indices[j]].top1_correct)
+                for j in group
+            )
+            out.append(Item(first.confidence, first.top1_correct, each))
+    return out, pipeline.policy
+
+
+def one_draw(items: list[Item], k: int, policy: DecisionPolicy, seed: str) -> tuple[float, float]:
+    """(share of the open rows auto-linked, realised share wrong under the guarantee)."""
+    followed = follow_plan(
+        [i.confidence for i in items],
+        [i.right for i in items],
+        k,
+        policy,
+        seed,
+        [[c for c, _ in i.rows] for i in items],
+    )
+    decided = set(followed.decided)
+    open_rows = [row for n, i in enumerate(items) if n not in decided for row in i.rows]
+    cut = choose_cut(
+        [c for c, _ in open_rows],
+        [items[n].confidence for n in followed.decided],
+        [items[n].right for n in followed.decided],
+        policy,
+    )
+    auto = [ok for c, ok in open_rows if cut.auto_links and c >= cut.cut]
+    wrong = sum(not ok for ok in auto)
+    people = sum(len(items[n].rows) for n in followed.decided)  # the links they made
+    share = GUARANTEES[policy.risk].realised(len(auto), wrong, people) or 0.0
+    return len(auto) / max(1, len(open_rows)), share
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--models", type=Path, default=Path("models-lofo/owasp_ai_exchange"))
+    parser.add_argument("--framework", default="owasp_ai_exchange")
+    parser.add_argument("--sizes", type=int, nargs="+", default=[64, 277, 1000])
+    parser.add_argument("--k", type=int, nargs="+", default=[50, 100, 150])
+    parser.add_argument("--draws", type=int, default=20)
+    args = parser.parse_args()
+    items, policy = cold_items(args.models, args.framework)
+    right = sum(i.right for i in items)
+    print(f"{args.framework}: {len(items)} items, {right} right first; '{policy.guarantee()}'")
+    print(
+        "| items | K | linked (mean share of open rows) | draws that linked | mean wrong | worst |"
+    )
+    print("|---:|---:|---:|---:|---:|---:|")
+    for size in args.sizes:
+        for k in args.k:
+            if k >= size:
+                continue
+            found = []
+            for d in range(args.draws):
+                rng = random.Random(f"{size}-{d}")
+                source = [rng.choice(items) for _ in range(size)]
+                found.append(one_draw(source, k, policy, f"{size}-{k}-{d}"))
+            linked = [s for s, _ in found if s > 0]
+            wrongs = [w for s, w in found if s > 0]
+            mean_wrong = f"{sum(wrongs) / len(wrongs):.1%}" if wrongs else "-"
+            worst = f"{max(wrongs):.1%}" if wrongs else "-"
+            mean = sum(s for s, _ in found) / len(found)
+            drew = f"{len(linked)} of {len(found)}"
+            print(f"| {size} | {k} | {mean:.1%} | {drew} | {mean_wrong} | {worst} |")
+
+
+if __name__ == "__main__":
+    main()
