@@ -30,7 +30,9 @@ House styles (`POLICIES`):
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -91,17 +93,27 @@ class BlindPolicy:
     def save(self, kind: str, folder: Path) -> Path:
         """Write the policy as ``docx``, ``pdf`` (with a bookmark outline) or ``bare.pdf``
         (no outline) into `folder`; return the path written."""
-        folder.mkdir(parents=True, exist_ok=True)
-        out = folder / f"{self.name}.{kind}"
-        if kind == "docx":
-            _write_docx(self, out)
-        elif kind == "pdf":
-            _write_pdf(self, out, outline=True)
-        elif kind == "bare.pdf":
-            _write_pdf(self, out, outline=False)
-        else:
-            raise ValueError(f"unknown kind {kind!r}: use 'docx', 'pdf' or 'bare.pdf'")
-        return out
+        return saved(self.name, kind, folder, partial(_write_docx, self), partial(_write_pdf, self))
+
+
+def saved(
+    name: str,
+    kind: str,
+    folder: Path,
+    docx: Callable[[Path], None],
+    pdf: Callable[[Path, bool], None],
+) -> Path:
+    """A blind policy written as ``docx``, ``pdf`` (with a bookmark outline) or
+    ``bare.pdf`` (no outline) into `folder` by its module's writers; the path written."""
+    folder.mkdir(parents=True, exist_ok=True)
+    out = folder / f"{name}.{kind}"
+    if kind == "docx":
+        docx(out)
+    elif kind in ("pdf", "bare.pdf"):
+        pdf(out, kind == "pdf")
+    else:
+        raise ValueError(f"unknown kind {kind!r}: use 'docx', 'pdf' or 'bare.pdf'")
+    return out
 
 
 class _Writer:

@@ -77,10 +77,11 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from tests.blind_policies import BlindPolicy, Expected, _docx_footer
+from tests.blind_policies import BlindPolicy, Expected, _docx_footer, saved
 
 if TYPE_CHECKING:
     from docx.document import Document as WordDocument
@@ -130,17 +131,8 @@ class _Policy(BlindPolicy):
     def save(self, kind: str, folder: Path) -> Path:
         """Write the policy as ``docx``, ``pdf`` (with a bookmark outline) or ``bare.pdf``
         (no outline) into `folder`; return the path written."""
-        folder.mkdir(parents=True, exist_ok=True)
-        out = folder / f"{self.name}.{kind}"
-        if kind == "docx":
-            _write_docx(self.layout, out)
-        elif kind == "pdf":
-            _write_pdf(self.name, self.layout, out, outline=True)
-        elif kind == "bare.pdf":
-            _write_pdf(self.name, self.layout, out, outline=False)
-        else:
-            raise ValueError(f"unknown kind {kind!r}: use 'docx', 'pdf' or 'bare.pdf'")
-        return out
+        pdf = partial(_write_pdf, self.name, self.layout)
+        return saved(self.name, kind, folder, partial(_write_docx, self.layout), pdf)
 
 
 def _joined(lead: str | None, text: str) -> str:

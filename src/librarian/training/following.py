@@ -6,9 +6,8 @@ decision the expected link, K decisions in all (fewer where every open item is l
 linking itself). Once a cut is certified and no more decisions would extend it, they
 decide the items it leaves to people, most confident first. The plan reads the cold
 confidences (what a run's cut reads, moved by no decision) and the decisions made; each
-decision says whether
-the item's cold first suggestion was right, read from the golden answer as the person
-would have decided it. No other label is read to choose.
+decision says whether the item's cold first suggestion was right, read from the golden
+answer as the person would have decided it. No other label is read to choose.
 """
 
 from __future__ import annotations

@@ -89,6 +89,7 @@ def candidate(text: str) -> Candidate | None:
 
 
 def _form(label: str, found: re.Match[str]) -> str:
+    """How `label` is set off (`Candidate.form`)."""
     if label[:1] in "([" and label[-1:] in ")]":
         return "()"
     if label[-1:] == ")" or found.group("end") == ")":
