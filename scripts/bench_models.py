@@ -31,6 +31,7 @@ from bench_throughput import build_queue, untrained_cross_encoder
 from librarian.factory import build_pipeline
 from librarian.models.onnx_embedder import OnnxEmbedder
 from librarian.models.transformer import CrossEncoderScorer, SentenceTransformerEmbedder
+from librarian.pipeline import one_shot
 from librarian.pipeline.ingest import parse_line, query_text
 from librarian.schemas.records import Section
 from librarian.settings import LinkerSettings
@@ -82,13 +83,13 @@ def main() -> None:
 
         def pipeline() -> None:
             for start in range(0, len(sections), args.batch_size):
-                linker.link(sections[start : start + args.batch_size], "bench")
+                one_shot.link(linker, sections[start : start + args.batch_size], "bench")
 
         pipeline_s = best_of(args.repeats, pipeline)
         naive_n = min(200, len(sections))
-        naive_s = best_of(1, lambda: [linker.link([s], "bench") for s in sections[:naive_n]]) * (
-            len(sections) / naive_n
-        )
+        naive_s = best_of(
+            1, lambda: [one_shot.link(linker, [s], "bench") for s in sections[:naive_n]]
+        ) * (len(sections) / naive_n)
 
         int8_rows: list[tuple[str, str, str]] = []
         if args.int8 is not None:
@@ -100,7 +101,7 @@ def main() -> None:
 
             def int8_pipeline() -> None:
                 for start in range(0, len(sections), args.batch_size):
-                    int8_linker.link(sections[start : start + args.batch_size], "bench")
+                    one_shot.link(int8_linker, sections[start : start + args.batch_size], "bench")
 
             int8_pipeline_s = best_of(args.repeats, int8_pipeline)
             n = len(sections)
@@ -122,9 +123,9 @@ def main() -> None:
 
             def shipped_pipeline() -> None:
                 for start in range(0, len(sections), args.batch_size):
-                    shipped.link(sections[start : start + args.batch_size], "bench")
+                    one_shot.link(shipped, sections[start : start + args.batch_size], "bench")
 
-            shipped.link(sections[:64], "warm-up")
+            one_shot.link(shipped, sections[:64], "warm-up")
             shipped_s = best_of(args.repeats, shipped_pipeline)
             int8_rows.append(
                 (

@@ -25,6 +25,7 @@ from sqlalchemy.orm import Session
 from librarian.catalogue.hub import load_hub
 from librarian.factory import build_pipeline
 from librarian.paths import DEFAULT_HUB, packaged_data
+from librarian.pipeline import one_shot
 from librarian.pipeline.ingest import parse_line
 from librarian.review.bench import Workbench
 from librarian.review.decisions import DecisionRequest, decide
@@ -42,7 +43,7 @@ def sample_reviews(cache: Path) -> list[ReviewItem]:
     parsed = [parse_line(n, raw) for n, raw in enumerate(lines, start=1)]
     sections = [s for s in parsed if isinstance(s, Section)]
     linker = build_pipeline(LinkerSettings(uncalibrated=True, cache_dir=cache, threshold=1.0))
-    result = linker.link(sections, "bench")
+    result = one_shot.link(linker, sections, "bench")
     return [e for e in result.envelopes if isinstance(e, ReviewItem)]
 
 

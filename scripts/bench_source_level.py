@@ -26,6 +26,7 @@ from librarian.artifacts.calibrator import Calibrator
 from librarian.artifacts.source_model import JOINT_FEATURES, SourceModel
 from librarian.catalogue.hub import load_hub
 from librarian.paths import DEFAULT_HUB, packaged_data
+from librarian.pipeline import one_shot
 from librarian.pipeline.source_level import SlotRow, SourceLevelSlot
 from librarian.policy import DecisionPolicy
 from librarian.retrieval.collective import Claim, PriorRule, SourcePriors, assign
@@ -69,7 +70,7 @@ def run_rate(sample: int) -> float:
     texts = [json.loads(line)["text"] for line in controls if line][:sample]
     sections = [section_from_text(t) for t in texts]
     started = time.perf_counter()
-    pipeline.link(sections, "bench")
+    one_shot.link(pipeline, sections, "bench")
     return len(sections) / (time.perf_counter() - started)
 
 

@@ -24,6 +24,7 @@ from bench_throughput import build_queue
 from librarian.factory import build_pipeline
 from librarian.models.transformer import SentenceTransformerEmbedder
 from librarian.paths import librarian_home
+from librarian.pipeline import one_shot
 from librarian.pipeline.ingest import parse_line, query_text
 from librarian.pipeline.run import RunParts, run_source
 from librarian.pipeline.sinks import FileSink
@@ -50,7 +51,7 @@ def main() -> None:
             assert isinstance(parsed, Section)
             sections.append(parsed)
         pipeline = build_pipeline(LinkerSettings(models_dir=args.models, cache_dir=Path(tmp)))
-        pipeline.link(sections[:64], "warm-up")
+        one_shot.link(pipeline, sections[:64], "warm-up")
         summary = RunSummary(run_id="bench", input="", out_dir="", started_at="")
         started = time.perf_counter()
         with FileSink(Path(tmp) / "out") as files:

@@ -21,6 +21,7 @@ from typing import Any
 from librarian.catalogue.hub import load_hub
 from librarian.factory import pipeline_for
 from librarian.paths import DEFAULT_HUB, librarian_home, packaged_data
+from librarian.pipeline import one_shot
 from librarian.pipeline.ingest import parse_line, section_from_text
 from librarian.pipeline.negation import negation_differs
 from librarian.schemas.records import Section
@@ -46,7 +47,7 @@ def first_names(sections: list[Section], settings: LinkerSettings) -> list[str |
     pipeline = pipeline_for(settings)
     names: list[str | None] = []
     for section in sections:
-        (envelope,) = pipeline.link([section], "negation-flags").envelopes
+        (envelope,) = one_shot.link(pipeline, [section], "negation-flags").envelopes
         candidates = envelope.retrieval.candidates
         names.append(candidates[0].cre_name if candidates else None)
     return names

@@ -23,6 +23,8 @@ import numpy as np
 
 from librarian.factory import build_pipeline
 from librarian.paths import librarian_home, packaged_data
+from librarian.pipeline import one_shot
+from librarian.pipeline.pipeline import Pipeline
 from librarian.settings import LinkerSettings
 
 # Text no CRE covers: everyday prose, and business text that sounds like a policy.
@@ -70,10 +72,10 @@ OFF_TOPIC = [
 ]
 
 
-def scores(pipeline: object, rows: list[tuple[str, str | None]]) -> np.ndarray:
+def scores(pipeline: Pipeline, rows: list[tuple[str, str | None]]) -> np.ndarray:
     out = []
     for text, title in rows:
-        envelope = pipeline.explain(text, title)  # type: ignore[attr-defined]
+        envelope = one_shot.explain(pipeline, text, title)
         candidates = envelope.retrieval.candidates
         out.append(max((c.score_vector for c in candidates), default=0.0))
     return np.array(out)

@@ -35,6 +35,7 @@ from librarian.artifacts.verifier import content_words, features, name_overlaps
 from librarian.catalogue.hub import load_hub
 from librarian.factory import build_pipeline
 from librarian.paths import DEFAULT_HUB, librarian_home
+from librarian.pipeline import one_shot
 from librarian.schemas.envelopes import Envelope, LinkProposal
 from librarian.schemas.evaluation import GoldenRow
 from librarian.settings import LinkerSettings
@@ -79,7 +80,7 @@ def envelopes(
         by_source.setdefault(source_of(row), []).append(i)
     found: dict[int, Envelope] = {}
     for indices in by_source.values():
-        result = pipeline.link([sections[i] for i in indices], EVAL_RUN_ID, priors=priors)
+        result = one_shot.link(pipeline, [sections[i] for i in indices], EVAL_RUN_ID, priors=priors)
         found.update(zip(indices, result.envelopes, strict=True))
     return [found[i] for i in range(len(rows))]
 

@@ -12,6 +12,7 @@ from fastapi.testclient import TestClient
 from sqlalchemy import Engine, select, text
 from sqlalchemy.orm import Session
 
+from librarian.pipeline import one_shot
 from librarian.pipeline.ingest import section_from_text
 from librarian.review.bench import Workbench
 from librarian.review.decisions import DecisionRequest, RequestAction
@@ -48,7 +49,9 @@ def seeded_batch(texts: list[str], run: str, chunks_of: str | None = None) -> St
         )
         for i, t in enumerate(texts)
     ]
-    result = stub_pipeline(threshold=0.99, top_k=6, top_n=5).link(batch, run)  # all to review
+    result = one_shot.link(
+        stub_pipeline(threshold=0.99, top_k=6, top_n=5), batch, run
+    )  # all to review
     return StoredBatch.linked(run, result, batch, "t")
 
 
@@ -163,7 +166,9 @@ def text_sections() -> list[Section]:
 def store_texts(engine: Engine, run: str) -> int:
     """The TEXTS decided by `run` (all to review) and stored; how many were decided again."""
     batch = text_sections()
-    result = stub_pipeline(threshold=0.99, top_k=6, top_n=5).link(batch, run)  # all to review
+    result = one_shot.link(
+        stub_pipeline(threshold=0.99, top_k=6, top_n=5), batch, run
+    )  # all to review
     with Session(engine) as session:
         stored = replace(StoredBatch.linked(run, result, batch, "t"), models_digest=DIGEST)
         written = write(session, stored)

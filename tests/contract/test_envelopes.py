@@ -11,6 +11,7 @@ from typing import Any
 import jsonschema
 import pytest
 
+from librarian.pipeline import one_shot
 from librarian.pipeline.ingest import section_from_text
 from librarian.schemas.envelopes import LinkProposal, dump_envelope
 from librarian.schemas.export import CONTRACTS, PACKAGED_SCHEMA_DIR, export_schemas
@@ -106,8 +107,8 @@ def test_every_envelope_the_linker_emits_validates() -> None:
         section_from_text(t).model_copy(update={"chunk_id": f"c{i}"}) for i, t in enumerate(texts)
     ]
     for threshold, scorer in ((0.8, None), (0.1, StubScorer()), (0.99, StubScorer())):
-        result = stub_pipeline(threshold=threshold, scorer=scorer).link(
-            sections, "r", datetime.now(UTC)
+        result = one_shot.link(
+            stub_pipeline(threshold=threshold, scorer=scorer), sections, "r", datetime.now(UTC)
         )
         for env in result.envelopes:
             name = "LinkProposal" if isinstance(env, LinkProposal) else "ReviewItem"
@@ -127,7 +128,7 @@ def test_the_stub_pipeline_envelopes_meet_the_published_rfc() -> None:
         section_from_text(t).model_copy(update={"chunk_id": f"c{i}"}) for i, t in enumerate(texts)
     ]
     for linker in (stub_pipeline(threshold=0.2), stub_pipeline(threshold=0.2, scorer=StubScorer())):
-        envelopes = [dump_envelope(e) for e in linker.link(sections, "r").envelopes]
+        envelopes = [dump_envelope(e) for e in one_shot.link(linker, sections, "r").envelopes]
         assert {e["status"] for e in envelopes} == {"linked", "review_required"}
         assert_rfc_valid(envelopes)
 

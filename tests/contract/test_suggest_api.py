@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 
+from librarian.pipeline import one_shot
 from librarian.review.api import MAX_BODY_BYTES, SUGGEST_PATH
 from librarian.review.bench import Workbench
 from librarian.review.web import create_app
@@ -54,7 +55,7 @@ def test_suggest_answers_what_explain_json_prints(api: TestClient) -> None:
     first = named[0]
     assert first["name"] == hub.by_id[first["cre_id"]].name
     assert first["path"] == list(hub.by_id[first["cre_id"]].hierarchy_path)
-    explained = dump_envelope(stub_pipeline(threshold=0.5).explain(TEXT, "Sessions"))
+    explained = dump_envelope(one_shot.explain(stub_pipeline(threshold=0.5), TEXT, "Sessions"))
     same = ("status", "chunk_id", "links", "suggested_links", "reason_code")
     assert {k: envelope.get(k) for k in same} == {k: explained.get(k) for k in same}
     ranked = envelope["retrieval"]["candidates"]

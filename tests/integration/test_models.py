@@ -13,6 +13,7 @@ from librarian.cli import app
 from librarian.factory import build_pipeline
 from librarian.paths import DEFAULT_HUB, packaged_data
 from librarian.pipeline import components as ids
+from librarian.pipeline import one_shot
 from librarian.pipeline.components import stage_ids
 from librarian.pipeline.pipeline import Pipeline
 from librarian.retrieval.index import cache_file
@@ -33,7 +34,9 @@ def linker(cache: Path) -> Pipeline:
 
 
 def test_minilm_finds_the_obvious_hub(linker: Pipeline) -> None:
-    env = linker.explain("Use parameterized queries so user input cannot change SQL statements")
+    env = one_shot.explain(
+        linker, "Use parameterized queries so user input cannot change SQL statements"
+    )
     assert (
         env.retrieval.candidates[0].cre_id == "732-873"
     )  # Lock/precompile queries (parameterization)

@@ -10,6 +10,7 @@ from librarian.factory import build_pipeline
 from librarian.models.transformer import SentenceTransformerEmbedder
 from librarian.paths import DEFAULT_HUB
 from librarian.pipeline import components as ids
+from librarian.pipeline import one_shot
 from librarian.pipeline.components import stage_ids
 from librarian.retrieval.flat import Search, retrieve
 from librarian.retrieval.index import build_index
@@ -66,7 +67,7 @@ def test_same_top_k_as_in_memory(postgres_url: str) -> None:
 def test_linker_runs_on_pgvector_and_says_so(postgres_url: str) -> None:
     settings = LinkerSettings(uncalibrated=True, vector_backend="pgvector", vector_db=postgres_url)
     linker = build_pipeline(settings)
-    envelope = linker.explain("Use parameterized queries against SQL injection")
+    envelope = one_shot.explain(linker, "Use parameterized queries against SQL injection")
     assert stage_ids(envelope.retrieval.retriever)["retrieve"] == f"{ids.RETRIEVE}:pgvector hnsw"
     assert envelope.retrieval.candidates[0].cre_id == "732-873"
 

@@ -28,6 +28,7 @@ from sqlalchemy.orm import Session
 from librarian.catalogue.hub import load_hub
 from librarian.factory import build_pipeline
 from librarian.paths import DEFAULT_HUB, packaged_data
+from librarian.pipeline import one_shot
 from librarian.pipeline.ingest import parse_line
 from librarian.retrieval.hub_search import open_hub_search
 from librarian.review.bench import Workbench
@@ -54,7 +55,7 @@ def seeded_store(path: Path, cache: Path) -> Engine:
     parsed = [parse_line(n, raw) for n, raw in enumerate(lines[:12], start=1)]
     sections = [s for s in parsed if isinstance(s, Section)]
     linker = build_pipeline(LinkerSettings(uncalibrated=True, cache_dir=cache, threshold=1.0))
-    result = linker.link(sections, "browser-run")
+    result = one_shot.link(linker, sections, "browser-run")
     with Session(engine) as session:
         write(session, StoredBatch.linked("browser-run", result, sections, "sample"))
         session.commit()

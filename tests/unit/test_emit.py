@@ -5,6 +5,7 @@ from pathlib import Path
 
 import pytest
 
+from librarian.pipeline import one_shot
 from librarian.pipeline.accounting import MAX_SUMMARY_SOURCES, AccountingError, check_accounting
 from librarian.pipeline.ingest import section_from_text
 from librarian.pipeline.sinks import MAX_SUMMARY_ROWS, OUTPUT_FILES, FileSink, read_jsonl
@@ -18,7 +19,7 @@ def envelopes() -> list[Envelope]:
         section_from_text(t).model_copy(update={"chunk_id": f"c{i}"})
         for i, t in enumerate(["see CRE 200-001", "rotate session token"])
     ]
-    return stub_pipeline().link(sections, "r", datetime(2026, 1, 1, tzinfo=UTC)).envelopes
+    return one_shot.link(stub_pipeline(), sections, "r", datetime(2026, 1, 1, tzinfo=UTC)).envelopes
 
 
 def summary(**counts: int) -> RunSummary:
@@ -175,7 +176,7 @@ def test_summary_md_names_the_rows_cut_to_fit_the_model(tmp_path: Path) -> None:
         section_from_text(t).model_copy(update={"chunk_id": f"c{i}"})
         for i, t in enumerate(["rotate session token", long])
     ]
-    result = stub_pipeline(threshold=0.99).link(sections, "r")
+    result = one_shot.link(stub_pipeline(threshold=0.99), sections, "r")
     assert result.truncated == 1 and result.cut_chunks == ["c1"]
     writer = FileSink(tmp_path / "out")
     writer.write(Finished(RawBatch([], 0, 0, 0, True), sections, result))
@@ -189,7 +190,7 @@ def test_a_row_linked_by_a_cited_id_names_its_cre_in_summary_md() -> None:
     from librarian.pipeline.sinks import envelope_row
 
     pipeline = stub_pipeline()
-    (envelope,) = pipeline.link([section_from_text("see CRE 200-001")], "r").envelopes
+    (envelope,) = one_shot.link(pipeline, [section_from_text("see CRE 200-001")], "r").envelopes
     assert not envelope.retrieval.candidates  # nothing else names it
     names = {node.cre_id: node.name for node in pipeline.hub.nodes}
     assert "| 200-001 Rotate session token after login |" in envelope_row(envelope, False, names)
@@ -213,7 +214,9 @@ def test_a_written_envelope_line_holds_what_dump_envelope_holds(tmp_path: Path) 
         section_from_text(t, title=f"T{i} ✓").model_copy(update={"chunk_id": f"u{i}"})
         for i, t in enumerate(texts)
     ]
-    linked = stub_pipeline().link(sections, "r", datetime(2026, 1, 1, tzinfo=UTC)).envelopes
+    linked = one_shot.link(
+        stub_pipeline(), sections, "r", datetime(2026, 1, 1, tzinfo=UTC)
+    ).envelopes
     for envelope in [*envelopes(), *linked]:
         line = envelope_line(envelope)
         assert line.endswith("\n") and "\n" not in line[:-1]

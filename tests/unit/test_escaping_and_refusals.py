@@ -15,6 +15,7 @@ import pytest
 from markdown_it import MarkdownIt
 from typer.testing import CliRunner
 
+from librarian.pipeline import one_shot
 from librarian.pipeline.accounting import summary_markdown
 from librarian.pipeline.components import stage_ids
 from librarian.pipeline.ingest import parse_line, section_from_text
@@ -48,7 +49,7 @@ def test_summary_md_escapes_every_cell_it_did_not_write() -> None:
         update={"chunk_id": HOSTILE, "locator": section_from_text("x").locator.model_copy(
             update={"id": HOSTILE})}
     )  # fmt: skip
-    (envelope,) = stub_pipeline(threshold=0.99).link([hostile], "r1").envelopes
+    (envelope,) = one_shot.link(stub_pipeline(threshold=0.99), [hostile], "r1").envelopes
     summary = RunSummary(
         run_id="r1",
         input=HOSTILE,
@@ -80,7 +81,7 @@ def test_no_source_name_can_add_a_part_to_the_audit() -> None:
         }
     )
     assert section.source_key == forged
-    (envelope,) = stub_pipeline().link([section], "r1").envelopes
+    (envelope,) = one_shot.link(stub_pipeline(), [section], "r1").envelopes
     audit = envelope.retrieval.retriever
     parts = stage_ids(audit)
     assert "reranker" not in parts and parts["rerank"].startswith("none")

@@ -11,6 +11,7 @@ import pytest
 from librarian.artifacts.calibrator import Calibrator
 from librarian.artifacts.card import TrainedModels
 from librarian.pipeline import components as ids
+from librarian.pipeline import one_shot
 from librarian.pipeline.components import stage_ids
 from librarian.pipeline.ingest import section_from_text
 from librarian.retrieval.evidence import (
@@ -85,8 +86,10 @@ def trained(evidence: EvidenceIndex) -> TrainedModels:
 
 def test_evidence_lifts_the_described_hub_and_is_named_in_the_rationale() -> None:
     text = "swap the cookie identifier when someone signs in"
-    plain = stub_pipeline(threshold=0.99).link([section_from_text("session token")], "r")
-    with_evidence = stub_pipeline(trained=trained(index())).link([section_from_text(text)], "r")
+    plain = one_shot.link(stub_pipeline(threshold=0.99), [section_from_text("session token")], "r")
+    with_evidence = one_shot.link(
+        stub_pipeline(trained=trained(index())), [section_from_text(text)], "r"
+    )
     envelope = with_evidence.envelopes[0]
     top = envelope.retrieval.candidates[0]
     assert top.cre_id == "200-001"
@@ -106,7 +109,7 @@ def test_evidence_lifts_the_described_hub_and_is_named_in_the_rationale() -> Non
 def test_a_negated_section_is_flagged_whatever_its_confidence() -> None:
     text = "Sessions are not rotated after login"
     for threshold in (0.0, 0.99):
-        envelope = stub_pipeline(threshold=threshold).link([section_from_text(text)], "r")
+        envelope = one_shot.link(stub_pipeline(threshold=threshold), [section_from_text(text)], "r")
         item = envelope.envelopes[0]
         assert isinstance(item, ReviewItem) and item.reason_code == "ADVERSARIAL_FLAG"
         assert item.update_detection.adversarial_flags == ["NEGATION_MISMATCH"]

@@ -16,6 +16,7 @@ from typing import Any
 from hypothesis import example, given
 from hypothesis import strategies as st
 
+from librarian.pipeline import one_shot
 from librarian.pipeline.dedup import ChunkRegistry
 from librarian.pipeline.ingest import parse_line
 from librarian.schemas.envelopes import dump_envelope
@@ -41,7 +42,7 @@ def test_no_line_escapes_the_boundary_and_every_outcome_is_accounted(lines: list
             assert outcome.message and str(outcome.reason)
         written_out(outcome)
     sections = [p for p in parsed if isinstance(p, Section)]
-    result = stub_pipeline(threshold=0.5).link(sections, "fuzz")
+    result = one_shot.link(stub_pipeline(threshold=0.5), sections, "fuzz")
     assert len(result.envelopes) == len(sections)  # read = decided + rejected + skipped
     assert_rfc_valid([dump_envelope(e) for e in result.envelopes])
 
@@ -54,7 +55,7 @@ def test_any_text_in_a_good_row_is_decided_or_refused_with_a_reason(text: str, t
     parsed = parse_line(1, raw)
     written_out(parsed)
     if isinstance(parsed, Section):
-        result = stub_pipeline(threshold=0.5).link([parsed], "fuzz")
+        result = one_shot.link(stub_pipeline(threshold=0.5), [parsed], "fuzz")
         assert_rfc_valid([dump_envelope(e) for e in result.envelopes])
     else:
         assert isinstance(parsed, Rejection) and parsed.message

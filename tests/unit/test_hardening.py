@@ -20,6 +20,7 @@ from sqlalchemy.orm import Session
 from typer.testing import CliRunner
 
 from librarian.cli import app
+from librarian.pipeline import one_shot
 from librarian.pipeline.dedup import ChunkRegistry
 from librarian.pipeline.explicit import find_references
 from librarian.pipeline.ingest import parse_line, section_from_text
@@ -85,7 +86,7 @@ def test_poison_lines_never_stop_the_rows_around_them(tmp_path: Path) -> None:
 
 def decided(text: str) -> dict[str, Any]:
     """The envelope the linker writes for `text` (hub ids: small_hub's, 200-001 among them)."""
-    result = stub_pipeline(threshold=0.1).link([section_from_text(text)], "r1")
+    result = one_shot.link(stub_pipeline(threshold=0.1), [section_from_text(text)], "r1")
     (envelope,) = result.envelopes
     return dump_envelope(envelope)
 
@@ -130,7 +131,7 @@ def test_naive_timestamps_are_read_as_utc_and_envelopes_meet_the_rfc() -> None:
     )
     assert isinstance(parsed, Section)
     assert parsed.source.committed_at.utcoffset() is not None
-    result = stub_pipeline(threshold=0.1).link([parsed], "r1")
+    result = one_shot.link(stub_pipeline(threshold=0.1), [parsed], "r1")
     assert_rfc_valid([dump_envelope(e) for e in result.envelopes])
 
 
@@ -348,7 +349,7 @@ def review_db(tmp_path: Path) -> Any:
         section_from_text(t).model_copy(update={"chunk_id": f"c{i}", "line": i + 1})
         for i, t in enumerate(texts)
     ]
-    result = stub_pipeline(threshold=0.99).link(batch, "r1")  # everything to review
+    result = one_shot.link(stub_pipeline(threshold=0.99), batch, "r1")  # everything to review
     with Session(engine) as session:
         write(session, StoredBatch.linked("r1", result, batch, "t"))
         session.commit()

@@ -22,6 +22,7 @@ from typer.testing import CliRunner
 from librarian.cli import app
 from librarian.errors import UsageError
 from librarian.paths import packaged_data
+from librarian.pipeline import one_shot
 from librarian.pipeline.ingest import section_from_text
 from librarian.pipeline.sinks import FileSink
 from librarian.schemas.envelopes import Envelope
@@ -41,7 +42,7 @@ RUN_FILES = {
 
 def envelopes() -> list[Envelope]:
     sections = [section_from_text("see CRE 200-001").model_copy(update={"chunk_id": "c0"})]
-    return stub_pipeline().link(sections, "r", datetime(2026, 1, 1, tzinfo=UTC)).envelopes
+    return one_shot.link(stub_pipeline(), sections, "r", datetime(2026, 1, 1, tzinfo=UTC)).envelopes
 
 
 def a_run(out: Path, run_id: str) -> None:

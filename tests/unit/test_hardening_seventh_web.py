@@ -31,6 +31,7 @@ from sqlalchemy import Engine
 from sqlalchemy.orm import Session
 
 from librarian.cli import render
+from librarian.pipeline import one_shot
 from librarian.pipeline.pipeline import Pipeline
 from librarian.review.api import SUGGEST_PATH, SUGGESTS_AT_ONCE, SUGGESTS_WAITING
 from librarian.review.bench import Workbench
@@ -275,28 +276,29 @@ def test_terminal_line_is_visible_on_one_line() -> None:
 # --- item 18: the suggest API under a burst ------------------------------------------
 
 
-class HeldPipeline:
-    """The stub pipeline, its model work held at `gate`."""
+def held_explain(gate: Gate) -> Callable[[Pipeline, str, str | None], Envelope]:
+    """`one_shot.explain`, its model work held at `gate`."""
+    explain = one_shot.explain
 
-    def __init__(self, gate: Gate) -> None:
-        self.inner = stub_pipeline(threshold=0.5)
-        self.hub = self.inner.hub
-        self.gate = gate
+    def held(pipeline: Pipeline, text: str, title: str | None) -> Envelope:
+        gate.hold()
+        return explain(pipeline, text, title)
 
-    def explain(self, text: str, title: str | None) -> Envelope:
-        self.gate.hold()
-        return self.inner.explain(text, title)
+    return held
 
 
-def test_a_suggest_burst_is_bounded_and_the_pages_still_answer(tmp_path: Path) -> None:
+def test_a_suggest_burst_is_bounded_and_the_pages_still_answer(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """45 suggest calls at once, their model work held: SUGGESTS_AT_ONCE run, SUGGESTS_WAITING
     wait, the rest are answered 503 with Retry-After at once; the queue page and a static
     file answer while the held work holds its threads; then the held calls finish."""
     engine = make_engine(f"sqlite:///{tmp_path / 'api.db'}")
     upgrade(engine)
     gate = Gate()
-    held = HeldPipeline(gate)
-    suggester = cast(Callable[[], Pipeline | None], lambda: held)
+    monkeypatch.setattr(one_shot, "explain", held_explain(gate))
+    pipeline = stub_pipeline(threshold=0.5)
+    suggester = cast(Callable[[], Pipeline | None], lambda: pipeline)
     body = json.dumps({"text": "Session tokens must be rotated after login"})
     headers = {"Content-Type": "application/json"}
     taken = SUGGESTS_AT_ONCE + SUGGESTS_WAITING

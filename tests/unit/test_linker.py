@@ -3,6 +3,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 from librarian.pipeline import components as ids
+from librarian.pipeline import one_shot
 from librarian.pipeline.components import stage_ids
 from librarian.pipeline.ingest import section_from_text
 from librarian.pipeline.stages import RerankStage
@@ -15,7 +16,7 @@ NOW = datetime(2026, 11, 30, tzinfo=UTC)
 
 def one(text: str, threshold: float = 0.8, scorer: StubScorer | None = None):  # type: ignore[no-untyped-def]
     linker = stub_pipeline(threshold=threshold, scorer=scorer)
-    return linker.link([section_from_text(text)], "run-1", NOW).envelopes[0]
+    return one_shot.link(linker, [section_from_text(text)], "run-1", NOW).envelopes[0]
 
 
 def test_below_threshold_goes_to_review_with_top_n_suggestions() -> None:
@@ -62,7 +63,7 @@ def test_reranker_reorders_and_drives_confidence() -> None:
 def test_rerank_gap_sends_only_undecided_sections_to_the_reranker() -> None:
     texts = ["rotate session token", "Cryptography session", "zzzz qqqq"]
     sections = [section_from_text(t) for t in texts]
-    plain = stub_pipeline(threshold=0.99).link(sections, "run-1", NOW).envelopes
+    plain = one_shot.link(stub_pipeline(threshold=0.99), sections, "run-1", NOW).envelopes
     gaps = [
         e.retrieval.candidates[0].score_vector - e.retrieval.candidates[1].score_vector
         for e in plain[:2]
@@ -72,7 +73,7 @@ def test_rerank_gap_sends_only_undecided_sections_to_the_reranker() -> None:
     scorer = StubScorer()
     gated = stub_pipeline(threshold=0.99, scorer=scorer, rerank_gap=gap)
     assert gated.stage(RerankStage).component.settings == {"rerank_gap": gap}
-    result = gated.link(sections, "r", NOW)
+    result = one_shot.link(gated, sections, "r", NOW)
     undecided = 0 if gaps[0] < gaps[1] else 1
     assert result.reranked == 1
     assert set(scorer.queries) == {texts[undecided]}
@@ -86,7 +87,7 @@ def test_rerank_gap_sends_only_undecided_sections_to_the_reranker() -> None:
 def test_explicit_single_known_links_without_models() -> None:
     linker = stub_pipeline()
     calls_before = getattr(linker.embed.embedder, "calls", None)
-    result = linker.link([section_from_text("Rotate it, see CRE 200-001.")], "r", NOW)
+    result = one_shot.link(linker, [section_from_text("Rotate it, see CRE 200-001.")], "r", NOW)
     env = result.envelopes[0]
     assert isinstance(env, LinkProposal)
     assert env.links[0].link_type == "LinkedTo" and env.links[0].confidence == 1.0
@@ -115,7 +116,7 @@ def test_order_of_envelopes_follows_input() -> None:
     sections = [
         section_from_text(t).model_copy(update={"chunk_id": f"c{i}"}) for i, t in enumerate(texts)
     ]
-    result = linker.link(sections, "r", NOW)
+    result = one_shot.link(linker, sections, "r", NOW)
     assert [e.chunk_id for e in result.envelopes] == ["c0", "c1", "c2", "c3"]
 
 
@@ -125,7 +126,7 @@ def test_one_failing_row_does_not_sink_the_batch() -> None:
         section_from_text("rotate session token").model_copy(update={"chunk_id": "good"}),
         section_from_text("poison session token").model_copy(update={"chunk_id": "bad", "line": 2}),
     ]
-    result = linker.link(sections, "r")
+    result = one_shot.link(linker, sections, "r")
     rejected = result.rejections
     assert [e.chunk_id for e in result.envelopes] == ["good"]
     assert len(rejected) == 1 and rejected[0].reason == RejectCode.PROCESSING_ERROR
@@ -136,7 +137,7 @@ def test_a_broken_model_fails_the_batch_loudly() -> None:
     linker = stub_pipeline(scorer=StubScorer(fail_on="e"))
     sections = [section_from_text("rotate session token"), section_from_text("use queries")]
     try:
-        linker.link(sections, "r")
+        one_shot.link(linker, sections, "r")
     except RuntimeError as exc:
         assert "cannot handle" in str(exc)
     else:

@@ -19,6 +19,7 @@ from sqlalchemy import Engine, select
 from sqlalchemy.orm import Session
 
 from librarian.catalogue.hub import Hub
+from librarian.pipeline import one_shot
 from librarian.pipeline.ingest import section_from_text
 from librarian.review.bench import Workbench
 from librarian.review.myopencre import links_to_export, reads_empty, to_myopencre
@@ -60,7 +61,7 @@ def sections(threshold_run: str) -> list:  # type: ignore[type-arg]
 
 def store(engine: Engine, run: str, threshold: float) -> None:
     batch = sections(run)
-    result = stub_pipeline(threshold=threshold, top_k=6, top_n=5).link(batch, run)
+    result = one_shot.link(stub_pipeline(threshold=threshold, top_k=6, top_n=5), batch, run)
     with Session(engine) as session:
         write(session, StoredBatch.linked(run, result, batch, "t"))
         session.commit()

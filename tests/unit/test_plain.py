@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from librarian.pipeline import one_shot
 from librarian.pipeline.ingest import parse_line
 from librarian.pipeline.plain import PlainInputError, is_plain, plain_rows
 from librarian.pipeline.shapes.markdown import markdown_blocks
@@ -69,7 +70,7 @@ def test_a_csv_table_becomes_sections_with_stable_provenance(tmp_path: Path) -> 
     edited = [p for p in parsed(path, "Our Standard 2.0") if isinstance(p, Section)]
     assert edited[1].span_key == sections[1].span_key  # same row, new text: an update
     assert edited[1].content_hash != sections[1].content_hash
-    result = stub_pipeline(threshold=0.5).link(sections, "plain")
+    result = one_shot.link(stub_pipeline(threshold=0.5), sections, "plain")
     assert_rfc_valid([dump_envelope(e) for e in result.envelopes])
 
 

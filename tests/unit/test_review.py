@@ -13,6 +13,7 @@ import pytest
 from sqlalchemy import Engine, select
 from sqlalchemy.orm import Session
 
+from librarian.pipeline import one_shot
 from librarian.pipeline.ingest import section_from_text
 from librarian.review.decisions import ImportResult, import_decisions
 from librarian.review.sheets import neutralise, read_decisions, to_csv, to_html, to_jsonl
@@ -42,7 +43,7 @@ def engine(tmp_path: Path) -> Engine:
         section_from_text(t).model_copy(update={"chunk_id": f"c{i}", "line": i + 1})
         for i, t in enumerate(TEXTS)
     ]
-    result = stub_pipeline(threshold=0.99).link(batch, "r1")  # everything to review
+    result = one_shot.link(stub_pipeline(threshold=0.99), batch, "r1")  # everything to review
     with Session(engine) as session:
         write(session, StoredBatch.linked("r1", result, batch, "t"))
         session.commit()

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from librarian.factory import assemble
+from librarian.pipeline import one_shot
 from librarian.pipeline.ingest import section_from_text
 from librarian.pipeline.pipeline import Pipeline
 from librarian.retrieval.index import build_index
@@ -50,8 +51,8 @@ def test_collections_are_the_root_branches() -> None:
 
 def test_characterization_with_no_router_configured_every_collection_is_searched() -> None:
     texts = ["rotate session token policy", "sql queries", "security policy review"]
-    default = linker().link([section(t) for t in texts], "r", NOW)
-    off = linker(mode="off").link([section(t) for t in texts], "r", NOW)
+    default = one_shot.link(linker(), [section(t) for t in texts], "r", NOW)
+    off = one_shot.link(linker(mode="off"), [section(t) for t in texts], "r", NOW)
     assert [cre_ids(e) for e in default.envelopes] == [cre_ids(e) for e in off.envelopes]
     for decision in default.routing:
         assert decision.effective == "all" and not decision.widened
@@ -62,7 +63,8 @@ def test_characterization_with_no_router_configured_every_collection_is_searched
 
 
 def test_an_input_pin_narrows_and_an_unknown_one_widens_with_a_warning() -> None:
-    result = linker().link(
+    result = one_shot.link(
+        linker(),
         [
             section("rotate session token policy", pin=("governance",)),
             section("rotate session token policy", pin=("nope",)),
@@ -192,11 +194,13 @@ def test_the_classifier_round_trips_through_json(tmp_path: Path) -> None:
 def test_concurrent_batches_never_see_each_others_selection() -> None:
     shared = linker()
     text = "rotate session token policy"
-    narrow_alone = shared.link([section(text, pin=("governance",))], "r", NOW).envelopes[0]
-    wide_alone = shared.link([section(text)], "r", NOW).envelopes[0]
+    narrow_alone = one_shot.link(shared, [section(text, pin=("governance",))], "r", NOW).envelopes[
+        0
+    ]
+    wide_alone = one_shot.link(shared, [section(text)], "r", NOW).envelopes[0]
 
     def one(pin: tuple[str, ...] | None) -> list[str]:
-        return cre_ids(shared.link([section(text, pin=pin)], "r", NOW).envelopes[0])
+        return cre_ids(one_shot.link(shared, [section(text, pin=pin)], "r", NOW).envelopes[0])
 
     pins = [("governance",), None] * 50
     with ThreadPoolExecutor(max_workers=8) as pool:

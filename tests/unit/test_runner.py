@@ -8,6 +8,7 @@ import json
 from collections.abc import Callable, Collection, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from operator import attrgetter
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -523,10 +524,16 @@ def test_a_digest_that_ends_in_a_zero_byte_comes_back_whole() -> None:
 
 
 class _Recorder:
-    """Stages that say which of their methods ran, with what."""
+    """Stages that say which of their methods ran (its dotted path), with what."""
 
-    def __getattr__(self, method: str) -> Callable[..., tuple[str, tuple[Any, ...]]]:
-        return lambda *args: (method, args)
+    def __init__(self, path: str = "") -> None:
+        self.path = path
+
+    def __getattr__(self, name: str) -> _Recorder:
+        return _Recorder(f"{self.path}.{name}".lstrip("."))
+
+    def __call__(self, *args: Any) -> tuple[str, tuple[Any, ...]]:
+        return self.path, args
 
 
 def test_every_phase_is_a_stage_and_every_executor_runs_it() -> None:
@@ -535,11 +542,14 @@ def test_every_phase_is_a_stage_and_every_executor_runs_it() -> None:
     names a method of the stages, and an executor runs any phase it is given. This fails
     when a phase names no stage or an executor cannot run one (the flow's executor:
     tests/integration/test_flow.py)."""
-    from librarian.pipeline.run import PHASES, Stages
+    from librarian.pipeline.run import PHASES, SourceLinking, Stages
 
+    pipeline = stub_pipeline()
     for phase in PHASES:
-        assert phase.method in vars(Stages), phase
-        assert callable(getattr(Pipeline, phase.method)), phase
+        first, *rest = phase.method.split(".")
+        assert first in vars(Stages), phase
+        assert all(name in vars(SourceLinking) for name in rest), phase  # C.5's: `linking.`
+        assert callable(attrgetter(phase.method)(pipeline)), phase
         got = InProcess(_Recorder()).submit(phase, 1, "two")  # type: ignore[arg-type]
         assert got.result() == (phase.method, (1, "two"))
     assert len({p.method for p in PHASES}) == len({p.task for p in PHASES}) == len(PHASES)

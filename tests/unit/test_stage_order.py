@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from librarian.errors import UsageError
+from librarian.pipeline import one_shot
 from librarian.pipeline.ingest import section_from_text
 from librarian.pipeline.pipeline import Pipeline
 from librarian.schemas.envelopes import LinkProposal, ReviewItem
@@ -58,7 +59,7 @@ def sections(texts: list[str]) -> list[Any]:
 def test_the_stages_run_in_the_order_the_plan_lists(monkeypatch: pytest.MonkeyPatch) -> None:
     pipeline = stub_pipeline(threshold=0.99)
     ran = watched_order(pipeline, monkeypatch)
-    envelopes = pipeline.link(sections(TEXTS), "order").envelopes
+    envelopes = one_shot.link(pipeline, sections(TEXTS), "order").envelopes
     planned = [c.stage for c in pipeline.plan(priors_read=False)]
     runs = [n for n in planned if n not in ("ingest", "dedup", "route")]  # C.4 routes first
     assert ran == runs, (ran, planned)
@@ -75,7 +76,7 @@ def test_a_plugged_stage_runs_where_it_says_and_the_plan_and_audit_name_it(
     names = [s.name for s in pipeline.completing]
     assert names == ["rerank", "score", "safety", "decide", "draft-hold", "emit"]
     ran = watched_order(pipeline, monkeypatch)
-    result = pipeline.link(sections([TEXTS[0], f"DRAFT {TEXTS[1]}"]), "plugged")
+    result = one_shot.link(pipeline, sections([TEXTS[0], f"DRAFT {TEXTS[1]}"]), "plugged")
     assert ran.index("draft-hold") == ran.index("decide") + 1 < ran.index("emit")
     linked, held = result.envelopes
     assert isinstance(linked, LinkProposal) and isinstance(held, ReviewItem)

@@ -15,6 +15,7 @@ from sqlalchemy import Engine, select
 from sqlalchemy.orm import Session
 from typer.testing import CliRunner
 
+from librarian.pipeline import one_shot
 from librarian.pipeline.accounting import count_envelopes
 from librarian.pipeline.ingest import section_from_text
 from librarian.review.bench import Workbench
@@ -112,8 +113,8 @@ def test_the_unmappable_gate_marks_review_items_and_keeps_envelopes_valid(
         section_from_text(t).model_copy(update={"chunk_id": f"u-c{i}", "line": i + 1})
         for i, t in enumerate(TEXTS)
     ]
-    gated = stub_pipeline(threshold=0.99, unmappable_cut=0.5).link(sections, "u")
-    off = stub_pipeline(threshold=0.99).link(sections, "u")
+    gated = one_shot.link(stub_pipeline(threshold=0.99, unmappable_cut=0.5), sections, "u")
+    off = one_shot.link(stub_pipeline(threshold=0.99), sections, "u")
     gate = {chunk: facts.unmappable for chunk, facts in gated.facts.items()}
     assert gate["u-c3"]  # the cafeteria: one word of one CRE (0.19)
     assert not gate["u-c0"]  # a session rule: below the auto-link cut, not unmappable

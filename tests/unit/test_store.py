@@ -10,6 +10,7 @@ import pytest
 from sqlalchemy import Engine, func, select
 from sqlalchemy.orm import Session
 
+from librarian.pipeline import one_shot
 from librarian.pipeline.ingest import parse_line, section_from_text
 from librarian.schemas.envelopes import Envelope
 from librarian.schemas.records import RejectCode, Rejection, Section, SkipCode
@@ -42,7 +43,7 @@ def batch_of(run: str, envelopes: list[Envelope], batch: list[Section], **kw: An
 
 
 def decide_and_write(engine: Engine, batch: list[Section], run: str = "r1") -> int:
-    result = stub_pipeline(threshold=0.1).link(batch, run)
+    result = one_shot.link(stub_pipeline(threshold=0.1), batch, run)
     with Session(engine) as session:
         written = write(session, batch_of(run, result.envelopes, batch))
         session.commit()
@@ -63,7 +64,7 @@ def test_a_decided_chunk_is_unchanged_next_time(engine: Engine) -> None:
 def test_each_decision_keeps_its_routing_decision(engine: Engine) -> None:
     batch = sections("rotate session token after login", "sql injection queries")
     batch[1] = batch[1].model_copy(update={"collections": ("nope",)})
-    result = stub_pipeline(threshold=0.1).link(batch, "r1")
+    result = one_shot.link(stub_pipeline(threshold=0.1), batch, "r1")
     with Session(engine) as session:
         write(session, batch_of("r1", result.envelopes, batch, routing=result.routing))
         session.commit()
@@ -188,7 +189,7 @@ def test_open_items_decided_by_other_models_are_decided_again(engine: Engine) ->
     """Issue 22, item 2: after retraining, every still-open item was skipped as UNCHANGED
     and the better models never reached it. Decided items are left alone."""
     batch = sections("rotate session token after login", "sql injection queries")
-    old = stub_pipeline(threshold=0.99).link(batch, "r1")  # both to review
+    old = one_shot.link(stub_pipeline(threshold=0.99), batch, "r1")  # both to review
     with Session(engine) as session:
         write(session, batch_of("r1", old.envelopes, batch, models_digest="old-models"))
         session.commit()
@@ -201,7 +202,7 @@ def test_open_items_decided_by_other_models_are_decided_again(engine: Engine) ->
         again = unchanged(session, batch, "new-models")
     assert len(still) == 2  # the same models: nothing to do
     assert [s.chunk_id for s in again] == ["c0"]  # c1 is open, and other models decided it
-    new = stub_pipeline(threshold=0.99).link(batch[1:], "r2")
+    new = one_shot.link(stub_pipeline(threshold=0.99), batch[1:], "r2")
     with Session(engine) as session:
         written = write(
             session, batch_of("r2", new.envelopes, batch[1:], models_digest="new-models")

@@ -10,6 +10,7 @@ import pytest
 from librarian.artifacts.card import ModelDirError, has_models, load_trained, recorded_embedder
 from librarian.factory import assemble
 from librarian.pipeline import components as ids
+from librarian.pipeline import one_shot
 from librarian.pipeline.components import stage_ids
 from librarian.retrieval.index import build_index
 from librarian.schemas.envelopes import AdversarialFlag, LinkProposal, ReviewItem
@@ -185,7 +186,7 @@ def test_linker_uses_the_calibrator_and_its_threshold(tmp_path: Path) -> None:
     assert linker.policy.global_cut == models.threshold
     assert stage_ids(linker.description())["score"] == ids.SCORE_JOINT
     assert stage_ids(linker.description())["source-level"] == ids.SOURCE_LEVEL_JOINT
-    env = linker.link([section("rotate session token after login")], "r").envelopes[0]
+    env = one_shot.link(linker, [section("rotate session token after login")], "r").envelopes[0]
     confidence = (
         env.links[0].confidence
         if isinstance(env, LinkProposal)
@@ -199,7 +200,8 @@ def test_negated_section_above_threshold_goes_to_review() -> None:
     hub, embedder = small_hub(), StubEmbedder()
     settings = LinkerSettings(cache_dir=None, threshold=0.1, top_k=4)
     linker = assemble(settings, hub, embedder, build_index(hub, embedder, None))
-    plain, negated = linker.link(
+    plain, negated = one_shot.link(
+        linker,
         [
             section("rotate session token after login"),
             section("never rotate session token after login"),

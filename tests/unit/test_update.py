@@ -5,6 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 from librarian.pipeline import components as ids
+from librarian.pipeline import one_shot
 from librarian.pipeline.components import stage_ids
 from librarian.pipeline.envelopes import RunContext
 from librarian.pipeline.ingest import section_from_text
@@ -26,7 +27,7 @@ def envelope(
     text: str, threshold: float = 0.1, priors: dict[str, PriorDecision] | None = None
 ) -> Envelope:
     linker = stub_pipeline(threshold=threshold)
-    result = linker.link([section_from_text(text)], "run-2", CTX.now, priors=priors)
+    result = one_shot.link(linker, [section_from_text(text)], "run-2", CTX.now, priors=priors)
     return result.envelopes[0]
 
 

@@ -15,6 +15,7 @@ from fastapi.testclient import TestClient
 from sqlalchemy import Engine, select, text
 from sqlalchemy.orm import Session
 
+from librarian.pipeline import one_shot
 from librarian.pipeline.ingest import section_from_text
 from librarian.review.bench import Workbench
 from librarian.review.decisions import DecisionRequest, build_decision, change
@@ -246,7 +247,7 @@ def test_a_dry_runs_reviews_are_served_from_a_file_beside_them(tmp_path: Path) -
     batch = [
         section_from_text(t).model_copy(update={"chunk_id": f"c{i}"}) for i, t in enumerate(TEXTS)
     ]
-    envelopes = stub_pipeline(threshold=0.99).link(batch, "dry").envelopes
+    envelopes = one_shot.link(stub_pipeline(threshold=0.99), batch, "dry").envelopes
     reviews = tmp_path / "reviews.jsonl"
     reviews.write_text("".join(json.dumps(dump_envelope(e)) + "\n" for e in envelopes))
     url = _reviews_database(reviews)
@@ -519,7 +520,7 @@ def test_escape_and_bidi_characters_are_shown_as_code_points_on_every_page(
     section = section_from_text("rotate session token after login").model_copy(
         update={"chunk_id": "c\u202eevil", "line": 1, "heading_path": ("Guide\x1b[31m", "Part")}
     )
-    result = stub_pipeline(threshold=0.99).link([section], "r1")
+    result = one_shot.link(stub_pipeline(threshold=0.99), [section], "r1")
     with Session(engine) as session:
         write(session, StoredBatch.linked("r1", result, [section], "t"))
         session.commit()
@@ -884,7 +885,7 @@ def test_a_decision_message_names_the_rule_not_the_chapter_it_shares(
     sections = list(plain_rows(policy, "Acme Policy").records.values())
     batch = [s for s in sections if isinstance(s, Section)]
     assert len(batch) == 2
-    result = stub_pipeline(threshold=0.99).link(batch, "policy-run")
+    result = one_shot.link(stub_pipeline(threshold=0.99), batch, "policy-run")
     with Session(engine) as session:
         write(session, StoredBatch.linked("policy-run", result, batch, "md"))
         session.commit()

@@ -18,6 +18,7 @@ from librarian.cli.options import (
     with_linker_options,
 )
 from librarian.errors import UsageError
+from librarian.pipeline import one_shot
 
 TextArg = Annotated[str, typer.Argument(help="the section text, or - for one text a line on stdin")]
 
@@ -60,7 +61,7 @@ def explain(
 
     built = build_pipeline(settings, linker_urls(linker))
     for one in texts:
-        envelope = built.explain(one, title, prior_text)
+        envelope = one_shot.explain(built, one, title, prior_text)
         if as_json:
             sys.stdout.write(json.dumps(dump_envelope(envelope), ensure_ascii=False) + "\n")
         else:

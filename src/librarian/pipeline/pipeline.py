@@ -23,7 +23,8 @@ The stages are data: two ordered lists of stage objects (`preparing`: C.2-C.4;
 them, run by the runner. The one place the phases run in order is the runner (`run.py`):
 it takes raw batches from a source (`sources.py`, `store/source.py`), admits and prepares
 each (C.0-C.4), links each source as a whole (C.5, `link_rows`), completes each batch
-(C.6-C.10) and hands it to the sinks (`sinks.py`, `store/sink.py`). `Pipeline.link` (eval,
+(C.6-C.10) and hands it to the sinks (`sinks.py`, `store/sink.py`); C.5's glue between
+the batches and the joint assignment is `source_phase.py`. `one_shot.link` (eval,
 explain, training) is the runner over one batch in this process; the flow is the runner
 with Prefect tasks. `factory.py` builds a Pipeline from settings (construction only: no
 rows read).
@@ -36,7 +37,7 @@ import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
-from typing import Any, TypeVar
+from typing import TypeVar
 
 from librarian.catalogue.hub import Hub
 from librarian.pipeline import components as ids
@@ -49,31 +50,23 @@ from librarian.pipeline.batches import (
     PriorLookup,
     Priors,
     Retrieved,
-    ReviewedRow,
     ScoredRow,
 )
-from librarian.pipeline.compact import compared
 from librarian.pipeline.components import Component, describe
 from librarian.pipeline.dedup import ChunkRegistry
 from librarian.pipeline.emit import ScoreStage
 from librarian.pipeline.envelopes import RunContext
-from librarian.pipeline.ingest import parse_line, section_from_text
-from librarian.pipeline.run import link_sections
-from librarian.pipeline.source_level import Linked, SlotRow, SourceLevelSlot
+from librarian.pipeline.ingest import parse_line
+from librarian.pipeline.source_level import Linked, SourceLevelSlot
+from librarian.pipeline.source_phase import SourcePhase
 from librarian.pipeline.stages import EmbedStage, RetrieveStage
 from librarian.policy import Certified, DecisionPolicy
 from librarian.retrieval.flat import ScoredHub
 from librarian.retrieval.index import HubIndex
-from librarian.schemas.envelopes import Envelope
 from librarian.schemas.records import (
-    PLAIN_URN,
     BatchResult,
-    EarlierItem,
-    History,
-    PriorDecision,
     RawBatch,
     Rejection,
-    Reviewed,
     Section,
     Skip,
 )
@@ -121,6 +114,11 @@ class Pipeline:
             raise ValueError("hub index was built for a different hub")
         self.column = {c: i for i, c in enumerate(self.index.ids)}
 
+    @property
+    def linking(self) -> SourcePhase:
+        """C.5 as the runner runs it, over this pipeline's slot and stages."""
+        return SourcePhase(self.source_level, self.embed, self.retrieve, self.column)
+
     def stage(self, kind: type[S]) -> S:
         """The stage of type `kind` (its settings, its model: `stage(EmbedStage).embedder`)."""
         for stage in (*self.preparing, *self.completing):
@@ -141,12 +139,12 @@ class Pipeline:
 
     @property
     def embed(self) -> EmbedStage:
-        """C.3, which C.5's model work (`reviewed_rows`) calls outside the fold too."""
+        """C.3, which C.5's model work (`SourcePhase.reviewed_rows`) runs again."""
         return self.stage(EmbedStage)
 
     @property
     def retrieve(self) -> RetrieveStage:
-        """C.4, which C.5's model work (`reviewed_rows`) calls outside the fold too."""
+        """C.4, which C.5's model work (`SourcePhase.reviewed_rows`) runs again."""
         return self.stage(RetrieveStage)
 
     # -- what runs -------------------------------------------------------------------
@@ -192,20 +190,6 @@ class Pipeline:
             priors = lookup.priors(sections)
         return Admitted(raw, sections, rejections, skips, priors)
 
-    def link(
-        self,
-        sections: Sequence[Section],
-        run_id: str,
-        now: datetime | None = None,
-        priors: Priors | None = None,
-        history: History | None = None,
-    ) -> BatchResult:
-        """C.2-C.10 over validated sections, each source's linked as a whole. `priors`
-        None: update detection not evaluated. `history`: what each source already links
-        and its reviewers decided (None: nothing known)."""
-        ctx = self.context(run_id, now)
-        return link_sections(self, sections, ctx, priors, history)
-
     def context(self, run_id: str, now: datetime | None = None) -> RunContext:
         return RunContext(run_id=run_id, policy=self.policy, now=now or datetime.now(UTC))
 
@@ -219,35 +203,6 @@ class Pipeline:
             with batch.timer.stage(stage.name):
                 stage.run(batch)
         return batch
-
-    def link_rows(
-        self,
-        rows: Sequence[SlotRow],
-        reviewed: Sequence[ReviewedRow] = (),
-        history: History | None = None,
-        earlier: Mapping[str, Sequence[EarlierItem]] | None = None,
-    ) -> list[Linked]:
-        """C.5: `rows` (each source's whole, as the runner keeps them: `CompactRows`)
-        linked with what the store knows of their sources: their reviewed items as they
-        are retrieved now (`reviewed_rows`), their history, and the items earlier windows
-        stored (linked with them as a file's rows are, their own outcomes not returned).
-        No model runs here: it is the runner's work between its passes."""
-        read = self.source_level.overlaps
-        context = [
-            compared(
-                source,
-                e.key,
-                e.text,
-                _hits(e),
-                list(e.evidence) if e.evidence else None,
-                read(e.text, _hits(e)),
-            )
-            for source, items in (earlier or {}).items()
-            for e in items
-        ]
-        every = [*context, *rows]
-        linked = self.source_level.run(every, list(reviewed), history)
-        return linked[len(context) :]
 
     def complete(self, prepared: Prepared, linked: Sequence[Linked]) -> BatchResult:
         """C.6-C.10 of one prepared batch, with what C.5 made of its rows."""
@@ -267,7 +222,7 @@ class Pipeline:
                 out[pos], result.facts[section.chunk_id] = row.envelope, row.facts
             result.reranked = sum(r.rerank is not None for r in batch.rows)
             result.routing = prepared.retrieved.routing
-            result.candidates = self._stored_candidates(prepared)
+            result.candidates = self.linking.stored_candidates(prepared)
             statuses = {r.status.source: r.status for r in linked}  # one a source
             result.sources = {name: status.as_json() for name, status in statuses.items()}
             result.cut_evidence = {
@@ -293,93 +248,6 @@ class Pipeline:
         described = self.description(prepared.priors is not None)
         return Completing(prepared.ctx, prepared.priors, described, rows)
 
-    def slot_rows(self, prepared: Prepared) -> list[SlotRow]:
-        """What C.5 needs of a prepared batch's model rows."""
-        retrieved = prepared.retrieved
-        if retrieved is None:
-            return []
-        return [
-            SlotRow(
-                s.source_key,
-                s.span_key,
-                s.text,
-                retrieved.hits[i],
-                self._evidence(retrieved, i),
-                self.source_level.overlaps(s.text, retrieved.hits[i]),
-            )
-            for i, (_, s) in enumerate(prepared.to_model)
-        ]
-
-    def _stored_candidates(self, prepared: Prepared) -> dict[str, dict[str, Any]]:
-        """What C.5 needs of each model row, for the store: a later window of the same
-        source links its rows with these (`link_rows`'s `earlier`)."""
-        retrieved = prepared.retrieved
-        assert retrieved is not None
-        return {
-            section.chunk_id: {
-                "ids": [h.cre_id for h in retrieved.hits[i]],
-                "scores": [h.score for h in retrieved.hits[i]],
-                "evidence": self._evidence(retrieved, i),
-            }
-            for i, (_, section) in enumerate(prepared.to_model)
-        }
-
-    def _evidence(self, retrieved: Retrieved, row: int) -> list[float] | None:
-        if retrieved.best is None:
-            return None
-        columns = [self.column[h.cre_id] for h in retrieved.hits[row]]
-        return [float(v) for v in retrieved.best[row, columns].tolist()]
-
-    def reviewed_rows(self, sources: Sequence[str], history: History) -> list[ReviewedRow]:
-        """C.5's model work: the decided items of `sources`, embedded and retrieved as they
-        are now (their key and text as digests, as `CompactRows` gives the pending rows'),
-        each with the CREs its reviewers chose. The runner runs it on its executor."""
-        if self.source_level.model is None:
-            return []
-        decided: list[tuple[str, Reviewed]] = [
-            (source, r)
-            for source in sorted(set(sources))
-            if source in history
-            for r in history[source].reviewed
-        ]
-        if not decided:
-            return []
-        as_sections = [section_from_text(r.text, r.title) for _, r in decided]
-        embedded = self.embed.embed(as_sections)
-        retrieved = self.retrieve.search(as_sections, embedded.vectors)
-        return [
-            (
-                compared(
-                    source,
-                    r.key,
-                    r.text,
-                    retrieved.hits[j],
-                    self._evidence(retrieved, j),
-                    self.source_level.overlaps(r.text, retrieved.hits[j]),
-                ),
-                r.cre_ids,
-            )
-            for j, (source, r) in enumerate(decided)
-        ]
-
-    def explain(
-        self, text: str, title: str | None = None, prior_text: str | None = None
-    ) -> Envelope:
-        """One text through the same stages as a run, for `librarian explain`; with
-        `prior_text`, as a new version of that text (update detection evaluated)."""
-        section = section_from_text(text, title)
-        priors = None
-        if prior_text is not None:
-            priors = {section.span_key: PriorDecision("explain-prior", prior_text, None)}
-        return self.link([section], EXPLAIN_RUN_ID, priors=priors).envelopes[0]
-
-    def suggest(self, text: str, title: str | None, source: str, history: History) -> Envelope:
-        """One text as a new section of `source` (a source key): linked with what its
-        reviewers decided (`history`: its reviewed items, what it links), so that its
-        adaptation and its cut apply, as the next run's would."""
-        section = as_of_source(section_from_text(text, title), source)
-        return self.link([section], EXPLAIN_RUN_ID, history=history).envelopes[0]
-
 
 def _read_line(raw: RawBatch, line: int, data: bytes) -> Section | Rejection | Skip:
     """C.0 for one line: the record its source read it into, else the line parsed."""
@@ -387,19 +255,8 @@ def _read_line(raw: RawBatch, line: int, data: bytes) -> Section | Rejection | S
     return record if record is not None else parse_line(line, data)
 
 
-def as_of_source(section: Section, source: str) -> Section:
-    """`section` as a section of the source whose key is `source`: a document of that
-    name (`schemas.records.source_key_of` reads a plain input's artifact as its source)."""
-    moved = section.source.model_copy(update={"type": "url", "url": f"{PLAIN_URN}api"})
-    return section.model_copy(update={"source": moved, "artifact_id": source})
-
-
 def _with_hits(linked: Linked, retrieved: Sequence[ScoredHub]) -> Linked:
     """`linked` with the row's own hits (each with its dense score) in C.5's order: C.5
     saw only what `CompactRows` keeps of them."""
     own = {h.cre_id: h for h in retrieved}
     return replace(linked, hits=[own[h.cre_id] for h in linked.hits])
-
-
-def _hits(item: EarlierItem) -> list[ScoredHub]:
-    return [ScoredHub(c, s) for c, s in zip(item.ids, item.scores, strict=True)]

@@ -28,6 +28,7 @@ from collections import deque
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field, replace
+from operator import attrgetter
 from typing import Any, Generic, Protocol, TypeVar
 
 from librarian.pipeline.accounting import add_timings, record_batch, record_sources
@@ -65,6 +66,19 @@ class Pending(Protocol[T_co]):
     def result(self) -> T_co: ...
 
 
+class SourceLinking(Protocol):
+    """What the runner needs of C.5 (`source_phase.SourcePhase`)."""
+
+    def slot_rows(self, prepared: Prepared) -> list[SlotRow]: ...
+
+    def reviewed_rows(self, sources: Sequence[str], history: History) -> list[ReviewedRow]: ...
+
+    def link_rows(
+        self, rows: Sequence[SlotRow], reviewed: Sequence[ReviewedRow], history: History | None,
+        earlier: Mapping[str, Sequence[EarlierItem]] | None,
+    ) -> list[Linked]: ...  # fmt: skip
+
+
 class Stages(Protocol):
     """What the runner needs of the stages (`pipeline.Pipeline`): it calls them in order
     and never knows what they are."""
@@ -82,36 +96,33 @@ class Stages(Protocol):
         self, sections: Sequence[Section], ctx: RunContext, priors: Priors | None = None
     ) -> Prepared: ...
 
-    def slot_rows(self, prepared: Prepared) -> list[SlotRow]: ...
-
-    def reviewed_rows(self, sources: Sequence[str], history: History) -> list[ReviewedRow]: ...
-
-    def link_rows(
-        self, rows: Sequence[SlotRow], reviewed: Sequence[ReviewedRow], history: History | None,
-        earlier: Mapping[str, Sequence[EarlierItem]] | None,
-    ) -> list[Linked]: ...  # fmt: skip
+    @property
+    def linking(self) -> SourceLinking:
+        """C.5, between `prepare` and `complete`."""
+        ...
 
     def complete(self, prepared: Prepared, linked: Sequence[Linked]) -> BatchResult: ...
 
 
 @dataclass(frozen=True)
 class Phase(Generic[T]):
-    """A model step an executor runs: the `Stages` method `method`, with the arguments
-    the runner gives it. Written once here; an executor runs any phase (`submit`), so a
-    new phase is one line below and nothing in an executor."""
+    """A model step an executor runs: the `Stages` method `method` (a dotted path: one of
+    C.5's is `linking.reviewed_rows`), with the arguments the runner gives it. Written
+    once here; an executor runs any phase (`submit`), so a new phase is one line below and
+    nothing in an executor."""
 
     method: str
     task: str  # its name where it runs as a task (the flow's Prefect tasks)
 
     def run(self, stages: Stages, *args: Any) -> T:
-        step: Callable[..., T] = getattr(stages, self.method)
+        step: Callable[..., T] = attrgetter(self.method)(stages)
         return step(*args)
 
 
 PREPARE: Phase[Prepared] = Phase("prepare", "prepare-batch")  # C.2-C.4 of a batch
 COMPLETE: Phase[BatchResult] = Phase("complete", "complete-batch")  # C.6-C.10, after C.5
 # C.5's model work for one source: its reviewed items embedded and retrieved.
-REVIEWED: Phase[list[ReviewedRow]] = Phase("reviewed_rows", "embed-reviewed")
+REVIEWED: Phase[list[ReviewedRow]] = Phase("linking.reviewed_rows", "embed-reviewed")
 PHASES: tuple[Phase[Any], ...] = (PREPARE, COMPLETE, REVIEWED)
 
 
@@ -289,7 +300,7 @@ class Runner:
         parts = self._prepared(admitted, pending, ctx, held)
         self._time("wait_for_prepare", started)
         for part, prepared in enumerate(parts):
-            compact.add(held.number, part, self.pipeline.slot_rows(prepared))
+            compact.add(held.number, part, self.pipeline.linking.slot_rows(prepared))
         self.spill.put("prepared", (((held.number, p, 0), x) for p, x in enumerate(parts)))
         held.parts = len(parts)
         self.progress.advance(held.lines)
@@ -333,10 +344,10 @@ class Runner:
         """C.5 for one source: its reviewed items' model work on the executor (a Dask
         worker, say), then the joint linking here."""
         if self.store is None:
-            return self.pipeline.link_rows(rows, (), None, None)
+            return self.pipeline.linking.link_rows(rows, (), None, None)
         known = self.store.known(source, {row.key for row in rows})
         if known.history is None:
-            return self.pipeline.link_rows(rows, (), {}, {source: known.earlier})
+            return self.pipeline.linking.link_rows(rows, (), {}, {source: known.earlier})
         history = {source: known.history}
         reviewed: list[ReviewedRow] = []
         if known.history.reviewed:  # no decided item: no model work, no task to send
@@ -344,7 +355,7 @@ class Runner:
                 self.executor.submit(REVIEWED, [source], history),
                 lambda: self.executor.submit(REVIEWED, [source], history),
             )
-        return self.pipeline.link_rows(rows, reviewed, history, {source: known.earlier})
+        return self.pipeline.linking.link_rows(rows, reviewed, history, {source: known.earlier})
 
     # -- pass 2 ------------------------------------------------------------------------
 

@@ -20,6 +20,7 @@ from fastapi.responses import HTMLResponse
 from pydantic import BaseModel, ConfigDict, Field
 
 from librarian.catalogue.hub import Hub
+from librarian.pipeline import one_shot
 from librarian.policy import Certified, DecisionPolicy
 from librarian.review.bounded import Bounded, Full
 from librarian.schemas.envelopes import Envelope, LinkProposal, dump_envelope
@@ -153,7 +154,7 @@ def suggested(
     if asked.top_k is not None:
         built = built.with_top_n(asked.top_k)
     if asked.source is None:
-        envelope = built.explain(asked.text, asked.title)
+        envelope = one_shot.explain(built, asked.text, asked.title)
     else:
         known = source_context(asked.source, built.policy) if source_context is not None else None
         if known is None:
@@ -165,7 +166,7 @@ def suggested(
         key = known.key or asked.source
         cuts = {key: known.cut} if known.cut is not None else {}
         built = built.with_policy(known.policy, cuts)
-        envelope = built.suggest(asked.text, asked.title, key, known.history)
+        envelope = one_shot.suggest(built, asked.text, asked.title, key, known.history)
     return {**dump_envelope(envelope), "cres": named_cres(envelope, built.hub)}
 
 

@@ -7,6 +7,7 @@ from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
+from librarian.pipeline import one_shot
 from librarian.pipeline.api import Priors
 from librarian.pipeline.pipeline import Pipeline
 from librarian.policy import GUARANTEES, DecisionPolicy, calibration_sample
@@ -292,7 +293,7 @@ def run_golden(
     sources: dict[str, dict[str, object]] = {}
     for indices in by_source.values():
         batch = [sections[i] for i in indices]
-        result = pipeline.link(batch, EVAL_RUN_ID, priors=priors, history=history)
+        result = one_shot.link(pipeline, batch, EVAL_RUN_ID, priors=priors, history=history)
         sources.update(result.sources)
         for i, envelope in zip(indices, result.envelopes, strict=True):
             found[i] = outcome_of(rows[i], envelope)
