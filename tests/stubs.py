@@ -7,6 +7,7 @@ import re
 import textwrap
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -278,3 +279,16 @@ def joint_slot() -> tuple[SourceLevelSlot, list[SlotRow]]:
         for i in range(MIN_SHAPE_ITEMS + 2)
     ]
     return SourceLevelSlot(model, hub, DecisionPolicy(global_cut=0.95)), rows
+
+
+class Recorder:
+    """Stages that say which of their methods ran (its dotted path), with what."""
+
+    def __init__(self, path: str = "") -> None:
+        self.path = path
+
+    def __getattr__(self, name: str) -> Recorder:
+        return Recorder(f"{self.path}.{name}".lstrip("."))
+
+    def __call__(self, *args: Any) -> tuple[str, tuple[Any, ...]]:
+        return self.path, args

@@ -16,7 +16,7 @@ import time
 from collections.abc import Callable, Collection, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from sqlalchemy import Engine
 from sqlalchemy.orm import Session
@@ -36,7 +36,7 @@ from librarian.pipeline.run import (
     run_source,
 )
 from librarian.pipeline.sinks import FileSink
-from librarian.pipeline.sources import Source, file_source, reading_of
+from librarian.pipeline.sources import PlainFile, Source, file_source, reading_of
 from librarian.pipeline.spill import DiskSpill
 from librarian.pipeline.summary import describe_pipeline, new_summary
 from librarian.schemas.records import RawBatch, RunSummary
@@ -115,12 +115,22 @@ def here(pipeline: Pipeline) -> Where:
 
 @dataclass(frozen=True)
 class OpenItems:
-    """A store source's open review items as a run's input: the sections they were decided
-    from, each under its stored span key, read when iterated. One batch: the source is
-    linked as a whole, its cut chosen from every item a run would link with them."""
+    """A store source's open review items as a run's input (a relink): the sections they
+    were decided from, each under its stored span key, read when iterated. One batch: the
+    source is linked as a whole, its cut chosen from every item a run would link with
+    them. Decided under the policy the source's runs keep (`policy_of`) with the fields
+    `given` over it; the items are the store's own, so no earlier decision is looked up,
+    and their decisions close the open items they decide again."""
 
     engine: Engine
     key: str
+    given: Mapping[str, Any] = field(default_factory=dict)
+    reads_priors: bool = False
+    relinks_open: bool = True
+
+    @property
+    def source(self) -> Source:
+        return self
 
     @property
     def name(self) -> str:
@@ -132,77 +142,124 @@ class OpenItems:
         raw = RawBatch([(s.line, s.text.encode()) for s in sections], 0, 0, 0, eof=True)
         yield Admitted(raw, sections, [], [], None)
 
+    def decided_under(self, pipeline: Pipeline) -> Pipeline:
+        with Session(self.engine) as session:
+            policy = policy_of(session, self.key, pipeline.policy)
+        return pipeline.with_policy(replace(policy, **self.given).checked())
 
-def source_of(job: LinkJob, given: Source | None, engine: Engine | None) -> Source:
-    if given is not None:
-        return given
-    if job.input_path is not None:
-        return file_source(job.input_path, job.source_name)
-    if engine is None:
-        raise UsageError("draining the queue table needs a database (--db, or commit mode)")
-    return OpenItems(engine, job.relink) if job.relink is not None else QueueTable(engine)
+    def document(self) -> frozenset[str] | None:
+        return None
+
+    def stored(self, engine: Engine, summary: RunSummary, allow: bool) -> list[str]:
+        return []
 
 
-def decided_under(job: LinkJob, pipeline: Pipeline, engine: Engine | None) -> Pipeline:
-    """The pipeline the job decides with: a relink's under the policy its source's runs
-    keep (`policy_of`) with the fields given for it over it; any other job's as built."""
-    if job.relink is None or engine is None:
+class JobInput(Protocol):
+    """What a job reads, and what that input says of the run: the policy it decides
+    under, whether it looks up its rows' earlier decisions, how its decisions are stored,
+    and what a commit run does with the store once they are (`Rows`, `Document`,
+    `OpenItems`)."""
+
+    @property
+    def source(self) -> Source: ...
+
+    @property
+    def reads_priors(self) -> bool:
+        """Whether a row's earlier decision is looked up (update detection)."""
+        ...
+
+    @property
+    def relinks_open(self) -> bool:
+        """Whether its decisions close the store's open items they decide again."""
+        ...
+
+    def decided_under(self, pipeline: Pipeline) -> Pipeline:
+        """The pipeline its rows are decided with."""
+        ...
+
+    def document(self) -> frozenset[str] | None:
+        """The chunks of a document read whole (None: not a whole document)."""
+        ...
+
+    def stored(self, engine: Engine, summary: RunSummary, allow: bool) -> list[str]:
+        """After a commit run: what the store keeps of the input as a whole (a document's
+        re-lettered items, what its new version withdrew), said in lines."""
+        ...
+
+
+@dataclass(frozen=True)
+class Rows:
+    """Rows read from the queue table or a file, each a section of its own."""
+
+    source: Source
+    reads_priors: bool = True
+    relinks_open: bool = False
+
+    def decided_under(self, pipeline: Pipeline) -> Pipeline:
         return pipeline
-    with Session(engine) as session:
-        policy = policy_of(session, job.relink, pipeline.policy)
-    return pipeline.with_policy(replace(policy, **job.policy_given).checked())
+
+    def document(self) -> frozenset[str] | None:
+        return None
+
+    def stored(self, engine: Engine, summary: RunSummary, allow: bool) -> list[str]:
+        return []
 
 
-def versioned(source: Source, engine: Engine | None) -> Source:
-    """A document a commit run reads, matched by text to its last version in the store
-    (`pipeline.aligned`: a requirement keeps its identity when a person re-letters it);
-    any other source as it is."""
+@dataclass(frozen=True)
+class Document(Rows):
+    """A document read whole (`PlainFile`): matched by text to its last version in the
+    store when a commit run reads it (`pipeline.aligned`: a requirement keeps its
+    identity when a person re-letters it); once stored, what its new version no longer
+    holds is withdrawn, and its re-lettered items stored under their new ids."""
+
+    source: PlainFile
+
+    def document(self) -> frozenset[str] | None:
+        return self.source.rows.chunk_ids
+
+    def stored(self, engine: Engine, summary: RunSummary, allow: bool) -> list[str]:
+        """Withdrawn, what its new version no longer holds, held back (unless `allow`)
+        when any of its rows was rejected (`summary.rejected`: a page or row it could not
+        read, or one refused); then the re-lettered items relabelled."""
+        from librarian.store.versions import relabel, withdraw_missing
+
+        rows = self.source.rows
+        withdrawn = withdraw_missing(
+            engine, rows.artifact_id, rows.chunk_ids, unread=summary.rejected, allow=allow
+        ).lines()
+        if self.source.previous:
+            located = {
+                str(item["chunk_id"]): str(item["locator"]["id"])
+                for item in rows.items.values()
+                if item.get("chunk_id") and item.get("locator", {}).get("id")
+            }
+            relabel(engine, rows.artifact_id, located)
+        return withdrawn
+
+
+def input_of(job: LinkJob, given: Source | None, engine: Engine | None) -> JobInput:
+    """What `job` reads: a relink's open items, the source the command read already, its
+    file, or the queue table; a document matched to its last stored version when the job
+    commits."""
+    if job.relink is not None:
+        if engine is None:
+            raise UsageError("a relink needs the database its source is stored in")
+        return OpenItems(engine, job.relink, job.policy_given)
+    if given is None and job.input_path is not None:
+        given = file_source(job.input_path, job.source_name)
+    if given is None:
+        if engine is None:
+            raise UsageError("draining the queue table needs a database (--db, or commit mode)")
+        given = QueueTable(engine)
+    if not isinstance(given, PlainFile):
+        return Rows(given)
+    if engine is None or not job.commits:
+        return Document(given)
     from librarian.pipeline.aligned import Item
-    from librarian.pipeline.sources import PlainFile
     from librarian.store.versions import last_version
 
-    if engine is None or not isinstance(source, PlainFile):
-        return source
-    previous = tuple(Item(*stored) for stored in last_version(engine, source.artifact_id))
-    return source.matched_to(previous) if previous else source
-
-
-def relabelled_in(engine: Engine, source: Source) -> None:
-    """A document's items its new version re-lettered, stored under their new ids (one
-    whose text changed was stored again with it)."""
-    from librarian.pipeline.sources import PlainFile
-    from librarian.store.versions import relabel
-
-    if not isinstance(source, PlainFile) or not source.previous:
-        return
-    located = {
-        str(item["chunk_id"]): str(item["locator"]["id"])
-        for item in source.rows.items.values()
-        if item.get("chunk_id") and item.get("locator", {}).get("id")
-    }
-    relabel(engine, source.rows.artifact_id, located)
-
-
-def withdrawn_from(engine: Engine, source: Source, summary: RunSummary, allow: bool) -> list[str]:
-    """A document read whole: what its new version no longer holds, withdrawn (a part of
-    the queue withdraws nothing); held back, unless `allow`, when any of its rows was
-    rejected (`summary.rejected`: a page or row it could not read, or one refused)."""
-    from librarian.pipeline.sources import PlainFile
-    from librarian.store.versions import withdraw_missing
-
-    if not isinstance(source, PlainFile):
-        return []
-    rows = source.rows
-    return withdraw_missing(
-        engine, rows.artifact_id, rows.chunk_ids, unread=summary.rejected, allow=allow
-    ).lines()
-
-
-def document_of(source: Source) -> frozenset[str] | None:
-    """The chunks of a document read whole (None: a queue's rows, a source's open items)."""
-    from librarian.pipeline.sources import PlainFile
-
-    return source.rows.chunk_ids if isinstance(source, PlainFile) else None
+    previous = tuple(Item(*stored) for stored in last_version(engine, given.artifact_id))
+    return Document(given.matched_to(previous) if previous else given)
 
 
 def run_job(
@@ -223,22 +280,21 @@ def run_job(
 
 
 def _run(job: LinkJob, where: Where, hand_off: HandOff, engine: Engine | None) -> RunSummary:
-    source = versioned(source_of(job, hand_off.source, engine), engine if job.commits else None)
+    read = input_of(job, hand_off.source, engine)
+    source = read.source
     shown = redacted(job.database) if job.database else None
     mode = "commit" if job.commits else "dry-run"
     summary = new_summary(source.name, job.out_dir, job.settings, job.run_id, mode, shown)
     summary.reading = reading_of(source)
     started = time.perf_counter()
     hand_off.progress.phase("loading models")
-    pipeline = decided_under(job, hand_off.pipeline or where.load(job.settings), engine)
+    pipeline = read.decided_under(hand_off.pipeline or where.load(job.settings))
     add_timings(summary, {"load_models": time.perf_counter() - started})
-    # A relink's items are the store's own: no earlier decision to compare them with.
-    describe_pipeline(summary, pipeline, priors_read=engine is not None and job.relink is None)
+    describe_pipeline(summary, pipeline, priors_read=engine is not None and read.reads_priors)
     stored_in = None
     if job.commits and engine is not None:
-        relinks = job.relink is not None
-        digest = pipeline.models_digest
-        stored_in = DatabaseSink(engine, job.run_id, source.name, digest, relink_open=relinks)
+        digest, again = pipeline.models_digest, read.relinks_open
+        stored_in = DatabaseSink(engine, job.run_id, source.name, digest, relink_open=again)
         store_policy(engine, job.run_id, pipeline.policy)
     names = {node.cre_id: node.name for node in pipeline.hub.nodes}
     with FileSink(job.out_dir, names) as files:
@@ -246,7 +302,7 @@ def _run(job: LinkJob, where: Where, hand_off: HandOff, engine: Engine | None) -
         sinks: list[Sink] = [stored_in, files] if stored_in is not None else [files]
         sinks += hand_off.watching
         store = (
-            DatabaseStore(engine, pipeline.models_digest, document_of(source))
+            DatabaseStore(engine, pipeline.models_digest, read.document())
             if engine is not None
             else None
         )
@@ -267,9 +323,7 @@ def _run(job: LinkJob, where: Where, hand_off: HandOff, engine: Engine | None) -
             batches = source.batches(job.settings.batch_size, skip)
             run_source(pipeline, batches, pipeline.context(job.run_id), summary, parts)
             if engine is not None and stored_in is not None:
-                allow = job.settings.allow_withdraw
-                summary.withdrawn = withdrawn_from(engine, source, summary, allow)
-                relabelled_in(engine, source)
+                summary.withdrawn = read.stored(engine, summary, job.settings.allow_withdraw)
             hand_off.progress.phase("writing")
         finally:
             spill.close()

@@ -195,10 +195,7 @@ def test_the_flows_executor_runs_every_phase_as_a_named_task() -> None:
 
     from librarian.flows.link_flow import TASKS, PrefectTasks
     from librarian.pipeline.run import PHASES
-
-    class Recorder:
-        def __getattr__(self, method: str) -> Any:
-            return lambda *args: (method, args)
+    from tests.stubs import Recorder
 
     @flow(name="every-phase")
     def every_phase() -> list[Any]:

@@ -49,7 +49,7 @@ from librarian.schemas.records import (
 )
 from librarian.store.sink import DatabaseStore
 from tests.rows import queue_line
-from tests.stubs import Priors, joint_pipeline, small_hub, stub_pipeline
+from tests.stubs import Priors, Recorder, joint_pipeline, small_hub, stub_pipeline
 
 TEXTS = [
     "rotate the session token after login",
@@ -523,19 +523,6 @@ def test_a_digest_that_ends_in_a_zero_byte_comes_back_whole() -> None:
     assert row.text == key_digest(normalised(text))
 
 
-class _Recorder:
-    """Stages that say which of their methods ran (its dotted path), with what."""
-
-    def __init__(self, path: str = "") -> None:
-        self.path = path
-
-    def __getattr__(self, name: str) -> _Recorder:
-        return _Recorder(f"{self.path}.{name}".lstrip("."))
-
-    def __call__(self, *args: Any) -> tuple[str, tuple[Any, ...]]:
-        return self.path, args
-
-
 def test_every_phase_is_a_stage_and_every_executor_runs_it() -> None:
     """Issue 57: the phases were mirrored five times (`Stages`, `Executor`, `InProcess`,
     `PrefectTasks`, three tasks). Each is written once now (`pipeline.run.PHASES`): it
@@ -550,6 +537,6 @@ def test_every_phase_is_a_stage_and_every_executor_runs_it() -> None:
         assert first in vars(Stages), phase
         assert all(name in vars(SourceLinking) for name in rest), phase  # C.5's: `linking.`
         assert callable(attrgetter(phase.method)(pipeline)), phase
-        got = InProcess(_Recorder()).submit(phase, 1, "two")  # type: ignore[arg-type]
+        got = InProcess(Recorder()).submit(phase, 1, "two")  # type: ignore[arg-type]
         assert got.result() == (phase.method, (1, "two"))
     assert len({p.method for p in PHASES}) == len({p.task for p in PHASES}) == len(PHASES)
