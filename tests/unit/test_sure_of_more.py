@@ -141,6 +141,43 @@ def test_what_a_source_of_its_size_can_expect_is_said_in_plain_words() -> None:
     assert "each need a person" not in outlook(100, LINKS)
 
 
+@pytest.mark.parametrize("items", [100, 277, 1000])
+def test_the_plan_weighs_a_band_as_the_outlook_does(items: int) -> None:
+    """Issue 59: the plan's band is the one whose self-linking items less the decisions it
+    asks for are the most, as `outlook` weighs it: with nothing decided, both name the
+    same decisions and the same items linked."""
+    from librarian.policy import outlook
+
+    pending = [1.0 - i / (2 * items) for i in range(items)]
+    plan = review_plan(pending, [], [], LINKS)
+    said = outlook(items, LINKS)
+    decisions = int(said.split("about ")[1].split(" ")[0])
+    linked = int(said.split("would link ")[1].split(" ")[0])
+    assert (plan.more, plan.covers) == (decisions, linked)
+    assert not plan.review_all and plan.covers > plan.more
+
+
+def test_the_plan_keeps_the_band_worth_most_net_of_its_decisions() -> None:
+    """It kept a larger band whenever that linked more than the band before less that
+    band's decisions (one side net, the other net twice). A 277-item source, 20 decisions
+    right at the top and 2 wrong at 0.7: the band above the wrong ones needs 38 more
+    decisions and leaves 86 more linked than decided; the plan asked for 101 below them
+    (74 net), which a team that makes 100 decisions never certifies."""
+    pending = [1.0 - i / 554 for i in range(277)]
+    reviewed = [0.999 - i / 1000 for i in range(20)] + [0.7, 0.7]
+    plan = review_plan(pending, reviewed, [True] * 20 + [False] * 2, LINKS)
+    assert plan.at > 0.7 and plan.more == 38 and plan.covers - plan.more == 86
+
+
+def test_a_band_certifiable_only_at_more_decisions_than_it_links_says_review_all() -> None:
+    """Weighed net, no band of a 60-item source is worth its decisions; the plan still
+    names the cheapest band that could be certified and says reviewing all is cheaper
+    (not "no band can be certified", which would be false)."""
+    plan = review_plan([0.9] * 60, [], [], LINKS)
+    assert plan.more and plan.review_all
+    assert "reviewing all 60 open items with a suggestion is cheaper" in plan.says(LINKS)
+
+
 def test_once_certified_a_team_decides_what_the_cut_leaves_to_people() -> None:
     """A 200-item source whose 150 most confident are right: following the plan certifies
     a cut; once more decisions would not extend it, each decision is an item the cut

@@ -103,28 +103,44 @@ def review_plan(
     """The band whose review would certify the most open items for the fewest decisions:
     for each of PLAN_CUTS cuts, the fewest more decisions (drawn from the open items above
     it, as right as the policy tolerates: `tolerated_wrong` of them may be wrong) after
-    which the policy's test passes there; the cut that leaves the most open items linked
-    is the plan. Once a cut is certified, the plan is the larger band more decisions would
+    which the policy's test passes there; the plan is the band whose links, less the
+    decisions they need, are the most (`_worth`: a band is weighed as `outlook` weighs
+    it). Once a cut is certified, the plan is the larger band more decisions would
     certify, if any (decisions inside the band until it is certified, outside it after).
+    Where a band can be certified but none is worth its decisions, the plan is the
+    cheapest of them, and says that reviewing every open item is cheaper (`review_all`).
     Reads the confidences and the decisions made, nothing else."""
     right = sum(reviewed_correct)
     now = choose_cut(pending, reviewed, reviewed_correct, policy)
     base = ReviewPlan(len(reviewed), right, len(pending), now.auto_links, 0, 1.0, 0)
     ordered = sorted(pending, reverse=True)
     step = max(1, len(ordered) // PLAN_CUTS)
-    best = base
+    best, cheapest = base, base
     for at_p in range(step, len(ordered) + 1, step):
         cut = ordered[at_p - 1]
         if at_p <= now.auto_links:
             continue  # certified already
         above = [ok for c, ok in zip(reviewed, reviewed_correct, strict=True) if c >= cut]
         more = _more_needed(at_p, len(above), len(above) - sum(above), right, policy)
-        if more is None or at_p - more <= max(now.auto_links, best.covers - best.more):
+        if more is None:
             continue
-        best = ReviewPlan(
+        plan = ReviewPlan(
             len(reviewed), right, len(pending), now.auto_links, more, cut, at_p - more
         )
+        if _worth(plan) > _worth(best):
+            best = plan
+        elif not cheapest.more or _worth(plan) > _worth(cheapest):
+            cheapest = plan
+    if best is base and not now.auto_links and cheapest.more:
+        return cheapest  # certifiable, at more decisions than it links: `review_all`
     return best
+
+
+def _worth(plan: ReviewPlan) -> int:
+    """What following a plan leaves linked less the decisions it takes: its band's items
+    that link themselves, less the decisions spent on them (a certified cut with nothing
+    more planned: the items it links)."""
+    return plan.covers - plan.more if plan.more else plan.certified
 
 
 def _more_needed(
@@ -166,7 +182,7 @@ def review_next(
     confident items, which each need a person anyway."""
     if plan is not None and plan.certified and not plan.extends:
         return []
-    if plan is None or not plan.more:
+    if plan is None or not plan.more or plan.review_all:
         return calibration_sample(pending, max(0, CALIBRATION_SAMPLE - decided), seed)
     band = [i for i, c in enumerate(pending) if c >= plan.at]
     picks = calibration_sample([pending[i] for i in band], min(plan.more, CALIBRATION_SAMPLE), seed)
