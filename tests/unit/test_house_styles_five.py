@@ -56,3 +56,41 @@ def test_an_sops_steps_are_list_items() -> None:
     ):
         assert marked(Block("paragraph", typed, "p")).kind == "numbered"
     assert marked(Block("paragraph", "Step 2 requires a form.", "p")).kind == "paragraph"
+
+
+def test_a_step_is_cited_by_its_procedure_and_its_number() -> None:
+    """A person cites "Procedure B, Step 2", not the heading's slug and a count: the
+    procedure by the designation its heading opens with, else the heading's slug, and
+    each step by its own number, as typed."""
+    blocks = [
+        Block("heading", "Procedure A \u2013 New starters", "line 1", 1),
+        *paragraphs(
+            "Step 1 The line manager submits an access request.",
+            "Step 2 The asset owner approves or rejects the request.",
+        ),
+        Block("heading", "Procedure B: Movers", "line 4", 1),
+        *paragraphs("Step 1 The new line manager submits the form before the move."),
+        Block("heading", "Leavers", "line 6", 1),
+        *paragraphs("STEP 4: Disable all of the leaver's accounts by 17:00."),
+    ]
+    assert [i for i, _ in items(read(blocks))] == [
+        "Procedure A, Step 1",
+        "Procedure A, Step 2",
+        "Procedure B, Step 1",
+        "leavers, Step 4",
+    ]
+
+
+def test_a_step_numbered_again_under_one_heading_is_counted_not_lost() -> None:
+    """Two lists of steps under one heading: the second "Step 1" would share the first's
+    id (and the run reads a chunk twice only once); it is counted instead."""
+    blocks = [
+        Block("heading", "Leavers", "line 1", 1),
+        *paragraphs(
+            "Step 1 The line manager completes the leaver checklist.",
+            "Step 1 The RA agent removes the position from the smartcard.",
+        ),
+    ]
+    read_as = items(read(blocks))
+    assert [i for i, _ in read_as] == ["leavers, Step 1", "leavers-1"]
+    assert len({i for i, _ in read_as}) == 2

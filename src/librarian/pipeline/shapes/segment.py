@@ -37,7 +37,7 @@ from librarian.pipeline.shapes.clauses import (
     titles,
 )
 from librarian.pipeline.shapes.labels import Candidate, Numbering, candidate
-from librarian.pipeline.shapes.markers import BULLET, NUMBER
+from librarian.pipeline.shapes.markers import BULLET, NUMBER, step_id, typed_marker
 from librarian.pipeline.shapes.notes import NOTE_HEADING, is_note
 from librarian.pipeline.shapes.rows import (
     MAX_ITEMS,
@@ -79,17 +79,11 @@ _STATES_REQUIREMENT = re.compile(
 )
 
 
-_MARKERS: tuple[tuple[re.Pattern[str], BlockKind], ...] = ((BULLET, "bullet"), (NUMBER, "numbered"))
-
-
 def marked(block: Block) -> Block:
     """A paragraph that opens with a typed list marker, as the list item it is (the
-    marker dropped); any other block as it is."""
-    if requirement_id(block.text) is None:
-        for marker, kind in _MARKERS:
-            if marker.match(block.text):
-                return replace(block, kind=kind, text=marker.sub("", block.text, count=1))
-    return block
+    marker dropped, a step's kept as its label); any other block as it is."""
+    found = typed_marker(block.text, block.label) if requirement_id(block.text) is None else None
+    return block if found is None else replace(block, kind=found[0], text=found[1], label=found[2])
 
 
 def starts_item(text: str, numbering: Numbering | None = None) -> bool:
@@ -182,6 +176,7 @@ class Segmenter:
     clauses: Clauses = field(default_factory=Clauses)  # what a sub-clause is cited under
     lead: str | None = None  # a lead-in ("The agency shall:") read with each item it leads
     cited: str | None = None  # the current heading's own citation ("Art. 5"), if it has one
+    steps: set[str] = field(default_factory=set)  # the steps' ids given ("Procedure B, Step 3")
     note_lead: bool = False  # the last paragraph was a note leading in ("Guidance:")
     section_line: Block | None = None  # a line that only names a section ("§ 4"), held
 
@@ -384,7 +379,10 @@ class Segmenter:
             self.pending.parts.append(text)
         elif block.kind == "numbered" or self._worded(text) or _a_sentence(text, listed):
             kind = "wording" if block.kind == "paragraph" else "list"
-            yield from self._open(block.where, "", text, kind)
+            step = step_id(block.label, self.path, self.slug)
+            step = "" if step in self.steps else step  # a step named twice: counted, not lost
+            self.steps.add(step)
+            yield from self._open(block.where, step, text, kind)
         elif self.pending is not None and not _leads_in(text, block.kind):
             self.pending.parts.append(text)
         else:
