@@ -94,3 +94,23 @@ def test_a_step_numbered_again_under_one_heading_is_counted_not_lost() -> None:
     read_as = items(read(blocks))
     assert [i for i, _ in read_as] == ["leavers, Step 1", "leavers-1"]
     assert len({i for i, _ in read_as}) == 2
+
+
+def test_text_over_sub_sections_introduces_them_unless_it_requires_something() -> None:
+    """ "6. Procedure", a sentence on how the steps are set out, then "Procedure A": the
+    sentence introduces the sub-sections (a note); a duty there stays an item."""
+    blocks = [
+        Block("heading", "Procedure", "line 1", 1),
+        *paragraphs("Each procedure below is set out as numbered steps."),
+        Block("heading", "Procedure A: New starters", "line 3", 2),
+        *paragraphs("Step 1 The line manager submits an access request."),
+        Block("heading", "Reviews", "line 5", 1),
+        *paragraphs("Access rights must be reviewed every quarter."),
+        Block("heading", "Quarterly review", "line 7", 2),
+        *paragraphs("Step 1 The asset owner lists the accounts."),
+    ]
+    assert [i for i, _ in items(read(blocks))] == [
+        "Procedure A, Step 1",
+        "reviews-1",
+        "reviews/quarterly-review, Step 1",
+    ]

@@ -232,7 +232,7 @@ class Segmenter:
         if block.kind == "heading":
             first = self.titled and self.slugs.seen_once(self.slug) and len(self.headings) == 1
             self.intro = first and block.level > self.headings[0][0]
-            yield from self._section_end()
+            yield from self._section_end(bool(self.headings) and block.level > self.headings[-1][0])
             worded = states_requirement(block.text) or imperative(block.text)
             self.bare = block if worded else None
             self._enter(block.level, block.text)
@@ -336,12 +336,13 @@ class Segmenter:
         path = row.section_path or self.path
         yield replace(row, line=self.count, section_path=path, title=row.title or title_of(path))
 
-    def _section_end(self) -> Iterator[PlainRow]:
+    def _section_end(self, opens_below: bool = False) -> Iterator[PlainRow]:
         """The section read so far, closed (at a heading, and at the document's end). A
         heading worded as a requirement ("1.1 Encrypt all backups at rest", set bold in a
         PDF) with nothing under it makes no item: never without a word."""
         yield from self._close_item()
-        yield from self._close_body()
+        # A policy's text over its sub-sections introduces them (a Markdown page's is its own).
+        yield from self._close_body(before_item=opens_below and not self.numbered_body)
         self.intro = False
         if self.bare is not None:
             self.split.warnings.append(
