@@ -27,16 +27,17 @@ DESIGNATION = re.compile(
     r"(?:[A-Z]|[IVX]{1,4}|\d{1,2})\b"
 )
 
+_KINDS: tuple[tuple[re.Pattern[str], Literal["bullet", "numbered"]], ...] = (
+    (BULLET, "bullet"),
+    (NUMBER, "numbered"),
+)
+
 
 def typed_marker(text: str, label: str) -> tuple[Literal["bullet", "numbered"], str, str] | None:
     """A paragraph opening with a list marker typed into its text: the list it is of, its
     text without the marker, and its label (the step a marker names, "STEP 3. Do …":
     "Step 3"; else `label`, its number as Word shows it); None: no marker."""
-    kinds: tuple[tuple[re.Pattern[str], Literal["bullet", "numbered"]], ...] = (
-        (BULLET, "bullet"),
-        (NUMBER, "numbered"),
-    )
-    for marker, kind in kinds:
+    for marker, kind in _KINDS:
         if marker.match(text):
             step = STEP.match(text)
             return kind, marker.sub("", text, count=1), f"Step {step[1]}" if step else label

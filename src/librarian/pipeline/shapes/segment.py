@@ -382,7 +382,7 @@ class Segmenter:
             kind = "wording" if block.kind == "paragraph" else "list"
             step = step_id(block.label, self.path, self.slug)
             step = "" if step in self.steps else step  # a step named twice: counted, not lost
-            self.steps.add(step)
+            self.steps.add(step)  # ("" with them: a counted item's, never looked up)
             yield from self._open(block.where, step, text, kind)
         elif self.pending is not None and not _leads_in(text, block.kind):
             self.pending.parts.append(text)
