@@ -6,7 +6,7 @@ reads owasp_ai_exchange's items cold, as models trained without it see them (eac
 confidence, whether its first suggestion is right, and its rows' confidences), draws
 sources of N items from them (with replacement, seeded), and has a team follow the plan
 for K decisions (`training/following.follow_plan`, re-planned after each). The cut the
-run would choose then (`policy.choose_cut` on the open items and the decisions, the cold
+run would choose then (`policy.choose_cut` on the open rows and the decisions, the cold
 confidences a run's cut reads) gives the share of the open rows linked automatically and
 the share wrong of what the guarantee bounds, set against the answers. Policy arithmetic
 only: the run's warm adaptation does not move a cut (it reads cold confidences).
@@ -63,19 +63,24 @@ def cold_items(models: Path, framework: str) -> tuple[list[Item], DecisionPolicy
 
 
 def one_draw(items: list[Item], k: int, policy: DecisionPolicy, seed: str) -> tuple[float, float]:
-    """(share of the open rows auto-linked, realised share wrong under the guarantee). The
-    cut counts each item once, as a run's does; the share counts rows (each a link)."""
-    followed = follow_plan([i.confidence for i in items], [i.right for i in items], k, policy, seed)
+    """(share of the open rows auto-linked, realised share wrong under the guarantee)."""
+    followed = follow_plan(
+        [i.confidence for i in items],
+        [i.right for i in items],
+        k,
+        policy,
+        seed,
+        [[c for c, _ in i.rows] for i in items],
+    )
     decided = set(followed.decided)
-    still = [i for n, i in enumerate(items) if n not in decided]
+    open_rows = [row for n, i in enumerate(items) if n not in decided for row in i.rows]
     cut = choose_cut(
-        [i.confidence for i in still],
+        [c for c, _ in open_rows],
         [items[n].confidence for n in followed.decided],
         [items[n].right for n in followed.decided],
         policy,
     )
-    open_rows = [row for i in still for row in i.rows]
-    auto = [ok for i in still if cut.auto_links and i.confidence >= cut.cut for _, ok in i.rows]
+    auto = [ok for c, ok in open_rows if cut.auto_links and c >= cut.cut]
     wrong = sum(not ok for ok in auto)
     people = sum(len(items[n].rows) for n in followed.decided)  # the links they made
     share = GUARANTEES[policy.risk].realised(len(auto), wrong, people) or 0.0

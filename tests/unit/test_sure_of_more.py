@@ -19,11 +19,8 @@ from librarian.artifacts.verifier import (
     name_overlaps,
     rescaled,
 )
-from librarian.pipeline.source_level import _Cold
 from librarian.policy import DecisionPolicy, certifies, choose_cut, review_plan
-from librarian.policy.evidence import CutEvidence
 from librarian.retrieval.collective import PriorRule
-from librarian.retrieval.flat import ScoredHub
 from librarian.training.following import follow_plan
 from librarian.training.verifier import prefix
 
@@ -209,31 +206,20 @@ def test_once_certified_a_team_decides_what_the_cut_leaves_to_people() -> None:
     assert not linked_100 & set(decided_150[100:])  # none it links is decided by a person
 
 
-def test_a_cut_counts_an_item_once_in_the_run_and_in_the_store_however_many_rows() -> None:
-    """A golden item read as a title and as prose is two rows of one requirement, and a
-    decision on it is one decision: the exact test reads its reviewed items as a sample of
-    the same units it bounds, so the run's cut and the store's (the workbench's, `queue
-    status`'s) count it once, at its most confident row. Before, the run counted it twice
-    and the store once, and the two said different numbers."""
-    hit = [ScoredHub("616-305", 0.9)]
-    cold = _Cold(
-        pending=[
-            (hit, None, 0.9, {}),
-            (hit, None, 0.8, {}),
-            (hit, None, 0.7, {}),
-            ([], None, 0.6, {}),
-        ],
-        pending_items=[0, 0, 1, 2],
-        decided=[(0.95, True)],
-        evidence={},
-        evidence_seen=CutEvidence((), ()),
+def test_the_plan_counts_an_open_item_once_for_each_of_its_rows_as_the_run_does() -> None:
+    """A golden item read as a title and as prose is two rows: the run's cut counts both
+    among the links it would make, and a team's decision on the item decides both. The
+    plan that reads each item once certifies earlier than the run can; read as the run
+    reads it, certification takes more decisions, and what it certifies holds on the rows."""
+    confidence = [1.0 - i / 400 for i in range(200)]
+    right = [i < 170 for i in range(200)]
+    twice = [[c, c - 0.001] for c in confidence]
+    once = follow_plan(confidence, right, 120, LINKS, "source")
+    rows = follow_plan(confidence, right, 120, LINKS, "source", twice)
+    assert once.certified_after is not None and rows.certified_after is not None
+    assert rows.certified_after > once.certified_after
+    open_rows = [c for i in range(200) if i not in set(rows.decided) for c in twice[i]]
+    cut = choose_cut(
+        open_rows, [confidence[i] for i in rows.decided], [right[i] for i in rows.decided], LINKS
     )
-    assert cold.evidence_now().pending == [0.9, 0.7]
-    stored = CutEvidence(
-        pending=(("k0", 0.8, "A"), ("k0", 0.9, "A"), ("k1", 0.7, "B")),
-        decided=(),
-        pending_texts=("title", "prose", "other"),
-    )
-    present = {("k0", "title"), ("k0", "prose"), ("k1", "other")}
-    now = stored.now([], present)
-    assert now is not None and now.pending == [0.9, 0.7]
+    assert cut.auto_links > 0

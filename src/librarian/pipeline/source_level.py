@@ -374,7 +374,7 @@ class SourceLevelSlot:
             tuple(row.text for row, _ in linkable),
             tuple(texts),
         )
-        return _Cold(mine, items[: len(pending)], correct, evidence, seen)
+        return _Cold(mine, correct, evidence, seen)
 
     def _status(
         self,
@@ -528,23 +528,15 @@ class _Cold:
     """A source's items linked as if nothing were decided (`SourceLevelSlot._cold`)."""
 
     pending: list[Ordered]  # each pending row's hits, evidence, confidence and chances
-    pending_items: list[int]  # each pending row's item
     decided: list[tuple[float, bool]]  # each decided row's confidence, and if it was right
     evidence: dict[int, Collective]  # by item
     evidence_seen: CutEvidence  # what the cut is chosen from, for the store
 
     def evidence_now(self) -> Evidence:
-        """The confidences the cut is chosen from: each pending item with a suggestion
-        once, at its most confident row's (an item is above a cut when any row of it links), each
-        decided item with whether its first suggestion was right. Items, as a decision is
-        on an item and the stored evidence counts them (`CutEvidence.now`): the exact test
-        reads its reviewed items as a sample of the same units it bounds."""
-        best: dict[int, float] = {}
-        for (hits, _, confidence, _), item in zip(self.pending, self.pending_items, strict=True):
-            if hits:
-                best[item] = max(confidence, best.get(item, confidence))
+        """The confidences the cut is chosen from: each pending row with a suggestion,
+        each decided item with whether its first suggestion was right."""
         return Evidence(
-            list(best.values()),
+            [confidence for hits, _, confidence, _ in self.pending if hits],
             [confidence for confidence, _ in self.decided],
             [right for _, right in self.decided],
         )

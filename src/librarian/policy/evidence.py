@@ -151,33 +151,25 @@ def _undecided(
     present: Collection[Version],
     open_items: Collection[Version],
 ) -> tuple[list[float], list[bool]]:
-    """The undecided items' confidences, each once, and which are open: the versions
-    not decided, one per item as C.5 counts items (the versions of one key or one text:
-    a section read as a title and as prose is one requirement), at its most confident
-    version's, as a run's cut reads them (`_Cold.evidence_now`). An entry stored without
-    its text is matched by key (evidence from before texts were kept)."""
+    """The undecided versions' confidences, each once, and which are open. An entry stored
+    without its text is matched by key (evidence from before texts were kept)."""
     taken_keys, present_keys = {k for k, _ in taken}, {k for k, _ in present}
     open_keys = {k for k, _ in open_items}
-    undecided: list[tuple[float, str, str, bool]] = []
-    for key, text, confidence, _ in entries:
-        if text:
-            waits = (key, text) in present and (key, text) not in taken
-            is_open = (key, text) in open_items
-        else:
-            waits, is_open = key in present_keys and key not in taken_keys, key in open_keys
-        if waits:
-            undecided.append((confidence, key, text, is_open))
-    keys: set[str] = set()
-    texts: set[str] = set()
+    counted: set[Version] = set()
     pending: list[float] = []
     opened: list[bool] = []
-    for confidence, key, text, is_open in sorted(undecided, key=lambda u: -u[0]):
-        if key in keys or (text and text in texts):
+    for key, text, confidence, _ in entries:
+        if (key, text) in counted:
             continue
-        keys.add(key)
-        texts.add(text)
-        pending.append(confidence)
-        opened.append(is_open)
+        counted.add((key, text))
+        if text:
+            undecided = (key, text) in present and (key, text) not in taken
+            is_open = (key, text) in open_items
+        else:
+            undecided, is_open = key in present_keys and key not in taken_keys, key in open_keys
+        if undecided:
+            pending.append(confidence)
+            opened.append(is_open)
     return pending, opened
 
 

@@ -42,17 +42,22 @@ def follow_plan(
     k: int,
     policy: DecisionPolicy,
     seed: str,
+    rows: Sequence[Sequence[float]] | None = None,
 ) -> Followed:
     """`k` decisions on a source whose items have these cold `confidences` and whose cold
     first suggestions are `right` or not, each the item the plan asks for next (one of
-    its band drawn at random: the order the workbench lists them in is no choice). An
-    item counts once, open or decided, as a run's cut counts it (`_Cold.evidence_now`)."""
+    its band drawn at random: the order the workbench lists them in is no choice).
+    `rows`: each item's rows, at their own cold confidences (default: one, at the
+    item's). A run's cut counts an open item once for each of its rows (each is a link it
+    would make) and a decided item once, so the plan here reads them as the run will."""
     draw = random.Random(hashlib.sha256(seed.encode("utf-8")).hexdigest())
+    each = list(rows) if rows is not None else [[c] for c in confidences]
     pending = list(range(len(confidences)))
     decided: list[int] = []
     certified_after: int | None = None
     for step in range(min(k, len(pending)) + 1):
-        open_confidences = [confidences[i] for i in pending]
+        open_rows = [(i, c) for i in pending for c in each[i]]
+        open_confidences = [c for _, c in open_rows]
         plan = review_plan(
             open_confidences,
             [confidences[i] for i in decided],
@@ -68,7 +73,8 @@ def follow_plan(
             asked = _outside_the_band(open_confidences, plan.certified)
         if not asked:  # every open item links itself: nothing is left for a person
             break
-        decided.append(pending.pop(draw.choice(asked)))
+        item = open_rows[draw.choice(asked)][0]
+        decided.append(pending.pop(pending.index(item)))
     return Followed(decided, certified_after)
 
 
@@ -116,6 +122,7 @@ def plan_reviewed(
             k,
             pipeline.policy,
             source + salt,
+            [[cold.outcomes[indices[j]].confidence for j in item] for item in items],
         )
         chosen.update(indices[j] for item in followed.decided for j in items[item])
         until[source] = followed.certified_after
