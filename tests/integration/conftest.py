@@ -7,6 +7,7 @@ import shutil
 import subprocess
 import sys
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -117,12 +118,20 @@ def trained_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def start_trained(trained_home: Path, home: Path, models: Path | None = None) -> None:
     """`home` given `trained_home`'s caches and models (or, with `models`, only its
     embedder there: what a train into another directory builds first)."""
-    shutil.copytree(trained_home / "cache", home / "cache", dirs_exist_ok=True)
+    seed_trained_cache(trained_home, home / "cache")
     if models is None:
         shutil.copytree(trained_home / "models", home / "models", dirs_exist_ok=True)
     else:
         built = trained_home / "models" / "embedder-int8"
         shutil.copytree(built, models / "embedder-int8", dirs_exist_ok=True)
+
+
+def seed_trained_cache(trained_home: Path, cache: Path) -> None:
+    """`cache` given what `trained_home`'s train cached: the linked sections and the hub
+    embedded by the int8 embedder, keyed by its fingerprint (`encoder_fingerprint`), which
+    every int8 build from the packaged model shares. A train or run on it then embeds only
+    what is new, as a user's second train does; one on another embedder finds nothing."""
+    shutil.copytree(trained_home / "cache", cache, dirs_exist_ok=True)
 
 
 @pytest.fixture(scope="session")
@@ -211,27 +220,44 @@ def run_librarian(
 SAMPLE = packaged_data("samples", "queue_sample.jsonl")
 
 
-def run_command(tmp_path: Path, *args: str) -> list[str]:
-    """`librarian run` with a private cache and no trained models (the raw cosine)."""
-    cache = ["--cache-dir", str(tmp_path / "cache"), "--uncalibrated"]
-    return [LIBRARIAN, "run", *args, *cache, "--verbose"]  # its log says each batch
+@dataclass(frozen=True)
+class RawRun:
+    """`librarian run` in a child process with no trained models (the raw cosine), on the
+    session's int8 embedder (the one a user's train builds: no torch to import, ~5 s a run
+    where the packaged torch model takes ~13), with a private cache holding its hub
+    vectors and a private Prefect home."""
+
+    folder: Path  # the test's tmp_path
+    embedder: Path
+
+    def command(self, *args: str) -> list[str]:
+        raw = ["--cache-dir", str(self.folder / "cache"), "--uncalibrated"]
+        raw += ["--embedding-model", str(self.embedder)]
+        return [LIBRARIAN, "run", *args, *raw, "--verbose"]  # its log says each batch
+
+    def __call__(self, *args: str, env: dict[str, str] | None = None) -> Any:
+        return subprocess.run(
+            self.command(*args),
+            capture_output=True,
+            text=True,
+            timeout=600,
+            check=False,
+            env=own_prefect(self.folder / "prefect-home", **(env or {})),
+        )
+
+
+@pytest.fixture
+def raw_run(tmp_path: Path, trained_home: Path) -> RawRun:
+    """A test's uncalibrated child runs, on the session's int8 embedder: `tmp_path/cache`
+    is given its hub vectors (tests that write their own command read `.embedder`)."""
+    seed_trained_cache(trained_home, tmp_path / "cache")
+    return RawRun(tmp_path, trained_home / "models" / "embedder-int8")
 
 
 def own_prefect(home: Path, **extra: str) -> dict[str, str]:
     """An environment whose temporary Prefect server keeps its own database: two runs at
     once would otherwise share ~/.prefect/prefect.db and contend for its lock."""
     return {**os.environ, "PREFECT_HOME": str(home), **extra}
-
-
-def librarian(tmp_path: Path, *args: str, env: dict[str, str] | None = None) -> Any:
-    return subprocess.run(
-        run_command(tmp_path, *args),
-        capture_output=True,
-        text=True,
-        timeout=600,
-        check=False,
-        env=own_prefect(tmp_path / "prefect-home", **(env or {})),
-    )
 
 
 def queue_rows(n: int) -> list[tuple[int, dict[str, Any]]]:

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from librarian.paths import packaged_data
-from tests.integration.conftest import LIBRARIAN, run_librarian, wait_for_batches
+from tests.integration.conftest import LIBRARIAN, RawRun, run_librarian, wait_for_batches
 
 pytestmark = pytest.mark.integration
 
@@ -28,7 +28,7 @@ def big_queue(path: Path, rows: int) -> Path:
     return path
 
 
-def test_a_killed_run_leaves_no_output_that_looks_whole(tmp_path: Path) -> None:
+def test_a_killed_run_leaves_no_output_that_looks_whole(tmp_path: Path, raw_run: RawRun) -> None:
     queue = big_queue(tmp_path / "q.jsonl", 3000)
     out = tmp_path / "out"
     proc = subprocess.Popen(
@@ -43,6 +43,8 @@ def test_a_killed_run_leaves_no_output_that_looks_whole(tmp_path: Path) -> None:
             "--cache-dir",
             str(tmp_path / "cache"),
             "--uncalibrated",
+            "--embedding-model",
+            str(raw_run.embedder),
             "--verbose",  # its log says each batch
         ],
         stdout=subprocess.DEVNULL,
@@ -115,7 +117,7 @@ def test_read_commands_read_a_database_on_a_read_only_file_system(tmp_path: Path
         subprocess.run(["umount", str(mounted)], check=False)
 
 
-def test_a_full_output_disk_is_one_line(tmp_path: Path) -> None:
+def test_a_full_output_disk_is_one_line(tmp_path: Path, raw_run: RawRun) -> None:
     """Issue 47, item 17: a full output disk printed ~38 lines of Prefect's traceback before
     the librarian's one line, when --quiet was not given. A 64 KiB tmpfs stands for it."""
     full = tmp_path / "full"
@@ -131,6 +133,8 @@ def test_a_full_output_disk_is_one_line(tmp_path: Path) -> None:
             "--cache-dir",
             str(tmp_path / "cache"),
             "--uncalibrated",
+            "--embedding-model",
+            str(raw_run.embedder),
         )
     finally:
         subprocess.run(["umount", str(full)], check=False)
@@ -156,7 +160,9 @@ def _children(pid: int) -> dict[int, str]:
     return found
 
 
-def test_a_run_killed_with_sigkill_leaves_no_prefect_server_behind(tmp_path: Path) -> None:
+def test_a_run_killed_with_sigkill_leaves_no_prefect_server_behind(
+    tmp_path: Path, raw_run: RawRun
+) -> None:
     """Issue 47, item 19: each `librarian run` killed with SIGKILL left its temporary
     Prefect server running (~220 MB). The server is told to stop when its run dies."""
     import time
@@ -165,6 +171,7 @@ def test_a_run_killed_with_sigkill_leaves_no_prefect_server_behind(tmp_path: Pat
     env = {k: v for k, v in os.environ.items() if k != "PREFECT_API_URL"}  # its own server
     args = [LIBRARIAN, "run", str(queue), "--out", str(tmp_path / "out")]
     args += ["--batch-size", "20", "--cache-dir", str(tmp_path / "cache"), "--uncalibrated"]
+    args += ["--embedding-model", str(raw_run.embedder)]
     proc = subprocess.Popen(
         [*args, "--verbose"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env
     )

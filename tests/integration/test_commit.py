@@ -26,12 +26,11 @@ from librarian.store.queue import enqueue, pending
 from librarian.store.tables import DecisionRow, RejectedRow
 from tests.integration.conftest import (
     SAMPLE,
+    RawRun,
     consumed_once,
     count,
-    librarian,
     own_prefect,
     queue_rows,
-    run_command,
     start_trained,
     wait_for_batches,
 )
@@ -43,9 +42,9 @@ ROOT = Path(__file__).resolve().parents[2]
 BAD_ROWS = packaged_data("samples", "queue_with_bad_rows.jsonl")
 
 
-def test_commit_twice_adds_nothing_and_keeps_bad_rows(tmp_path: Path) -> None:
+def test_commit_twice_adds_nothing_and_keeps_bad_rows(tmp_path: Path, raw_run: RawRun) -> None:
     db = f"sqlite:///{tmp_path / 'l.db'}"
-    first = librarian(tmp_path, str(BAD_ROWS), "--commit", "--db", db, "--out", str(tmp_path / "a"))
+    first = raw_run(str(BAD_ROWS), "--commit", "--db", db, "--out", str(tmp_path / "a"))
     assert first.returncode == 0, first.stderr[-3000:]
     engine = make_engine(db)
     assert count(engine, DecisionRow.id) == 29
@@ -62,9 +61,7 @@ def test_commit_twice_adds_nothing_and_keeps_bad_rows(tmp_path: Path) -> None:
             .all()
         )
         assert len(raws) == 4 and all(raws)  # the bad lines themselves, kept
-    second = librarian(
-        tmp_path, str(BAD_ROWS), "--commit", "--db", db, "--out", str(tmp_path / "b")
-    )
+    second = raw_run(str(BAD_ROWS), "--commit", "--db", db, "--out", str(tmp_path / "b"))
     assert second.returncode == 0, second.stderr[-3000:]
     summary = json.loads((tmp_path / "b" / "summary.json").read_text())
     assert summary["by_reason"]["skipped"]["UNCHANGED"] == 29
@@ -81,25 +78,27 @@ def test_commit_twice_adds_nothing_and_keeps_bad_rows(tmp_path: Path) -> None:
     engine.dispose()
 
 
-def test_dry_run_never_writes_the_database(tmp_path: Path) -> None:
-    result = librarian(tmp_path, str(SAMPLE), "--out", str(tmp_path / "o"))
+def test_dry_run_never_writes_the_database(tmp_path: Path, raw_run: RawRun) -> None:
+    result = raw_run(str(SAMPLE), "--out", str(tmp_path / "o"))
     assert result.returncode == 0
     assert not list(tmp_path.glob("*.db")) and not (ROOT / "librarian.db").exists()
 
 
-def test_a_dry_run_given_the_database_reads_priors_and_writes_nothing(tmp_path: Path) -> None:
+def test_a_dry_run_given_the_database_reads_priors_and_writes_nothing(
+    tmp_path: Path, raw_run: RawRun
+) -> None:
     db = f"sqlite:///{tmp_path / 'l.db'}"
     (_, first), (_, second) = queue_rows(2)
     before = [dict(first, text="Generate a new session token when the user authenticates.")]
     after = [dict(before[0], chunk_id="q-0-v2", text="Never issue a fresh session token."), second]
     for name, rows in (("v1", before), ("v2", after)):
         (tmp_path / f"{name}.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
-    done = librarian(
-        tmp_path, str(tmp_path / "v1.jsonl"), "--commit", "--db", db, "--out", str(tmp_path / "v1")
+    done = raw_run(
+        str(tmp_path / "v1.jsonl"), "--commit", "--db", db, "--out", str(tmp_path / "v1")
     )
     assert done.returncode == 0, done.stderr[-3000:]
     stored = (tmp_path / "l.db").read_bytes()
-    dry = librarian(tmp_path, str(tmp_path / "v2.jsonl"), "--db", db, "--out", str(tmp_path / "v2"))
+    dry = raw_run(str(tmp_path / "v2.jsonl"), "--db", db, "--out", str(tmp_path / "v2"))
     assert dry.returncode == 0, dry.stderr[-3000:]
     assert (tmp_path / "l.db").read_bytes() == stored  # read, never written
     reviews = {r["chunk_id"]: r for r in read_jsonl(tmp_path / "v2" / "reviews.jsonl")}
@@ -114,12 +113,12 @@ def test_a_dry_run_given_the_database_reads_priors_and_writes_nothing(tmp_path: 
 
 
 def test_two_consumers_drain_one_postgres_queue_without_doubles(
-    tmp_path: Path, postgres_url: str
+    tmp_path: Path, raw_run: RawRun, postgres_url: str
 ) -> None:
     engine = make_engine(postgres_url)
     upgrade(engine)
     enqueue(engine, queue_rows(240))
-    command = run_command(tmp_path, "--from-db", "--db", postgres_url, "--batch-size", "8")
+    command = raw_run.command("--from-db", "--db", postgres_url, "--batch-size", "8")
     procs = [
         subprocess.Popen(
             [*command, "--out", str(tmp_path / f"c{i}")],
@@ -140,12 +139,12 @@ def test_two_consumers_drain_one_postgres_queue_without_doubles(
 
 
 def test_sigkill_mid_commit_then_rerun_decides_every_row_once(
-    tmp_path: Path, postgres_url: str
+    tmp_path: Path, raw_run: RawRun, postgres_url: str
 ) -> None:
     engine = make_engine(postgres_url)
     upgrade(engine)
     enqueue(engine, queue_rows(600))
-    command = run_command(tmp_path, "--from-db", "--db", postgres_url, "--batch-size", "10")
+    command = raw_run.command("--from-db", "--db", postgres_url, "--batch-size", "10")
     proc = subprocess.Popen(
         [*command, "--out", str(tmp_path / "killed")],
         stdout=subprocess.DEVNULL,
@@ -175,11 +174,13 @@ def test_sigkill_mid_commit_then_rerun_decides_every_row_once(
     engine.dispose()
 
 
-def test_file_commit_killed_then_rerun_keeps_each_chunk_once(tmp_path: Path) -> None:
+def test_file_commit_killed_then_rerun_keeps_each_chunk_once(
+    tmp_path: Path, raw_run: RawRun
+) -> None:
     queue = tmp_path / "big.jsonl"
     queue.write_text("".join(json.dumps(row) + "\n" for _, row in queue_rows(600)))
     db = f"sqlite:///{tmp_path / 'l.db'}"
-    command = run_command(tmp_path, str(queue), "--commit", "--db", db, "--batch-size", "10")
+    command = raw_run.command(str(queue), "--commit", "--db", db, "--batch-size", "10")
     proc = subprocess.Popen(
         [*command, "--out", str(tmp_path / "killed")],
         stdout=subprocess.DEVNULL,
@@ -220,7 +221,7 @@ REFUSE = {
 
 @pytest.mark.parametrize("fault", sorted(REFUSE))
 def test_postgres_refusing_writes_fails_and_leaves_the_queue(
-    tmp_path: Path, postgres_url: str, fault: str
+    tmp_path: Path, raw_run: RawRun, postgres_url: str, fault: str
 ) -> None:
     engine = make_engine(postgres_url)
     upgrade(engine)
@@ -238,7 +239,7 @@ def test_postgres_refusing_writes_fails_and_leaves_the_queue(
                 "FOR EACH ROW EXECUTE FUNCTION refuse()"
             )
         )
-    failed = librarian(tmp_path, "--from-db", "--db", postgres_url, "--out", str(tmp_path / "f"))
+    failed = raw_run("--from-db", "--db", postgres_url, "--out", str(tmp_path / "f"))
     assert failed.returncode == 1
     expected = "No space left on device" if fault == "disk full" else "connection"
     assert expected in failed.stderr and "database refused the batch" in failed.stderr
@@ -246,13 +247,15 @@ def test_postgres_refusing_writes_fails_and_leaves_the_queue(
     assert not (tmp_path / "f" / "summary.json").exists()
     with engine.begin() as conn:
         conn.execute(text("DROP TRIGGER refuse ON decision_queue"))
-    again = librarian(tmp_path, "--from-db", "--db", postgres_url, "--out", str(tmp_path / "g"))
+    again = raw_run("--from-db", "--db", postgres_url, "--out", str(tmp_path / "g"))
     assert again.returncode == 0, again.stderr[-3000:]
     consumed_once(engine, 20)
     engine.dispose()
 
 
-def test_locked_sqlite_fails_the_batch_and_leaves_the_queue(tmp_path: Path) -> None:
+def test_locked_sqlite_fails_the_batch_and_leaves_the_queue(
+    tmp_path: Path, raw_run: RawRun
+) -> None:
     db = f"sqlite:///{tmp_path / 'l.db'}"
     engine = make_engine(db)
     upgrade(engine)
@@ -260,8 +263,7 @@ def test_locked_sqlite_fails_the_batch_and_leaves_the_queue(tmp_path: Path) -> N
     blocker = engine.raw_connection()
     blocker.execute("BEGIN EXCLUSIVE")  # another writer holds the database
     try:
-        result = librarian(
-            tmp_path,
+        result = raw_run(
             "--from-db",
             "--db",
             db,
@@ -279,7 +281,7 @@ def test_locked_sqlite_fails_the_batch_and_leaves_the_queue(tmp_path: Path) -> N
 
 
 def test_updates_reviews_and_learning_from_reviewers(
-    tmp_path: Path, librarian_home: Path, trained_home: Path
+    tmp_path: Path, raw_run: RawRun, librarian_home: Path, trained_home: Path
 ) -> None:
     """A reworded span is an update; its review is exported, decided, imported, learnt
     (into models beside the embedder a first train built: `start_trained`)."""
@@ -302,7 +304,7 @@ def test_updates_reviews_and_learning_from_reviewers(
     for name, rows in (("v1", before), ("v2", after)):
         path = tmp_path / f"{name}.jsonl"
         path.write_text("".join(json.dumps(r) + "\n" for r in rows))
-        done = librarian(tmp_path, str(path), "--commit", "--db", db, "--out", str(tmp_path / name))
+        done = raw_run(str(path), "--commit", "--db", db, "--out", str(tmp_path / name))
         assert done.returncode == 0, done.stderr[-3000:]
     engine = make_engine(db)
     with Session(engine) as session:

@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 from librarian.paths import packaged_data
-from tests.integration.conftest import run_librarian
+from tests.integration.conftest import RawRun, run_librarian
 
 pytestmark = pytest.mark.integration
 
@@ -29,9 +29,10 @@ SCORE_TOLERANCE = 1e-5
 _NUMBER = re.compile(r"-?\d+\.(\d+)")
 
 
-def run(tmp_path: Path, out: str, *extra: str) -> subprocess.CompletedProcess[str]:
+def run(raw_run: RawRun, out: str, *extra: str) -> subprocess.CompletedProcess[str]:
     # The Dask run starts its own Prefect server, as a user's would; the others report to
     # the session's.
+    tmp_path = raw_run.folder
     dask = "--task-runner" in extra
     env = {k: v for k, v in os.environ.items() if not (dask and k == "PREFECT_API_URL")}
     env["PREFECT_HOME"] = str(tmp_path / f"prefect-{out}")
@@ -45,6 +46,8 @@ def run(tmp_path: Path, out: str, *extra: str) -> subprocess.CompletedProcess[st
         "--out",
         str(tmp_path / out),
         "--uncalibrated",
+        "--embedding-model",
+        str(raw_run.embedder),
         "--cache-dir",
         str(tmp_path / "cache"),
         *extra,
@@ -98,15 +101,17 @@ def test_the_comparison_catches_what_it_should() -> None:
             assert_same_within_tolerance([row], [{**row, **changed}])
 
 
-def test_dask_run_equals_the_single_process_run(tmp_path: Path, postgres_url: str) -> None:
+def test_dask_run_equals_the_single_process_run(
+    tmp_path: Path, raw_run: RawRun, postgres_url: str
+) -> None:
     # As scale-out runs: hub vectors searched in PostgreSQL (pgvector), whose URL carries a
     # password the local workers get from the environment, never from Prefect.
     assert ":***@" not in postgres_url and "@" in postgres_url
     pgvector = ("--db", postgres_url, "--vector-backend", "pgvector")
-    single = run(tmp_path, "single", *pgvector)
+    single = run(raw_run, "single", *pgvector)
     assert single.returncode == 0, single.stderr[-3000:]
     dask_args = ("--task-runner", "dask", "--dask-workers", "2", *pgvector)
-    dask = run(tmp_path, "dask", *dask_args)
+    dask = run(raw_run, "dask", *dask_args)
     assert dask.returncode == 0, dask.stderr[-3000:]
     assert "started a Prefect server for the Dask workers" in dask.stderr
     assert "a local cluster of 2 worker processes" in dask.stderr
@@ -120,13 +125,13 @@ def test_dask_run_equals_the_single_process_run(tmp_path: Path, postgres_url: st
         assert summaries[0][key] == summaries[1][key], key
 
 
-def test_dask_address_needs_the_dask_runner(tmp_path: Path) -> None:
-    result = run(tmp_path, "x", "--dask-address", "tcp://127.0.0.1:8786")
+def test_dask_address_needs_the_dask_runner(raw_run: RawRun) -> None:
+    result = run(raw_run, "x", "--dask-address", "tcp://127.0.0.1:8786")
     assert result.returncode == 2 and "--dask-address needs --task-runner dask" in result.stderr
 
 
 def test_a_dask_run_killed_mid_run_then_rerun_decides_every_row_once(
-    tmp_path: Path, postgres_url: str
+    tmp_path: Path, raw_run: RawRun, postgres_url: str
 ) -> None:
     """Issue 38: `--task-runner dask` killed with -9 while it drains the queue; the rerun
     (in one process) takes what is left, and each row is decided exactly once."""
@@ -142,6 +147,7 @@ def test_a_dask_run_killed_mid_run_then_rerun_decides_every_row_once(
     env = {k: v for k, v in os.environ.items() if k != "PREFECT_API_URL"}
     env["PREFECT_HOME"] = str(tmp_path / "prefect-dask")
     common = ["--from-db", "--db", postgres_url, "--batch-size", "10", "--uncalibrated"]
+    common += ["--embedding-model", str(raw_run.embedder)]
     common += ["--cache-dir", str(tmp_path / "cache"), "--verbose"]
     dask = ("--task-runner", "dask", "--dask-workers", "2")
     proc = subprocess.Popen(
@@ -163,7 +169,8 @@ def test_a_dask_run_killed_mid_run_then_rerun_decides_every_row_once(
         text=True,
         timeout=600,
         check=False,
-        env={**env, "PREFECT_HOME": str(tmp_path / "prefect-rerun")},
+        # The rerun reports to the session's server: the killed run's own died with it.
+        env={**os.environ, "PREFECT_HOME": str(tmp_path / "prefect-rerun")},
     )
     assert rerun.returncode == 0, rerun.stderr[-3000:]
     consumed_once(engine, 300)

@@ -4,6 +4,7 @@ mixed with every class of bad row (data/samples/queue_with_bad_rows.jsonl)."""
 from __future__ import annotations
 
 import json
+import shutil
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -27,12 +28,13 @@ EXPECTED = json.loads((packaged_data("samples", "queue_with_bad_rows.expected.js
 
 
 @pytest.fixture(scope="module")
-def run(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+def run(tmp_path_factory: pytest.TempPathFactory, hub_vectors: Path) -> dict[str, Any]:
     from librarian.flows.link_flow import link_queue
     from librarian.job import LinkJob
 
     out = tmp_path_factory.mktemp("run")
     cache = tmp_path_factory.mktemp("cache")
+    shutil.copytree(hub_vectors, cache, dirs_exist_ok=True)  # the hub, as a second run finds it
     # A small batch size so the run spans several Prefect tasks and batch boundaries.
     settings = LinkerSettings(batch_size=7, cache_dir=cache, uncalibrated=True)
     summary = link_queue(LinkJob(MIXED, out, settings, "it-run")).value

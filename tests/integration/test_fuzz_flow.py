@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 from pathlib import Path
 
 import pytest
@@ -34,8 +35,10 @@ def blank(index: int, line: bytes) -> bool:
 
 
 @pytest.fixture(scope="module")
-def workdir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return tmp_path_factory.mktemp("fuzz-flow")
+def workdir(tmp_path_factory: pytest.TempPathFactory, hub_vectors: Path) -> Path:
+    workdir = tmp_path_factory.mktemp("fuzz-flow")
+    shutil.copytree(hub_vectors, workdir / "cache")  # the hub, as a second run finds it
+    return workdir
 
 
 @settings(max_examples=EXAMPLES, deadline=None)

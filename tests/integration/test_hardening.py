@@ -16,7 +16,7 @@ from librarian.sql import is_postgres
 from librarian.store.db import make_engine, upgrade
 from librarian.store.queue import MAX_ATTEMPTS, dead_letters, enqueue, pending
 from librarian.store.tables import DecisionRow, KnowledgeQueueRow, QueueAttempt, RejectedRow
-from tests.integration.conftest import LIBRARIAN, count, librarian, queue_rows
+from tests.integration.conftest import LIBRARIAN, RawRun, count, queue_rows
 from tests.rfc import assert_rfc_valid
 
 pytestmark = pytest.mark.integration
@@ -66,7 +66,7 @@ def database(request: pytest.FixtureRequest, tmp_path: Path) -> str:
 
 
 def test_a_poison_row_is_dead_lettered_and_never_blocks_the_queue(
-    tmp_path: Path, database: str
+    tmp_path: Path, raw_run: RawRun, database: str
 ) -> None:
     engine = make_engine(database)
     upgrade(engine)
@@ -76,7 +76,7 @@ def test_a_poison_row_is_dead_lettered_and_never_blocks_the_queue(
     refuse_one_row(engine)
     for attempt in range(1, MAX_ATTEMPTS + 1):
         out = tmp_path / f"run{attempt}"
-        result = librarian(tmp_path, "--from-db", "--db", database, "--out", str(out))
+        result = raw_run("--from-db", "--db", database, "--out", str(out))
         assert result.returncode == 0, result.stderr[-3000:]
         summary = json.loads((out / "summary.json").read_text())
         assert attempts(engine) == attempt
@@ -106,14 +106,16 @@ def test_a_poison_row_is_dead_lettered_and_never_blocks_the_queue(
     assert "poison row refused" in status.stdout
 
 
-def test_a_nul_in_text_never_blocks_postgres(tmp_path: Path, postgres_url: str) -> None:
+def test_a_nul_in_text_never_blocks_postgres(
+    tmp_path: Path, raw_run: RawRun, postgres_url: str
+) -> None:
     rows = [row for _, row in queue_rows(5)]
     rows[2]["text"] = "Rotate keys\u0000 yearly."
     path = tmp_path / "nul.jsonl"
     path.write_text("".join(json.dumps(r) + "\n" for r in rows))
     for attempt in range(2):
         out = tmp_path / f"o{attempt}"
-        result = librarian(tmp_path, str(path), "--commit", "--db", postgres_url, "--out", str(out))
+        result = raw_run(str(path), "--commit", "--db", postgres_url, "--out", str(out))
         assert result.returncode == 0, result.stderr[-3000:]
     engine = make_engine(postgres_url)
     assert count(engine, DecisionRow.id) == 4
@@ -123,7 +125,7 @@ def test_a_nul_in_text_never_blocks_postgres(tmp_path: Path, postgres_url: str) 
     engine.dispose()
 
 
-def test_a_failed_run_keeps_the_previous_outputs(tmp_path: Path) -> None:
+def test_a_failed_run_keeps_the_previous_outputs(tmp_path: Path, raw_run: RawRun) -> None:
     db = f"sqlite:///{tmp_path / 'l.db'}"
     engine = make_engine(db)
     upgrade(engine)
@@ -135,8 +137,7 @@ def test_a_failed_run_keeps_the_previous_outputs(tmp_path: Path) -> None:
     blocker = engine.raw_connection()
     blocker.execute("BEGIN EXCLUSIVE")  # another writer holds the database: the run fails
     try:
-        result = librarian(
-            tmp_path,
+        result = raw_run(
             "--from-db",
             "--db",
             db,

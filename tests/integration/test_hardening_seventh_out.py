@@ -12,18 +12,20 @@ from pathlib import Path
 import pytest
 
 from librarian.store.db import make_engine, upgrade
-from tests.integration.conftest import SAMPLE, librarian
+from tests.integration.conftest import SAMPLE, RawRun
 
 pytestmark = pytest.mark.integration
 
 
-def test_a_run_into_its_inputs_folder_is_refused_and_deletes_nothing(tmp_path: Path) -> None:
+def test_a_run_into_its_inputs_folder_is_refused_and_deletes_nothing(
+    tmp_path: Path, raw_run: RawRun
+) -> None:
     data = tmp_path / "data"
     data.mkdir()
     policy = data / "policy.csv"
     policy.write_text("id,text\nR1,Rotate the session token after login.\n")
     (data / "notes.txt").write_text("mine")
-    result = librarian(tmp_path, str(policy), "--out", str(data))
+    result = raw_run(str(policy), "--out", str(data))
     assert result.returncode == 2, result.stderr[-3000:]
     assert "holds the input" in result.stderr and "policy.csv" in result.stderr
     assert sorted(p.name for p in data.iterdir()) == ["notes.txt", "policy.csv"]
@@ -46,7 +48,7 @@ def read_only_mount(tmp_path: Path) -> Iterator[tuple[Path, Path]]:
 
 
 def test_a_dry_run_reads_a_read_only_database_and_replaces_its_earlier_output(
-    tmp_path: Path, read_only_mount: tuple[Path, Path]
+    tmp_path: Path, raw_run: RawRun, read_only_mount: tuple[Path, Path]
 ) -> None:
     source, mounted = read_only_mount
     engine = make_engine(f"sqlite:///{source / 'l.db'}")
@@ -55,7 +57,7 @@ def test_a_dry_run_reads_a_read_only_database_and_replaces_its_earlier_output(
     out = tmp_path / "out"
     on_ro = f"sqlite:///{mounted / 'l.db'}"
     for run_id in ("first", "second"):  # the second replaces the first's files
-        dry = librarian(tmp_path, str(SAMPLE), "--db", on_ro, "--out", str(out), "--run-id", run_id)
+        dry = raw_run(str(SAMPLE), "--db", on_ro, "--out", str(out), "--run-id", run_id)
         assert dry.returncode == 0, dry.stderr[-3000:]
         manifest = json.loads((out / "manifest.json").read_text())
         assert manifest["run_id"] == run_id

@@ -20,7 +20,7 @@ from librarian.store.decisions import REVIEW_REQUIRED, WITHDRAWN
 from librarian.store.human import violations
 from librarian.store.status import USER_CONFIRMED, status_counts
 from librarian.store.tables import DecisionRow
-from tests.integration.conftest import librarian
+from tests.integration.conftest import RawRun
 from tests.unit.test_hardening_seventh_withdraw import (
     ROWS,
     SOURCE,
@@ -46,30 +46,30 @@ def database(request: pytest.FixtureRequest, tmp_path: Path) -> str:
     return url
 
 
-def run(tmp_path: Path, text: str, database: str, name: str, *extra: str) -> dict[str, Any]:
+def run(raw_run: RawRun, text: str, database: str, name: str, *extra: str) -> dict[str, Any]:
     """`librarian run` of `text` as document Acme, committed: its summary."""
-    policy = tmp_path / "policy.csv"
+    policy = raw_run.folder / "policy.csv"
     policy.write_text(text)
-    out = tmp_path / name
+    out = raw_run.folder / name
     args = (str(policy), "--commit", "--db", database, "--source", SOURCE, "--out", str(out))
-    result = librarian(tmp_path, *args, *extra)
+    result = raw_run(*args, *extra)
     assert result.returncode == 0, result.stderr[-3000:]
     summary: dict[str, Any] = json.loads((out / "summary.json").read_text())
     return summary
 
 
-def test_a_header_only_csv_is_held_back_unless_allowed(tmp_path: Path, database: str) -> None:
+def test_a_header_only_csv_is_held_back_unless_allowed(raw_run: RawRun, database: str) -> None:
     engine = make_engine(database)
-    run(tmp_path, csv(ROWS), database, "v1")
+    run(raw_run, csv(ROWS), database, "v1")
     open_ones = [n for n in ROWS if rows_of(engine, n)[0].status == REVIEW_REQUIRED]
     for name in open_ones[:2]:
         decide_row(engine, name)
-    held = run(tmp_path, "id,text\n", database, "v2")
+    held = run(raw_run, "id,text\n", database, "v2")
     (said,) = held["withdrawn"]
     assert said.startswith("withdrawal held back: this version holds 0 of the document's 6")
     assert "it would have withdrawn 6 requirements" in said
     assert still_in_document(engine) == set(ROWS)
-    allowed = run(tmp_path, "id,text\n", database, "v3", "--allow-withdraw")
+    allowed = run(raw_run, "id,text\n", database, "v3", "--allow-withdraw")
     assert not any("held back" in line for line in allowed["withdrawn"])
     assert still_in_document(engine) == set()
     engine.dispose()

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import sysconfig
@@ -20,6 +21,7 @@ import pytest
 
 from librarian.pipeline import components as ids
 from librarian.pipeline.components import stage_ids
+from tests.integration.conftest import seed_trained_cache
 
 pytestmark = pytest.mark.integration
 
@@ -92,9 +94,18 @@ def librarian(bin_dir: Path, cwd: Path, *args: str) -> subprocess.CompletedProce
     )
 
 
-def test_the_installed_package_works_from_an_empty_folder(installed: Path, tmp_path: Path) -> None:
+def test_the_installed_package_works_from_an_empty_folder(
+    installed: Path, tmp_path: Path, hub_vectors: Path, trained_home: Path
+) -> None:
     folder = tmp_path / "work"
     folder.mkdir()
+    # The home's cache holds what earlier runs embedded (the hub on the packaged model and
+    # on its int8 build, the linked sections): the wheel's train still builds its int8
+    # embedder and fits every model from nothing. A train from an empty home is the
+    # session's `trained_home` and CI's `make demo`.
+    cache = tmp_path / "home" / "cache"
+    shutil.copytree(hub_vectors, cache)
+    seed_trained_cache(trained_home, cache)
     where = subprocess.run(
         [str(installed / "python"), "-c", "import librarian; print(librarian.__file__)"],
         capture_output=True,

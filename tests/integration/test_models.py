@@ -49,7 +49,7 @@ def test_hub_embeddings_are_cached_on_disk(linker: Pipeline, cache: Path) -> Non
 
 def test_explain_command_prints_candidates_and_decision(tmp_path: Path) -> None:
     text = "Rotate the session token after login"
-    args = ["explain", text, "--cache-dir", str(tmp_path), "--uncalibrated"]
+    args = ["explain", text, "--cache-dir", str(tmp_path / "cache"), "--uncalibrated"]
     result = CliRunner().invoke(app, args)
     assert result.exit_code == 0, result.output
     assert "decision: REVIEW (BELOW_THRESHOLD)" in result.output
@@ -59,7 +59,7 @@ def test_explain_command_prints_candidates_and_decision(tmp_path: Path) -> None:
 
 def test_explain_with_a_prior_text_runs_update_detection(tmp_path: Path) -> None:
     base = ["explain", "Never rotate the session token after login", "--json"]
-    base += ["--cache-dir", str(tmp_path), "--uncalibrated"]
+    base += ["--cache-dir", str(tmp_path / "cache"), "--uncalibrated"]
     plain = json.loads(CliRunner().invoke(app, base).output)
     assert not plain["update_detection"]["is_update"]
     assert ids.UPDATE_NOT_EVALUATED in plain["retrieval"]["retriever"]
@@ -94,7 +94,7 @@ def test_run_plan_lists_the_stages_and_reads_no_row(
 
 def test_explain_many_texts_says_which_block_is_which(tmp_path: Path) -> None:
     texts = "Rotate the session token after login\nUse parameterized SQL queries\n"
-    args = ["explain", "-", "--cache-dir", str(tmp_path), "--uncalibrated"]
+    args = ["explain", "-", "--cache-dir", str(tmp_path / "cache"), "--uncalibrated"]
     result = CliRunner().invoke(app, args, input=texts)
     assert result.exit_code == 0, result.output
     first = result.output.index("text: Rotate the session token after login")
@@ -147,7 +147,7 @@ def test_explain_explicit_citation() -> None:
 @pytest.mark.parametrize("text", ["Use [bold]strong[/bold] session tokens", "Tokens [/] rotate"])
 def test_explain_json_keeps_text_that_looks_like_markup(tmp_path: Path, text: str) -> None:
     """The JSON is the text as given, never read as rich markup."""
-    args = ["explain", text, "--json", "--uncalibrated", "--cache-dir", str(tmp_path)]
+    args = ["explain", text, "--json", "--uncalibrated", "--cache-dir", str(tmp_path / "cache")]
     result = CliRunner().invoke(app, args)
     assert result.exit_code == 0, result.output
     assert json.loads(result.output)["knowledge"]["text"] == text
@@ -206,7 +206,7 @@ def test_explain_many_texts_from_stdin_in_one_process() -> None:
 def test_a_team_catalogue_is_searched_when_pinned(tmp_path: Path) -> None:
     catalogue = packaged_data("catalogues", "example_policies.jsonl")
     text = "Administrator passwords must be rotated every 90 days"
-    args = ["explain", text, "--json", "--cache-dir", str(tmp_path)]
+    args = ["explain", text, "--json", "--cache-dir", str(tmp_path / "cache")]
     args += ["--uncalibrated"]
     args += ["--hub", str(DEFAULT_HUB), "--hub", str(catalogue)]
     pinned = CliRunner().invoke(app, [*args, "--collections", "example_policies"])

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from librarian.pipeline.sinks import read_jsonl
-from tests.integration.conftest import run_librarian
+from tests.integration.conftest import RawRun, run_librarian
 from tests.rfc import assert_rfc_valid
 
 pytestmark = pytest.mark.integration
@@ -35,7 +35,7 @@ EXAMPLES = {
 
 
 @pytest.mark.parametrize("name", sorted(EXAMPLES))
-def test_a_plain_input_runs_end_to_end(tmp_path: Path, name: str) -> None:
+def test_a_plain_input_runs_end_to_end(tmp_path: Path, raw_run: RawRun, name: str) -> None:
     path = tmp_path / name
     path.write_text(EXAMPLES[name])
     out = tmp_path / "out"
@@ -47,6 +47,8 @@ def test_a_plain_input_runs_end_to_end(tmp_path: Path, name: str) -> None:
         "--out",
         str(out),
         "--uncalibrated",
+        "--embedding-model",
+        str(raw_run.embedder),
         "--cache-dir",
         str(tmp_path / "cache"),
     )
@@ -69,7 +71,9 @@ def test_a_plain_input_runs_end_to_end(tmp_path: Path, name: str) -> None:
     )
 
 
-def test_the_sample_policy_as_word_and_pdf_decides_as_its_csv(tmp_path: Path) -> None:
+def test_the_sample_policy_as_word_and_pdf_decides_as_its_csv(
+    tmp_path: Path, raw_run: RawRun
+) -> None:
     """Issue 30, items 2 and 3: the packaged sample policy, built as a .docx and a PDF,
     gives the same sections and the same decisions as the CSV it was built from."""
     from librarian.paths import packaged_data
@@ -87,7 +91,8 @@ def test_the_sample_policy_as_word_and_pdf_decides_as_its_csv(tmp_path: Path) ->
         out = tmp_path / kind
         done = run_librarian(
             "run", str(path), "--source", "Acme Security Policy", "--out", str(out),
-            "--uncalibrated", "--cache-dir", str(tmp_path / "cache"),
+            "--uncalibrated", "--embedding-model", str(raw_run.embedder),
+            "--cache-dir", str(tmp_path / "cache"),
         )  # fmt: skip
         assert done.returncode == 0, done.stderr[-3000:]
         envelopes = read_jsonl(out / "proposals.jsonl") + read_jsonl(out / "reviews.jsonl")

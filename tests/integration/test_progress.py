@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from librarian.paths import packaged_data
-from tests.integration.conftest import LIBRARIAN, run_librarian
+from tests.integration.conftest import LIBRARIAN, RawRun, run_librarian
 
 pytestmark = pytest.mark.integration
 
@@ -22,7 +22,8 @@ SAMPLE = str(packaged_data("samples", "queue_sample.jsonl"))
 ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|\x1b\][^\x07]*\x07|\r")
 
 
-def in_terminal(tmp_path: Path, *args: str) -> str:
+def in_terminal(raw_run: RawRun, *args: str) -> str:
+    tmp_path = raw_run.folder
     words = [
         LIBRARIAN,
         "run",
@@ -30,6 +31,8 @@ def in_terminal(tmp_path: Path, *args: str) -> str:
         "--out",
         str(tmp_path / "out"),
         "--uncalibrated",
+        "--embedding-model",
+        str(raw_run.embedder),
         "--cache-dir",
         str(tmp_path / "cache"),
         *args,
@@ -47,8 +50,8 @@ def in_terminal(tmp_path: Path, *args: str) -> str:
     return ANSI.sub("\n", done.stdout)
 
 
-def test_the_terminal_shows_phases_and_no_prefect_noise(tmp_path: Path) -> None:
-    shown = in_terminal(tmp_path)
+def test_the_terminal_shows_phases_and_no_prefect_noise(raw_run: RawRun) -> None:
+    shown = in_terminal(raw_run)
     for phase in ("starting Prefect", "loading models", "linking"):
         assert phase in shown, shown[-2000:]
     # A JSONL file is read once, as it streams: its lines are counted, its total unknown.
@@ -66,7 +69,8 @@ def test_the_terminal_shows_phases_and_no_prefect_noise(tmp_path: Path) -> None:
         assert noise not in shown, noise
 
 
-def test_quiet_and_json_are_for_scripts(tmp_path: Path) -> None:
+def test_quiet_and_json_are_for_scripts(tmp_path: Path, raw_run: RawRun) -> None:
+    on_int8 = ("--embedding-model", str(raw_run.embedder))
     quiet = run_librarian(
         "run",
         SAMPLE,
@@ -74,6 +78,7 @@ def test_quiet_and_json_are_for_scripts(tmp_path: Path) -> None:
         str(tmp_path / "q"),
         "--uncalibrated",
         "--quiet",
+        *on_int8,
         "--cache-dir",
         str(tmp_path / "cache"),
     )
@@ -86,6 +91,7 @@ def test_quiet_and_json_are_for_scripts(tmp_path: Path) -> None:
         str(tmp_path / "j"),
         "--uncalibrated",
         "--json",
+        *on_int8,
         "--cache-dir",
         str(tmp_path / "cache"),
     )

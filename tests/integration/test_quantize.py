@@ -15,7 +15,7 @@ from librarian.models.onnx_embedder import OnnxEmbedder
 from librarian.models.seams import ModelError
 from librarian.pipeline import components as ids
 from librarian.pipeline.components import stage_ids
-from tests.integration.conftest import agrees_with_torch, explained_on
+from tests.integration.conftest import agrees_with_torch, explained_on, seed_trained_cache
 
 pytestmark = pytest.mark.integration
 
@@ -91,7 +91,12 @@ def test_an_edited_int8_card_is_refused(
     assert result.exit_code == 2 and "changed after it was built" in " ".join(result.output.split())
 
 
-def test_models_trained_on_int8_bring_it_to_run_and_eval(int8_dir: Path, tmp_path: Path) -> None:
+def test_models_trained_on_int8_bring_it_to_run_and_eval(
+    int8_dir: Path, tmp_path: Path, trained_home: Path, librarian_home: Path
+) -> None:
+    # The session's train embedded the links on an int8 build with the same files: this
+    # train finds them cached, as a second train does, and fits on them.
+    seed_trained_cache(trained_home, librarian_home / "cache")
     models = tmp_path / "models"
     trained = CliRunner().invoke(
         app, ["train", "--out", str(models), "--embedding-model", str(int8_dir)]

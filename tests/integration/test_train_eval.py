@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -37,24 +38,39 @@ def test_card_records_the_held_out_frameworks(dev_models: Path) -> None:
     assert 0.5 < card["threshold"] <= 1.0
 
 
-def test_dev_eval_reports_and_fits_nothing(dev_models: Path, tmp_path: Path) -> None:
+@dataclass(frozen=True)
+class ColdEval:
+    """One cold `librarian eval` of the dev set on the dev models, read by every test that
+    checks the default eval (a run of it is ~20 s)."""
+
+    output: str
+    exit_code: int
+    report: dict[str, Any]
+    rows: list[dict[str, Any]]
+    plot: Path
+    models_unchanged: bool
+
+
+@pytest.fixture(scope="module")
+def cold_eval(dev_models: Path, tmp_path_factory: pytest.TempPathFactory) -> ColdEval:
+    out = tmp_path_factory.mktemp("cold-eval")
     before = digest(dev_models)
-    report_path, plot = tmp_path / "report.json", tmp_path / "reliability.png"
-    result = runner.invoke(
-        app,
-        [
-            "eval",
-            str(DEV),
-            "--models",
-            str(dev_models),
-            "--report",
-            str(report_path),
-            "--plot",
-            str(plot),
-        ],
+    report_path, rows, plot = out / "report.json", out / "rows.jsonl", out / "reliability.png"
+    args = ["eval", str(DEV), "--models", str(dev_models), "--report", str(report_path)]
+    result = runner.invoke(app, [*args, "--rows", str(rows), "--plot", str(plot)])
+    return ColdEval(
+        result.output,
+        result.exit_code,
+        json.loads(report_path.read_text()),
+        [json.loads(line) for line in rows.read_text().splitlines()],
+        plot,
+        digest(dev_models) == before,  # eval never writes a model file
     )
-    report = json.loads(report_path.read_text())
-    assert digest(dev_models) == before  # eval never writes a model file
+
+
+def test_dev_eval_reports_and_fits_nothing(cold_eval: ColdEval) -> None:
+    report = cold_eval.report
+    assert cold_eval.models_unchanged
     assert report["rows"] == len(json.loads(DEV.read_text()))
     assert report["explicit"]["correct"] == report["explicit"]["total"] == 12
     # On these frameworks recall@20 is ~70% and top-1 ~31% (docs/quality.md).
@@ -69,10 +85,10 @@ def test_dev_eval_reports_and_fits_nothing(dev_models: Path, tmp_path: Path) -> 
         report["per_framework"]
     )
     assert report["decision"]["review"]["routed"] == report["decision"]["review"]["expected_review"]
-    assert result.exit_code == 0, result.output
-    said = " ".join(result.output.split())  # a narrow terminal wraps the table's title
-    assert "per text style and framework" in said and "prose nist_800_53" in result.output
-    assert plot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert cold_eval.exit_code == 0, cold_eval.output
+    said = " ".join(cold_eval.output.split())  # a narrow terminal wraps the table's title
+    assert "per text style and framework" in said and "prose nist_800_53" in cold_eval.output
+    assert cold_eval.plot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
 def test_failed_gate_exits_1(dev_models: Path, tmp_path: Path) -> None:
@@ -127,9 +143,9 @@ def _eval(dev_models: Path, out: Path, *extra: str) -> tuple[dict[str, Any], lis
 
 
 def test_linking_each_source_as_a_whole_beats_each_section_alone(
-    dev_models: Path, tmp_path: Path
+    dev_models: Path, tmp_path: Path, cold_eval: ColdEval
 ) -> None:
-    joint, joint_rows = _eval(dev_models, tmp_path / "joint")
+    joint, joint_rows = cold_eval.report, cold_eval.rows
     alone, alone_rows = _eval(dev_models, tmp_path / "alone", "--source-level", "off")
     assert joint["reviewed"] is None and joint["sources"]
     assert not any(s["linked_as_whole"] for s in alone["sources"].values())
