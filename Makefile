@@ -70,9 +70,15 @@ golden: setup
 
 # The slowest tests are listed in CI's log (the suite must stay well inside CI's budget).
 # Two workers (pytest-xdist), each test module on one of them: most integration tests
-# wait on a child process or a server, so the machine's two cores keep busy.
-test: setup lint
-	$(BIN)/python -m pytest -q -n 2 --dist loadfile --durations=25
+# wait on a child process or a server, so the machine's two cores keep busy. The lint
+# runs beside them (a cold mypy takes over a minute, much of it while the tests wait for
+# their servers); its output follows the tests', and either failing fails `make test`.
+test: setup
+	@log=$$(mktemp); $(MAKE) --no-print-directory lint > $$log 2>&1 & lint=$$!; \
+	$(BIN)/python -m pytest -q -n 2 --dist loadfile --durations=25; tests=$$?; \
+	wait $$lint; linted=$$?; echo "--- make lint, run beside the tests:"; cat $$log; rm -f $$log; \
+	if [ $$linted -ne 0 ]; then echo "make test: the lint failed (above)"; fi; \
+	[ $$tests -eq 0 ] && [ $$linted -eq 0 ]
 
 lint: setup
 	$(BIN)/ruff check .

@@ -12,7 +12,7 @@ the share wrong of what the guarantee bounds, set against the answers. Policy ar
 only: the run's warm adaptation does not move a cut (it reads cold confidences).
 
     python scripts/plan_by_size.py [--models models-lofo/owasp_ai_exchange]
-        [--sizes 64 277 1000] [--k 50 100 150] [--draws 20]
+        [--sizes 64 277 1000] [--k 50 100 150] [--draws 20] [--unit row|item]
 """
 
 from __future__ import annotations
@@ -62,6 +62,35 @@ def cold_items(models: Path, framework: str) -> tuple[list[Item], DecisionPolicy
     return out, pipeline.policy
 
 
+def as_units(items: list[Item]) -> list[Item]:
+    """Each item one unit end to end (`--unit item`): as sure as its least sure row, right
+    only where every row of it is, and all its rows linked together or none."""
+    return [Item(min(c for c, _ in i.rows), all(ok for _, ok in i.rows), i.rows) for i in items]
+
+
+def one_unit_draw(
+    items: list[Item], k: int, policy: DecisionPolicy, seed: str
+) -> tuple[float, float]:
+    """`one_draw` with each item one unit: the plan and the cut count items, an open item
+    at or above the cut links all its rows, and the realised share counts rows."""
+    units = as_units(items)
+    followed = follow_plan([u.confidence for u in units], [u.right for u in units], k, policy, seed)
+    decided = set(followed.decided)
+    open_items = [n for n in range(len(items)) if n not in decided]
+    cut = choose_cut(
+        [units[n].confidence for n in open_items],
+        [units[n].confidence for n in followed.decided],
+        [units[n].right for n in followed.decided],
+        policy,
+    )
+    linked = [n for n in open_items if cut.auto_links and units[n].confidence >= cut.cut]
+    auto = [ok for n in linked for _, ok in items[n].rows]
+    people = sum(len(items[n].rows) for n in followed.decided)
+    share = GUARANTEES[policy.risk].realised(len(auto), sum(not ok for ok in auto), people)
+    open_rows = sum(len(items[n].rows) for n in open_items)
+    return len(auto) / max(1, open_rows), share or 0.0
+
+
 def one_draw(items: list[Item], k: int, policy: DecisionPolicy, seed: str) -> tuple[float, float]:
     """(share of the open rows auto-linked, realised share wrong under the guarantee)."""
     followed = follow_plan(
@@ -94,7 +123,15 @@ def main() -> None:
     parser.add_argument("--sizes", type=int, nargs="+", default=[64, 277, 1000])
     parser.add_argument("--k", type=int, nargs="+", default=[50, 100, 150])
     parser.add_argument("--draws", type=int, default=20)
+    parser.add_argument(
+        "--unit",
+        choices=["row", "item"],
+        default="row",
+        help="row: as shipped (a run's cut counts open rows); item: each item one unit end "
+        "to end (`one_unit_draw`), measured, not shipped",
+    )
     args = parser.parse_args()
+    draw = one_unit_draw if args.unit == "item" else one_draw
     items, policy = cold_items(args.models, args.framework)
     right = sum(i.right for i in items)
     print(f"{args.framework}: {len(items)} items, {right} right first; '{policy.guarantee()}'")
@@ -111,7 +148,7 @@ def main() -> None:
             for d in range(args.draws):
                 rng = random.Random(f"{size}-{d}")
                 source = [rng.choice(items) for _ in range(size)]
-                found.append(one_draw(source, k, policy, f"{size}-{k}-{d}"))
+                found.append(draw(source, k, policy, f"{size}-{k}-{d}"))
             linked = [s for s, _ in found if s > 0]
             wrongs = [w for s, w in found if s > 0]
             mean_wrong = f"{sum(wrongs) / len(wrongs):.1%}" if wrongs else "-"
