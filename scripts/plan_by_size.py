@@ -13,6 +13,7 @@ only: the run's warm adaptation does not move a cut (it reads cold confidences).
 
     python scripts/plan_by_size.py [--models models-lofo/owasp_ai_exchange]
         [--sizes 64 277 1000] [--k 50 100 150] [--draws 20] [--unit row|item]
+        [--order plan|random] [--one-row 0|1]
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ import argparse
 import random
 import sys
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -69,23 +71,29 @@ def as_units(items: list[Item]) -> list[Item]:
 
 
 def one_unit_draw(
-    items: list[Item], k: int, policy: DecisionPolicy, seed: str
+    items: list[Item], k: int, policy: DecisionPolicy, seed: str, order: str = "plan"
 ) -> tuple[float, float]:
-    """`one_draw` with each item one unit: the plan and the cut count items, an open item
-    at or above the cut links all its rows, and the realised share counts rows."""
+    """`one_draw` with each item one unit: the cut counts items, an open item at or above
+    the cut links all its rows, and the realised share counts rows. `order`: "plan" (the
+    plan followed, re-planned after each decision) or "random" (K items drawn at random
+    from the source before any decision: a sample no outcome steers)."""
     units = as_units(items)
-    followed = follow_plan([u.confidence for u in units], [u.right for u in units], k, policy, seed)
-    decided = set(followed.decided)
+    if order == "random":
+        chosen = random.Random(seed).sample(range(len(units)), k)
+    else:
+        confidences, right = [u.confidence for u in units], [u.right for u in units]
+        chosen = follow_plan(confidences, right, k, policy, seed).decided
+    decided = set(chosen)
     open_items = [n for n in range(len(items)) if n not in decided]
     cut = choose_cut(
         [units[n].confidence for n in open_items],
-        [units[n].confidence for n in followed.decided],
-        [units[n].right for n in followed.decided],
+        [units[n].confidence for n in chosen],
+        [units[n].right for n in chosen],
         policy,
     )
     linked = [n for n in open_items if cut.auto_links and units[n].confidence >= cut.cut]
     auto = [ok for n in linked for _, ok in items[n].rows]
-    people = sum(len(items[n].rows) for n in followed.decided)
+    people = sum(len(items[n].rows) for n in chosen)
     share = GUARANTEES[policy.risk].realised(len(auto), sum(not ok for ok in auto), people)
     open_rows = sum(len(items[n].rows) for n in open_items)
     return len(auto) / max(1, open_rows), share or 0.0
@@ -130,9 +138,25 @@ def main() -> None:
         help="row: as shipped (a run's cut counts open rows); item: each item one unit end "
         "to end (`one_unit_draw`), measured, not shipped",
     )
+    parser.add_argument(
+        "--order",
+        choices=["plan", "random"],
+        default="plan",
+        help="with --unit item: the plan followed, or K items drawn at random before any",
+    )
+    parser.add_argument(
+        "--one-row",
+        type=int,
+        choices=[0, 1],
+        help="each item read at one of its rows only (0: its title, 1: its prose): a source "
+        "of one row an item, as a queue's sections are (the held-out standard: 1.05)",
+    )
     args = parser.parse_args()
-    draw = one_unit_draw if args.unit == "item" else one_draw
+    draw = partial(one_unit_draw, order=args.order) if args.unit == "item" else one_draw
     items, policy = cold_items(args.models, args.framework)
+    if args.one_row is not None:
+        rows = [i.rows[args.one_row] for i in items]
+        items = [Item(confidence, right, ((confidence, right),)) for confidence, right in rows]
     right = sum(i.right for i in items)
     print(f"{args.framework}: {len(items)} items, {right} right first; '{policy.guarantee()}'")
     print(
