@@ -13,7 +13,8 @@ only: the run's warm adaptation does not move a cut (it reads cold confidences).
 
     python scripts/plan_by_size.py [--models models-lofo/owasp_ai_exchange]
         [--sizes 64 277 1000] [--k 50 100 150] [--draws 20] [--unit row|item]
-        [--order plan|random] [--one-row 0|1]
+        [--order plan|random] [--one-row 0|1] [--band replanned|once|once-forecast]
+        [--test exact|anytime]
 """
 
 from __future__ import annotations
@@ -27,8 +28,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+import plan_designs
 from risk_check import framework_rows
 
+import librarian.policy.decision as decision
 from librarian.factory import build_pipeline
 from librarian.paths import librarian_home
 from librarian.policy import DecisionPolicy, choose_cut
@@ -99,16 +102,19 @@ def one_unit_draw(
     return len(auto) / max(1, open_rows), share or 0.0
 
 
-def one_draw(items: list[Item], k: int, policy: DecisionPolicy, seed: str) -> tuple[float, float]:
-    """(share of the open rows auto-linked, realised share wrong under the guarantee)."""
-    followed = follow_plan(
-        [i.confidence for i in items],
-        [i.right for i in items],
-        k,
-        policy,
-        seed,
-        [[c for c, _ in i.rows] for i in items],
-    )
+def one_draw(
+    items: list[Item], k: int, policy: DecisionPolicy, seed: str, band: str = "replanned"
+) -> tuple[float, float]:
+    """(share of the open rows auto-linked, realised share wrong under the guarantee).
+    `band`: "replanned" (the plan followed as shipped) or a band drawn once
+    (`plan_designs.follow_once`: "once", or "once-forecast")."""
+    confidences, right = [i.confidence for i in items], [i.right for i in items]
+    if band == "replanned":
+        rows = [[c for c, _ in i.rows] for i in items]
+        followed = follow_plan(confidences, right, k, policy, seed, rows)
+    else:
+        forecast = band == "once-forecast"
+        followed = plan_designs.follow_once(confidences, right, k, policy, seed, forecast)
     decided = set(followed.decided)
     open_rows = [row for n, i in enumerate(items) if n not in decided for row in i.rows]
     cut = choose_cut(
@@ -151,8 +157,28 @@ def main() -> None:
         help="each item read at one of its rows only (0: its title, 1: its prose): a source "
         "of one row an item, as a queue's sections are (the held-out standard: 1.05)",
     )
+    parser.add_argument(
+        "--band",
+        choices=["replanned", "once", "once-forecast"],
+        default="replanned",
+        help="with --unit row: the plan re-planned after each decision (as shipped), or a "
+        "band drawn once before any decision (`plan_designs.follow_once`), measured, not shipped",
+    )
+    parser.add_argument(
+        "--test",
+        choices=["exact", "anytime"],
+        default="exact",
+        help="the cut's test: the fixed-sample exact test (as shipped) or a confidence "
+        "sequence valid under optional stopping (`plan_designs.anytime_certifies`, put in "
+        "the policy's place for this run), measured, not shipped",
+    )
     args = parser.parse_args()
-    draw = partial(one_unit_draw, order=args.order) if args.unit == "item" else one_draw
+    if args.test == "anytime":
+        decision.certifies = plan_designs.anytime_certifies  # type: ignore[attr-defined]
+    if args.unit == "item":
+        draw = partial(one_unit_draw, order=args.order)
+    else:
+        draw = partial(one_draw, band=args.band)
     items, policy = cold_items(args.models, args.framework)
     if args.one_row is not None:
         rows = [i.rows[args.one_row] for i in items]
