@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 from sqlalchemy import select
@@ -18,7 +19,25 @@ from tests.seeded import store_texts
 pytestmark = pytest.mark.integration
 
 
-def test_relink_says_what_it_would_do_then_does_it(tmp_path: Path) -> None:
+def flow_runs_of(api: str, run_id: str) -> list[Any]:
+    """The completed runs of the linking flow on the Prefect server at `api` whose job is
+    `run_id` (the 100 newest: other tests' runs report to the same server)."""
+    from prefect.client.orchestration import get_client
+    from prefect.client.schemas.sorting import FlowRunSort
+    from prefect.settings import PREFECT_API_URL, temporary_settings
+
+    with temporary_settings({PREFECT_API_URL: api}), get_client(sync_client=True) as client:
+        newest = client.read_flow_runs(sort=FlowRunSort.START_TIME_DESC, limit=100)
+    return [
+        r
+        for r in newest
+        if r.state is not None
+        and r.state.is_completed()
+        and r.parameters.get("job", {}).get("run_id") == run_id
+    ]
+
+
+def test_relink_says_what_it_would_do_then_does_it(tmp_path: Path, prefect_server: str) -> None:
     url = f"sqlite:///{tmp_path / 'relink.db'}"
     engine = make_engine(url)
     upgrade(engine)
@@ -44,4 +63,6 @@ def test_relink_says_what_it_would_do_then_does_it(tmp_path: Path) -> None:
     with Session(engine) as session:
         runs = {r.pipeline_run_id for r in session.execute(select(DecisionRow)).scalars()}
     assert len(runs) == 1 and runs.pop().startswith("relink-")
+    # A relink runs through the linking flow, as any run (issue 57): Prefect has it.
+    assert len(flow_runs_of(prefect_server, summary["run_id"])) == 1
     engine.dispose()

@@ -1,11 +1,13 @@
 """`librarian relink`: decide a source's open items again with the cut its reviewers now
-certify (an item a person decided is never touched)."""
+certify (an item a person decided is never touched), through the linking flow as any run
+(its Prefect server booting while the models load)."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from librarian.cli.common import (
     database,
@@ -23,10 +25,18 @@ from librarian.cli.options import (
     SourceKeyOpt,
     with_linker_options,
 )
-from librarian.errors import UsageError
+from librarian.cli.run import quiet_prefect
+from librarian.errors import RunError, UsageError
 from librarian.factory import POLICY_SETTINGS
+from librarian.flows.launch import early_prefect_server, launch
 from librarian.pipeline.sinks import check_out_dir
 from librarian.text import visible
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from librarian.job import HandOff, LinkJob
+    from librarian.schemas.records import RunSummary
 
 
 def policy_given(linker: LinkerOptions) -> dict[str, Any]:
@@ -72,9 +82,12 @@ def relink(
             raise UsageError(
                 f"no open items of source {source!r} in {redacted(url)} (open: {listed})"
             )
+        quiet_prefect(False)
+        server_ready = early_prefect_server(False)
         built = build_pipeline(linker_settings(linker, vector_db=None))
         given = policy_given(linker)
-        done = relink_source(engine, built, source, run_id, commit, given, target)
+        start = through_the_flow(url, server_ready)
+        done = relink_source(engine, built, source, run_id, commit, given, target, start)
     verb = "linked" if commit else "would link"
     if done.policy_changed and done.policy is not None:
         kept = "stored as its policy from now on" if commit else "stored so with --commit"
@@ -103,3 +116,20 @@ def relink(
             "reviewers who decided them meanwhile",
             markup=False,
         )
+
+
+def through_the_flow(
+    url: str, server_ready: Callable[[], None]
+) -> Callable[[LinkJob, HandOff], RunSummary]:
+    """A relink's job started as `librarian run` starts one (`flows.launch`): the linking
+    flow, its database by reference, the URL held here; a failure is the run's (exit 1)."""
+    from librarian.store.db import known_urls
+
+    def start(job: LinkJob, hand_off: HandOff) -> RunSummary:
+        server_ready()
+        try:
+            return launch(replace(job, database=url), replace(hand_off, urls=known_urls(url)), None)
+        except Exception as exc:
+            raise RunError(f"relink {job.run_id} failed: {type(exc).__name__}: {exc}") from exc
+
+    return start

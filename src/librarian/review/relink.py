@@ -32,6 +32,17 @@ from librarian.store.policies import policy_of, source_policy
 from librarian.store.progress import OpenSource, open_by_source
 from librarian.store.tables import DecisionRow
 
+# How a relink's job is started: the job and what travels beside it in, its summary out.
+# In this process by default (`in_process`); `librarian relink` launches the linking flow
+# (`flows.launch`), as `librarian run` does.
+Start = Callable[[LinkJob, HandOff], RunSummary]
+
+
+def in_process(engine: Engine, pipeline: Pipeline) -> Start:
+    """A relink's job run here, each step in this process, on `engine` (the workbench's
+    re-scorer and `train`'s preview: no flow server to wait for)."""
+    return lambda job, hand_off: run_job(job, here(pipeline), hand_off, engine)
+
 
 @dataclass
 class Relinked:
@@ -75,13 +86,14 @@ def relink(
     commit: bool,
     given: Mapping[str, Any] | None = None,
     out_dir: Path | None = None,
+    start: Start | None = None,
 ) -> Relinked:
     """Link `source`'s open items again with its history, under the policy the store
     holds for it (the team's budget and guarantee, never a default), or with `given`
     (DecisionPolicy fields a person set for this relink) over it: a link job like any
-    other (`job.LinkJob.relink`), its files written to `out_dir` (None: nowhere kept);
-    with `commit`, each open item decided again in the store, and that policy kept for
-    `run_id`, the source's policy from then on."""
+    other (`job.LinkJob.relink`), started by `start` (default: `in_process`), its files
+    written to `out_dir` (None: nowhere kept); with `commit`, each open item decided again
+    in the store, and that policy kept for `run_id`, the source's policy from then on."""
     with Session(engine) as session:
         open_items = open_count(session, source)
         stored = source_policy(session, source) is not None
@@ -98,7 +110,7 @@ def relink(
             relink=source, policy_given=dict(given or {}),
         )  # fmt: skip
         hand_off = HandOff(pipeline=pipeline, watching=(collected,))
-        done.summary = run_job(job, here(pipeline), hand_off, engine)
+        done.summary = (start or in_process(engine, pipeline))(job, hand_off)
     done.policy = DecisionPolicy.from_json(done.summary.policy)
     done.policy_changed = bool(given) and (not stored or done.policy != before)
     envelopes = collected.result.envelopes
