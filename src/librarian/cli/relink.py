@@ -36,6 +36,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 
     from librarian.job import HandOff, LinkJob
+    from librarian.review.relink import Relinked
     from librarian.schemas.records import RunSummary
 
 
@@ -88,6 +89,12 @@ def relink(
         given = policy_given(linker)
         start = through_the_flow(url, server_ready)
         done = relink_source(engine, built, source, run_id, commit, given, target, start)
+    say_relinked(done, commit, target)
+
+
+def say_relinked(done: Relinked, commit: bool, target: Path) -> None:
+    """What a relink did (or, without --commit, would do), in the command's lines."""
+    source = done.source
     verb = "linked" if commit else "would link"
     if done.policy_changed and done.policy is not None:
         kept = "stored as its policy from now on" if commit else "stored so with --commit"
