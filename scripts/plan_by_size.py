@@ -13,7 +13,7 @@ only: the run's warm adaptation does not move a cut (it reads cold confidences).
 
     python scripts/plan_by_size.py [--models models-lofo/owasp_ai_exchange]
         [--sizes 64 277 1000] [--k 50 100 150] [--draws 20] [--unit row|item]
-        [--order plan|random] [--one-row 0|1] [--band replanned|once|once-forecast]
+        [--order plan|random] [--one-row 0|1] [--band plan|once|once-forecast]
         [--test exact|anytime]
 """
 
@@ -103,13 +103,17 @@ def one_unit_draw(
 
 
 def one_draw(
-    items: list[Item], k: int, policy: DecisionPolicy, seed: str, band: str = "replanned"
+    items: list[Item],
+    k: int,
+    policy: DecisionPolicy,
+    seed: str,
+    band: str = "plan",
 ) -> tuple[float, float]:
     """(share of the open rows auto-linked, realised share wrong under the guarantee).
-    `band`: "replanned" (the plan followed as shipped) or a band drawn once
+    `band`: "plan" (the plan followed as shipped) or a band drawn once
     (`plan_designs.follow_once`: "once", or "once-forecast")."""
     confidences, right = [i.confidence for i in items], [i.right for i in items]
-    if band == "replanned":
+    if band == "plan":
         rows = [[c for c, _ in i.rows] for i in items]
         followed = follow_plan(confidences, right, k, policy, seed, rows)
     else:
@@ -159,9 +163,9 @@ def main() -> None:
     )
     parser.add_argument(
         "--band",
-        choices=["replanned", "once", "once-forecast"],
-        default="replanned",
-        help="with --unit row: the plan re-planned after each decision (as shipped), or a "
+        choices=["plan", "once", "once-forecast"],
+        default="plan",
+        help="with --unit row: the plan as shipped (its band drawn once since 2026-12-08), or a "
         "band drawn once before any decision (`plan_designs.follow_once`), measured, not shipped",
     )
     parser.add_argument(

@@ -1,5 +1,7 @@
 """Two designs for a team's review, measured beside the shipped plan (issue 59; used by
-`plan_by_size.py --test anytime`, `--band once|once-forecast`). Neither is shipped.
+`plan_by_size.py --test anytime`, `--band once|once-forecast`). Neither is shipped as
+such: since 2026-12-08 the plan draws its band once (`policy.plan.drawn_band`), sized by
+the source's size and what a hundred decisions can vouch for.
 
 - `anytime_certifies`: the cut's test made valid under optional stopping, a confidence
   sequence for sampling without replacement (the prior-posterior ratio of Waudby-Smith
@@ -9,7 +11,9 @@
   Ville's inequality the chance of ever rejecting the true N is at most 1 - confidence,
   however the team chooses when to stop.
 - `follow_once`: the band drawn once, before any decision, from the cold confidences
-  alone (the plan's band with nothing decided, or with `forecast` the band whose
+  alone (the plan's band with nothing decided: before 2026-12-08 the band of the plan
+  re-planned after each decision, the whole source on owasp_ai_exchange's draws; since,
+  the drawn band. Or with `forecast` the band whose
   forecast wrong, the mean of 1 - c over it, still certifies), its items decided in a
   seeded random order until a cut is certified, then the most confident item the cut
   leaves to people. No outcome moves which items are sampled: the decisions above any
@@ -69,7 +73,9 @@ def anytime_certifies(
 
 def _forecast_band(confidences: Sequence[float], policy: DecisionPolicy) -> float:
     """The lowest confidence of the band worth most (its items less twice its decisions)
-    whose review certifies it were its share wrong what its confidences forecast."""
+    whose review certifies it were its share wrong what its confidences forecast. Where
+    none is worth its decisions, the least bad: on prose, a band of 12-15 items, after
+    which the decisions go to the most confident items left (docs/quality.md)."""
     ranked = sorted(confidences, reverse=True)
     step = max(1, len(ranked) // 40)
     best: tuple[int, float] | None = None

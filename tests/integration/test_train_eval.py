@@ -223,7 +223,7 @@ def test_plan_order_follows_the_review_plan_and_says_which_guarantee_held(
     dev_models: Path, tmp_path: Path
 ) -> None:
     """Issue 59, item 4: `eval --reviewed K --review-order plan --draws N`: reviewers follow
-    the plan one decision at a time (re-planned after each), each draw one entry of
+    the plan one decision at a time (its band drawn once), each draw one entry of
     `draws` with the guarantee the run stated and the share it bounds, measured; under
     --risk links the run states the guarantee over the source's links."""
     from librarian.training.golden import framework_of, load_golden

@@ -20,6 +20,7 @@ from librarian.artifacts.verifier import (
     rescaled,
 )
 from librarian.policy import DecisionPolicy, certifies, choose_cut, review_plan
+from librarian.policy.plan import drawn_band
 from librarian.retrieval.collective import PriorRule
 from librarian.training.following import follow_plan
 from librarian.training.verifier import prefix
@@ -157,16 +158,30 @@ def test_the_plan_weighs_a_band_as_the_outlook_does(items: int) -> None:
     assert not plan.review_all and plan.covers > plan.more
 
 
-def test_the_plan_keeps_the_band_worth_most_net_of_its_decisions() -> None:
-    """It kept a larger band whenever that linked more than the band before less that
-    band's decisions (one side net, the other net twice). A 277-item source, 20 decisions
-    right at the top and 2 wrong at 0.7: the band above the wrong ones needs 38 more
-    decisions and leaves 86 more linked than decided; the plan asked for 101 below them
-    (74 net), which a team that makes 100 decisions never certifies."""
+def test_the_plan_draws_its_band_once_whatever_the_decisions() -> None:
+    """Issue 59: a band re-drawn after each decision steers its own sample (it shrank
+    after a wrong one and grew once certified), and the exact test reads the decisions
+    above a cut as a simple random sample of it. A 277-item source, 20 decisions right
+    at the top and 2 wrong at 0.9: the band is the most confident 60% of all 299 items,
+    as with nothing decided, and the plan counts the decisions still needed in it."""
     pending = [1.0 - i / 554 for i in range(277)]
-    reviewed = [0.999 - i / 1000 for i in range(20)] + [0.7, 0.7]
+    reviewed = [0.999 - i / 1000 for i in range(20)] + [0.9, 0.9]
+    everything = sorted(pending + reviewed, reverse=True)
     plan = review_plan(pending, reviewed, [True] * 20 + [False] * 2, LINKS)
-    assert plan.at > 0.7 and plan.more == 38 and plan.covers - plan.more == 86
+    assert drawn_band(299, LINKS) == 180 and plan.at == everything[179]
+    all_right = review_plan(pending, reviewed, [True] * 22, LINKS)
+    assert all_right.at == plan.at and all_right.more < plan.more
+    assert plan.covers == sum(c >= plan.at for c in pending) - plan.more
+
+
+def test_a_large_sources_band_is_what_a_hundred_decisions_can_vouch_for() -> None:
+    """On a 1,000-item source, 60% would be a band no hundred decisions with two wrong
+    could certify; the band is the largest they could. Under the guarantee over the
+    auto-links alone no large band survives two wrong: the plan searches the cuts."""
+    band = drawn_band(1000, LINKS)
+    assert 150 < band < 600
+    assert LINKS.certifies(band, 100, 2, 98) and not LINKS.certifies(band + 1, 100, 2, 98)
+    assert drawn_band(1000, BOUND) <= 110
 
 
 def test_a_band_certifiable_only_at_more_decisions_than_it_links_says_review_all() -> None:

@@ -3,16 +3,27 @@ their decisions would certify, and how many."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 
 from librarian.policy.cut import choose_cut
 from librarian.policy.decision import DecisionPolicy
 from librarian.policy.sample import CALIBRATION_SAMPLE, calibration_sample
 
-# Cuts a plan weighs: this many places in a source's confidences, evenly by rank (each
-# costs a few exact tests; a plan is computed after every decision).
+# Cuts a plan weighs where its drawn band cannot be certified: this many places in a
+# source's confidences, evenly by rank (each costs a few exact tests; a plan is computed
+# after every decision).
 PLAN_CUTS = 40
+# The band a plan draws once: at most this share of a source's items, the most confident
+# (below it the model is too often wrong for a sample to vouch for it; on dev sources of
+# 150-500 items, 0.5-0.7 linked within a few points of each other) ...
+PLAN_REACH = 0.6
+# ... and no more than a team's afternoon of this many decisions, this many of them wrong,
+# could certify. Chosen on dev sources drawn from owasp_ai_exchange (docs/quality.md).
+PLAN_DECISIONS = 100
+PLAN_WRONG = 2
 
 
 @dataclass(frozen=True)
@@ -28,11 +39,6 @@ class ReviewPlan:
     covers: int  # open items at or above `at` the plan would certify
 
     @property
-    def extends(self) -> bool:
-        """Whether more decisions would certify a larger band than the one certified."""
-        return self.more > 0 and self.covers > self.certified
-
-    @property
     def review_all(self) -> bool:
         """Whether deciding every open item is cheaper than certifying a cut."""
         return not self.certified and self.more > 0 and self.covers <= self.more
@@ -41,11 +47,6 @@ class ReviewPlan:
         """The source's state in a few plain words, for the top of an item's page: what
         the reviewer's next decisions buy ("12 more decisions here would let 140 link
         themselves"); `says` gives the numbers behind it."""
-        if self.certified and self.extends:
-            return (
-                f"{self.certified} open items link themselves; {self.more} more decisions here "
-                f"would let {self.covers} link themselves"
-            )
         if self.certified:
             return f"{self.certified} open items link themselves: no more calibration is needed"
         if not self.more:
@@ -61,12 +62,6 @@ class ReviewPlan:
             if self.reviewed
             else "no decisions yet"
         )
-        if self.certified and self.extends:
-            return (
-                f"{so_far}; the cut is certified ({policy.guarantee()}) for {self.certified} "
-                f"open items; {self.more} more decisions at confidence >= {self.at:.2f}, "
-                f"as right, would extend it to {self.covers}"
-            )
         if self.certified:
             return (
                 f"{so_far}; the cut is certified ({policy.guarantee()}) for {self.certified} "
@@ -100,38 +95,99 @@ def review_plan(
     reviewed_correct: Sequence[bool],
     policy: DecisionPolicy,
 ) -> ReviewPlan:
-    """The band whose review would certify the most open items for the fewest decisions:
-    for each of PLAN_CUTS cuts, the fewest more decisions (drawn from the open items above
-    it, as right as the policy tolerates: `tolerated_wrong` of them may be wrong) after
-    which the policy's test passes there; the plan is the band whose links, less the
-    decisions they need, are the most (`_worth`: a band is weighed as `outlook` weighs
-    it). Once a cut is certified, the plan is the larger band more decisions would
-    certify, if any (decisions inside the band until it is certified, outside it after).
-    Where a band can be certified but none is worth its decisions, the plan is the
-    cheapest of them, and says that reviewing every open item is cheaper (`review_all`).
-    Reads the confidences and the decisions made, nothing else."""
+    """The band a source's reviewers should decide in, and how many more decisions in it
+    would certify it (as right as the policy tolerates: `tolerated_wrong` may be wrong).
+
+    The band is drawn once, from every item's cold confidence, open and decided alike
+    (`drawn_band`): a band re-drawn on the decisions seen steers its own sample, and the
+    cut's exact test assumes a simple random one (docs/quality.md, "What steers the
+    plan's sample"). Once a cut is certified the plan asks for nothing more in a band:
+    the decisions left go to what the cut leaves to people. Where the drawn band cannot
+    be certified, or is not worth its decisions, the plan is the band worth most among
+    PLAN_CUTS cuts of the open items (`searched_plan`), or says that reviewing every open
+    item is cheaper (`review_all`). Reads the confidences and the decisions made, nothing
+    else."""
     right = sum(reviewed_correct)
     now = choose_cut(pending, reviewed, reviewed_correct, policy)
     base = ReviewPlan(len(reviewed), right, len(pending), now.auto_links, 0, 1.0, 0)
+    if now.auto_links:
+        return base
+    drawn = _in_drawn_band(pending, reviewed, reviewed_correct, policy, base)
+    return (
+        drawn
+        if drawn is not None
+        else _searched_plan(pending, reviewed, reviewed_correct, policy, base)
+    )
+
+
+@lru_cache(maxsize=1 << 12)
+def drawn_band(items: int, policy: DecisionPolicy) -> int:
+    """How many of a source's most confident items its plan's band holds: PLAN_REACH of
+    them, and no more than PLAN_DECISIONS decisions, PLAN_WRONG of them wrong, could
+    certify (on a large source the band 100 decisions can vouch for, not the whole of its
+    reach). Reads no decision."""
+    reach = math.ceil(items * PLAN_REACH)
+    if reach <= PLAN_DECISIONS:
+        return reach
+    people = PLAN_DECISIONS - PLAN_WRONG
+    # Scanned, not bisected: the test's floor makes it pass again just past a failure.
+    vouched = [
+        band
+        for band in range(PLAN_DECISIONS + 1, reach + 1)
+        if policy.certifies(band, PLAN_DECISIONS, PLAN_WRONG, people)
+    ]
+    return max(vouched, default=PLAN_DECISIONS)
+
+
+def _in_drawn_band(
+    pending: Sequence[float],
+    reviewed: Sequence[float],
+    reviewed_correct: Sequence[bool],
+    policy: DecisionPolicy,
+    base: ReviewPlan,
+) -> ReviewPlan | None:
+    """The plan in the band drawn once (`drawn_band`); None where no more decisions could
+    certify it or it is not worth them."""
+    everything = sorted([*pending, *reviewed], reverse=True)
+    size = drawn_band(len(everything), policy)
+    if not size:
+        return None
+    at = everything[size - 1]
+    open_above = sum(c >= at for c in pending)
+    above = [ok for c, ok in zip(reviewed, reviewed_correct, strict=True) if c >= at]
+    more = _more_needed(open_above, len(above), len(above) - sum(above), base.right, policy)
+    if not more:
+        return None
+    plan = ReviewPlan(base.reviewed, base.right, base.open_items, 0, more, at, open_above - more)
+    return plan if _worth(plan) > 0 else None
+
+
+def _searched_plan(
+    pending: Sequence[float],
+    reviewed: Sequence[float],
+    reviewed_correct: Sequence[bool],
+    policy: DecisionPolicy,
+    base: ReviewPlan,
+) -> ReviewPlan:
+    """For each of PLAN_CUTS cuts, the fewest more decisions among the open items above it
+    after which the policy's test passes there; the band whose links, less the decisions
+    they need, are the most (`_worth`); where none is worth its decisions, the cheapest
+    that could be certified (`review_all`), else `base` (none can)."""
     ordered = sorted(pending, reverse=True)
     step = max(1, len(ordered) // PLAN_CUTS)
     best, cheapest = base, base
     for at_p in range(step, len(ordered) + 1, step):
         cut = ordered[at_p - 1]
-        if at_p <= now.auto_links:
-            continue  # certified already
         above = [ok for c, ok in zip(reviewed, reviewed_correct, strict=True) if c >= cut]
-        more = _more_needed(at_p, len(above), len(above) - sum(above), right, policy)
+        more = _more_needed(at_p, len(above), len(above) - sum(above), base.right, policy)
         if more is None:
             continue
-        plan = ReviewPlan(
-            len(reviewed), right, len(pending), now.auto_links, more, cut, at_p - more
-        )
+        plan = ReviewPlan(base.reviewed, base.right, base.open_items, 0, more, cut, at_p - more)
         if _worth(plan) > _worth(best):
             best = plan
         elif not cheapest.more or _worth(plan) > _worth(cheapest):
             cheapest = plan
-    if best is base and not now.auto_links and cheapest.more:
+    if best is base and cheapest.more:
         return cheapest  # certifiable, at more decisions than it links: `review_all`
     return best
 
@@ -176,11 +232,11 @@ def review_next(
 ) -> list[int]:
     """The open items the plan asks its reviewers to decide next (indices into `pending`):
     a seeded probability sample of its band, as many as it needs (at most
-    CALIBRATION_SAMPLE); once a cut is certified, of the larger band more decisions would
-    certify, and none when there is none; with no band to certify (or no plan: no run
+    CALIBRATION_SAMPLE); once a cut is certified, none (what is left is the cut's people's
+    items); with no band to certify (or no plan: no run
     has chosen the source's cut from its evidence yet), the calibration sample of the most
     confident items, which each need a person anyway."""
-    if plan is not None and plan.certified and not plan.extends:
+    if plan is not None and plan.certified:
         return []
     if plan is None or not plan.more or plan.review_all:
         return calibration_sample(pending, max(0, CALIBRATION_SAMPLE - decided), seed)
@@ -191,19 +247,10 @@ def review_next(
 
 def outlook(items: int, policy: DecisionPolicy) -> str:
     """What a source of `items` items can expect under `policy`, in plain words, before
-    any decision: the band whose review, all as right as the policy tolerates, would
-    certify the most items for the fewest decisions (the plan's arithmetic on a source
-    whose items are all open), or that none would."""
-    step = max(1, items // PLAN_CUTS)
-    best: tuple[int, int] | None = None  # (decisions, items they certify)
-    for band in range(step, items + 1, step):
-        more = _more_needed(band, 0, 0, 0, policy)
-        if (
-            more is not None
-            and band - more > more
-            and (best is None or band - 2 * more > best[1] - best[0])
-        ):
-            best = (more, band - more)
+    any decision: what the plan would ask for on it with nothing decided (its drawn band,
+    or the band worth most), were its decisions as right as the policy tolerates, or that
+    no band is worth its decisions."""
+    best = _first_band(items, policy)
     if best is None:
         return (
             f"under '{policy.guarantee()}' no band of a {items}-item source can be certified "
@@ -214,3 +261,23 @@ def outlook(items: int, policy: DecisionPolicy) -> str:
         f"under '{policy.guarantee()}' about {more} decisions in its most confident band, "
         f"as right, would link {certified} more ({certified / items:.0%} of it) automatically"
     )
+
+
+def _first_band(items: int, policy: DecisionPolicy) -> tuple[int, int] | None:
+    """(decisions, items they certify) of the plan on a source whose `items` are all open,
+    as `review_plan` weighs it; None: no band is worth its decisions."""
+    drawn = drawn_band(items, policy)
+    more = _more_needed(drawn, 0, 0, 0, policy) if drawn else None
+    if more and drawn - more > more:
+        return more, drawn - more
+    step = max(1, items // PLAN_CUTS)
+    best: tuple[int, int] | None = None
+    for band in range(step, items + 1, step):
+        more = _more_needed(band, 0, 0, 0, policy)
+        if (
+            more is not None
+            and band - more > more
+            and (best is None or band - 2 * more > best[1] - best[0])
+        ):
+            best = (more, band - more)
+    return best

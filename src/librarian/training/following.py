@@ -1,9 +1,9 @@
 """A team that follows the review plan (`eval --review-order plan`, `make risk-check`).
 
 Its reviewers decide one item at a time, the one the workbench asks for next
-(`policy.review_next`: a draw from the plan's band, re-planned after every decision), each
-decision the expected link, K decisions in all (fewer where every open item is left
-linking itself). Once a cut is certified and no more decisions would extend it, they
+(`policy.review_next`: a draw from the plan's band, drawn once; the decisions it still
+needs re-counted after every decision), each decision the expected link, K decisions in
+all (fewer where every open item is left linking itself). Once a cut is certified, they
 decide the items it leaves to people, most confident first. The plan reads the cold
 confidences (what a run's cut reads, moved by no decision) and the decisions made; each
 decision says whether the item's cold first suggestion was right, read from the golden
