@@ -13,7 +13,7 @@ only: the run's warm adaptation does not move a cut (it reads cold confidences).
 
     python scripts/plan_by_size.py [--models models-lofo/owasp_ai_exchange]
         [--sizes 64 277 1000] [--k 50 100 150] [--draws 20] [--unit row|item]
-        [--order plan|random] [--one-row 0|1] [--band plan|once|once-forecast]
+        [--order plan|random] [--one-row 0|1] [--band plan|once|once-forecast|two-stages]
         [--test exact|anytime]
 """
 
@@ -111,11 +111,14 @@ def one_draw(
 ) -> tuple[float, float]:
     """(share of the open rows auto-linked, realised share wrong under the guarantee).
     `band`: "plan" (the plan followed as shipped) or a band drawn once
-    (`plan_designs.follow_once`: "once", or "once-forecast")."""
+    (`plan_designs.follow_once`: "once", or "once-forecast"), or two
+    (`plan_designs.follow_two_stages`: "two-stages")."""
     confidences, right = [i.confidence for i in items], [i.right for i in items]
     if band == "plan":
         rows = [[c for c, _ in i.rows] for i in items]
         followed = follow_plan(confidences, right, k, policy, seed, rows)
+    elif band == "two-stages":
+        followed = plan_designs.follow_two_stages(confidences, right, k, policy, seed)
     else:
         forecast = band == "once-forecast"
         followed = plan_designs.follow_once(confidences, right, k, policy, seed, forecast)
@@ -163,7 +166,7 @@ def main() -> None:
     )
     parser.add_argument(
         "--band",
-        choices=["plan", "once", "once-forecast"],
+        choices=["plan", "once", "once-forecast", "two-stages"],
         default="plan",
         help="with --unit row: the plan as shipped (its band drawn once since 2026-12-08), or a "
         "band drawn once before any decision (`plan_designs.follow_once`), measured, not shipped",

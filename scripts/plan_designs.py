@@ -18,6 +18,10 @@ the source's size and what a hundred decisions can vouch for.
   seeded random order until a cut is certified, then the most confident item the cut
   leaves to people. No outcome moves which items are sampled: the decisions above any
   cut in the band are a simple random sample of its items.
+- `follow_two_stages`: the shipped plan's drawn band, then, once a cut is certified, a
+  second band drawn once below it (the next `drawn_band` of the items left), decided at
+  random until a larger cut is certified; the cut's test reads both stages' decisions as
+  one sample (no stratified test).
 """
 
 from __future__ import annotations
@@ -29,6 +33,7 @@ from collections.abc import Sequence
 from functools import lru_cache
 
 from librarian.policy import DecisionPolicy, choose_cut, review_plan
+from librarian.policy.plan import drawn_band
 from librarian.training.following import Followed
 
 PRIOR = (1.0, 1000.0)  # Beta(a, b) on a band's share wrong: a band the plan aims at is nearly right
@@ -121,6 +126,43 @@ def follow_once(
         if cut.auto_links and certified_after is None:
             certified_after = step
         ask = None if cut.auto_links else next((i for i in band if i not in done), None)
+        if ask is None:
+            left = [i for i in pending if not (cut.auto_links and confidences[i] >= cut.cut)]
+            if not left:
+                break
+            ask = max(left, key=lambda i: confidences[i])
+        decided.append(ask)
+    return Followed(decided, certified_after)
+
+
+def follow_two_stages(
+    confidences: Sequence[float], right: Sequence[bool], k: int, policy: DecisionPolicy, seed: str
+) -> Followed:
+    """`k` decisions in two bands drawn once (module doc); the shape of `follow_plan`."""
+    n = len(confidences)
+    order = sorted(range(n), key=lambda i: -confidences[i])
+    draw = random.Random(hashlib.sha256(seed.encode("utf-8")).hexdigest())
+    first = drawn_band(n, policy)
+    bands = [order[:first], order[first : first + drawn_band(n - first, policy)]]
+    for band in bands:
+        draw.shuffle(band)
+    decided: list[int] = []
+    stage, certified, finished = 0, 0, False
+    certified_after: int | None = None
+    while len(decided) < min(k, n):
+        done = set(decided)
+        pending = [i for i in range(n) if i not in done]
+        cut = choose_cut(
+            [confidences[i] for i in pending],
+            [confidences[i] for i in decided],
+            [right[i] for i in decided],
+            policy,
+        )
+        if cut.auto_links > certified and not finished:
+            certified, finished = cut.auto_links, stage == 1
+            certified_after = len(decided) if certified_after is None else certified_after
+            stage = 1
+        ask = None if finished else next((i for i in bands[stage] if i not in done), None)
         if ask is None:
             left = [i for i in pending if not (cut.auto_links and confidences[i] >= cut.cut)]
             if not left:
