@@ -32,7 +32,7 @@ import random
 from collections.abc import Sequence
 from functools import lru_cache
 
-from librarian.policy import DecisionPolicy, choose_cut, review_plan
+from librarian.policy import Certified, DecisionPolicy, choose_cut, review_plan
 from librarian.policy.plan import drawn_band
 from librarian.training.following import Followed
 
@@ -115,24 +115,36 @@ def follow_once(
     decided: list[int] = []
     certified_after: int | None = None
     for step in range(min(k, n)):
-        done = set(decided)
-        pending = [i for i in range(n) if i not in done]
-        cut = choose_cut(
-            [confidences[i] for i in pending],
-            [confidences[i] for i in decided],
-            [right[i] for i in decided],
-            policy,
-        )
+        pending, cut = _cut_now(confidences, right, decided, policy)
         if cut.auto_links and certified_after is None:
             certified_after = step
-        ask = None if cut.auto_links else next((i for i in band if i not in done), None)
+        ask = None if cut.auto_links else next((i for i in band if i not in decided), None)
+        ask = _left_to_people(confidences, pending, cut) if ask is None else ask
         if ask is None:
-            left = [i for i in pending if not (cut.auto_links and confidences[i] >= cut.cut)]
-            if not left:
-                break
-            ask = max(left, key=lambda i: confidences[i])
+            break
         decided.append(ask)
     return Followed(decided, certified_after)
+
+
+def _cut_now(
+    confidences: Sequence[float], right: Sequence[bool], decided: list[int], policy: DecisionPolicy
+) -> tuple[list[int], Certified]:
+    """The open items and the cut a run would choose after these decisions."""
+    done = set(decided)
+    pending = [i for i in range(len(confidences)) if i not in done]
+    cut = choose_cut(
+        [confidences[i] for i in pending],
+        [confidences[i] for i in decided],
+        [right[i] for i in decided],
+        policy,
+    )
+    return pending, cut
+
+
+def _left_to_people(confidences: Sequence[float], pending: list[int], cut: Certified) -> int | None:
+    """The most confident open item the cut leaves to people (None: every one links)."""
+    left = [i for i in pending if not (cut.auto_links and confidences[i] >= cut.cut)]
+    return max(left, key=lambda i: confidences[i]) if left else None
 
 
 def follow_two_stages(
@@ -150,23 +162,14 @@ def follow_two_stages(
     stage, certified, finished = 0, 0, False
     certified_after: int | None = None
     while len(decided) < min(k, n):
-        done = set(decided)
-        pending = [i for i in range(n) if i not in done]
-        cut = choose_cut(
-            [confidences[i] for i in pending],
-            [confidences[i] for i in decided],
-            [right[i] for i in decided],
-            policy,
-        )
+        pending, cut = _cut_now(confidences, right, decided, policy)
         if cut.auto_links > certified and not finished:
             certified, finished = cut.auto_links, stage == 1
             certified_after = len(decided) if certified_after is None else certified_after
             stage = 1
-        ask = None if finished else next((i for i in bands[stage] if i not in done), None)
+        ask = None if finished else next((i for i in bands[stage] if i not in decided), None)
+        ask = _left_to_people(confidences, pending, cut) if ask is None else ask
         if ask is None:
-            left = [i for i in pending if not (cut.auto_links and confidences[i] >= cut.cut)]
-            if not left:
-                break
-            ask = max(left, key=lambda i: confidences[i])
+            break
         decided.append(ask)
     return Followed(decided, certified_after)
