@@ -104,7 +104,7 @@ def review_plan(
     plan's sample"). Once a cut is certified the plan asks for nothing more in a band:
     the decisions left go to what the cut leaves to people. Where the drawn band cannot
     be certified, or is not worth its decisions, the plan is the band worth most among
-    PLAN_CUTS cuts of the open items (`searched_plan`), or says that reviewing every open
+    PLAN_CUTS cuts of the open items (`_searched_plan`), or says that reviewing every open
     item is cheaper (`review_all`). Reads the confidences and the decisions made, nothing
     else."""
     right = sum(reviewed_correct)
@@ -232,10 +232,10 @@ def review_next(
 ) -> list[int]:
     """The open items the plan asks its reviewers to decide next (indices into `pending`):
     a seeded probability sample of its band, as many as it needs (at most
-    CALIBRATION_SAMPLE); once a cut is certified, none (what is left is the cut's people's
-    items); with no band to certify (or no plan: no run
-    has chosen the source's cut from its evidence yet), the calibration sample of the most
-    confident items, which each need a person anyway."""
+    CALIBRATION_SAMPLE); once a cut is certified, none (what is left is the items the cut
+    leaves to people); with no band to certify (or no plan: no run has chosen the source's
+    cut from its evidence yet), the calibration sample of the most confident items, which
+    each need a person anyway."""
     if plan is not None and plan.certified:
         return []
     if plan is None or not plan.more or plan.review_all:
